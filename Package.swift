@@ -1,0 +1,69 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Every target gets the same strict settings: Swift 6 language mode (full data-race checking) and no warnings.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+let nioFoundation = Target.Dependency.product(name: "NIOFoundationCompat", package: "swift-nio")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+
+let package = Package(
+    name: "Parley",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ParleyWire", targets: ["ParleyWire"]),
+        .library(name: "Parley", targets: ["Parley"]),
+        .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
+        .executable(name: "parley-example", targets: ["ParleyExample"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
+        .target(name: "ParleyWire", dependencies: [nioCore], swiftSettings: strict),
+
+        // The transceiver: TCP transport, handshake, typed message router, peer gate.
+        .target(name: "Parley", dependencies: ["ParleyWire", nioCore, nioPosix, nioFoundation, logging], swiftSettings: strict),
+
+        // Avahi's C client library, and the Swift module that owns every call into it.
+        .systemLibrary(
+            name: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        .target(name: "ParleyDiscovery", dependencies: ["CAvahi", logging], swiftSettings: strict),
+
+        // Executables: thin layers over the libraries.
+        .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
+        .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", logging], swiftSettings: strict),
+        .executableTarget(
+            name: "ParleyBench",
+            dependencies: ["Parley", "ParleyWire", nioCore, nioPosix],
+            path: "Benchmarks/ParleyBench",
+            swiftSettings: strict
+        ),
+
+        .testTarget(
+            name: "ParleyWireTests",
+            dependencies: [
+                "ParleyWire", nioCore,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyTests",
+            dependencies: ["Parley", "ParleyWire", "ParleyTestPeer", nioCore, nioPosix, logging],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "ParleyDiscoveryTests", dependencies: ["ParleyDiscovery"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,92 @@
+import Foundation
+
+/// A peer's stable identity: a UUID chosen once per installation and sent in every handshake.
+public struct PeerID: RawRepresentable, Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// Accepts any UUID string and stores it in lowercase, so that comparisons are stable across languages.
+    public init?(rawValue: String) {
+        guard let uuid = UUID(uuidString: rawValue) else { return nil }
+        self.rawValue = uuid.uuidString.lowercased()
+    }
+
+    public init(_ uuid: UUID = UUID()) { self.rawValue = uuid.uuidString.lowercased() }
+
+    public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { rawValue }
+}
+
+/// A remote endpoint to connect to. For an IPv6 link-local address, put the interface in the host: `fe80::1%eth0`.
+public struct Endpoint: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `host:port`, `[v6]:port` or `[fe80::1%eth0]:port`.
+    public init?(_ text: String) {
+        let hostPart: Substring
+        let portPart: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            hostPart = text[text.index(after: text.startIndex)..<close]
+            portPart = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon else { return nil }
+            hostPart = text[..<colon]
+            portPart = text[text.index(after: colon)...]
+        }
+        guard !hostPart.isEmpty, let port = Int(portPart), (1...65535).contains(port) else { return nil }
+        self.init(host: String(hostPart), port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// A connected peer as handlers and the peer gate see it. Equality and hashing use the id only.
+public struct Peer: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// Speaks Parley's typed protocol.
+        case parley
+        /// An app written for the original Swift Talk remote debugger: sends 206-framed JSON, no handshake.
+        case legacyDebugger
+    }
+
+    public let id: PeerID
+    public let name: String
+    public let kind: Kind
+    /// The remote address of the connection, e.g. `127.0.0.1:52814`.
+    public let address: String
+    public let protocolVersion: UInt16
+    public let capabilities: [String]
+    /// The message type names the peer said it handles.
+    public let accepts: [String]
+    public let connectedAt: Date
+
+    public init(
+        id: PeerID, name: String, kind: Kind, address: String, protocolVersion: UInt16,
+        capabilities: [String] = [], accepts: [String] = [], connectedAt: Date = Date()
+    ) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.address = address
+        self.protocolVersion = protocolVersion
+        self.capabilities = capabilities
+        self.accepts = accepts
+        self.connectedAt = connectedAt
+    }
+
+    public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.id == rhs.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    public var description: String { "\(name) (\(id.rawValue.prefix(8)), \(address))" }
+}
+
+/// A change in the set of connected peers.
+public enum PeerEvent: Sendable, Hashable {
+    case connected(Peer)
+    case disconnected(Peer, reason: String)
+}

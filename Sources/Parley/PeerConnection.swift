@@ -1,0 +1,138 @@
+import Foundation
+import NIOCore
+import ParleyWire
+import Synchronization
+
+/// One live connection: its outbound queue, its outstanding requests and its counters.
+final class PeerConnection: Sendable, Hashable {
+    enum Reply: Sendable {
+        case message(InboundMessage)
+        case error(ErrorReplyFrame)
+    }
+
+    let channel: any Channel
+    let role: ConnectionRole
+    let remoteAddress: String
+    let outbound: OutboundQueue
+    private let nextID = Atomic<UInt64>(0)
+    private let pending = Mutex<[MessageID: ReplySlot]>([:])
+    private let peerBox = Mutex<Peer?>(nil)
+    let messagesIn = Atomic<Int>(0)
+    let messagesOut = Atomic<Int>(0)
+
+    init(channel: any Channel, role: ConnectionRole, configuration: TransceiverConfiguration) {
+        self.channel = channel
+        self.role = role
+        self.remoteAddress = channel.remoteAddress.map(Self.describe) ?? "unknown"
+        self.outbound = OutboundQueue(
+            channel: channel,
+            highWatermark: configuration.outboundHighWatermark,
+            lowWatermark: configuration.outboundLowWatermark
+        )
+    }
+
+    var peer: Peer? {
+        get { peerBox.withLock { $0 } }
+        set { peerBox.withLock { $0 = newValue } }
+    }
+
+    func makeMessageID() -> MessageID {
+        MessageID(nextID.add(1, ordering: .relaxed).newValue)
+    }
+
+    func send(_ frame: Frame) async throws {
+        try await outbound.enqueue(frame)
+        messagesOut.add(1, ordering: .relaxed)
+    }
+
+    /// Sends a request and waits for the frame that answers it. Cancellation (a timeout) forgets the request.
+    func request(_ header: MessageHeader, payload: ByteBuffer) async throws -> Reply {
+        let slot = ReplySlot()
+        pending.withLock { $0[header.id] = slot }
+        defer { pending.withLock { _ = $0.removeValue(forKey: header.id) } }
+        try await send(.message(MessageFrame(header: header, payload: payload)))
+        return try await slot.value()
+    }
+
+    /// Completes the request `id` if it is still outstanding; returns false for a reply nobody waits for.
+    @discardableResult
+    func resolve(_ id: MessageID, with result: Result<Reply, any Error>) -> Bool {
+        guard let slot = pending.withLock({ $0.removeValue(forKey: id) }) else { return false }
+        slot.fulfill(result)
+        return true
+    }
+
+    /// Fails every outstanding request: the connection is gone.
+    func failAllRequests(_ error: any Error) {
+        let all = pending.withLock { pending in
+            defer { pending.removeAll() }
+            return Array(pending.values)
+        }
+        for slot in all { slot.fulfill(.failure(error)) }
+    }
+
+    static func == (lhs: PeerConnection, rhs: PeerConnection) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    static func describe(_ address: SocketAddress) -> String {
+        switch address {
+        case .v4, .v6:
+            let host = address.ipAddress ?? "?"
+            let port = address.port ?? 0
+            return Endpoint(host: host, port: port).description
+        case .unixDomainSocket:
+            return "unix:" + (address.pathname ?? "")
+        }
+    }
+}
+
+/// Where the answer to one request lands. The reply may arrive before the requester starts waiting, so the
+/// slot holds either the result or the waiting continuation, whichever comes first.
+final class ReplySlot: Sendable {
+    private enum State {
+        case empty
+        case ready(Result<PeerConnection.Reply, any Error>)
+        case waiting(CheckedContinuation<PeerConnection.Reply, any Error>)
+        case consumed
+    }
+
+    private let state = Mutex(State.empty)
+
+    func fulfill(_ result: Result<PeerConnection.Reply, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<PeerConnection.Reply, any Error>? in
+            switch state {
+            case .empty:
+                state = .ready(result)
+                return nil
+            case .waiting(let continuation):
+                state = .consumed
+                return continuation
+            case .ready, .consumed:
+                return nil
+            }
+        }
+        waiter?.resume(with: result)
+    }
+
+    func value() async throws -> PeerConnection.Reply {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLock { state -> Result<PeerConnection.Reply, any Error>? in
+                    switch state {
+                    case .ready(let result):
+                        state = .consumed
+                        return result
+                    case .empty:
+                        state = .waiting(continuation)
+                        return nil
+                    case .waiting, .consumed:
+                        return .failure(CancellationError())
+                    }
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            fulfill(.failure(CancellationError()))
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import ParleyWire
+import Synchronization
+
+/// A received message as raw handlers see it: the header and the undecoded payload.
+public struct InboundMessage: Sendable {
+    public var header: MessageHeader
+    public var payload: ByteBuffer
+    public var typeName: String { header.typeName }
+}
+
+/// Type name → handler for one transceiver. Never shared between transceivers: each owns its router.
+final class Router: Sendable {
+    enum Handler: Sendable {
+        /// Fire and forget.
+        case receive(@Sendable (InboundMessage, Peer) async throws -> Void)
+        /// Produces a reply: a type name and an encoded payload.
+        case respond(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer))
+    }
+
+    /// The outcome of dispatching one message, for the caller to act on (reply, count, log).
+    enum Outcome: Sendable {
+        case handled
+        case reply(typeName: String, payload: ByteBuffer)
+        case failed(ErrorCode, String)
+    }
+
+    private let handlers = Mutex<[String: Handler]>([:])
+
+    func register(_ typeName: String, _ handler: Handler) {
+        handlers.withLock { $0[typeName] = handler }
+    }
+
+    func unregister(_ typeName: String) {
+        _ = handlers.withLock { $0.removeValue(forKey: typeName) }
+    }
+
+    var registeredTypes: [String] { handlers.withLock { $0.keys.sorted() } }
+
+    func dispatch(_ message: InboundMessage, from peer: Peer) async -> Outcome {
+        guard let handler = handlers.withLock({ $0[message.typeName] }) else {
+            return .failed(.unknownType, "no handler for message type \"\(message.typeName)\"")
+        }
+        do {
+            switch handler {
+            case .receive(let body):
+                try await body(message, peer)
+                if message.header.flags.contains(.expectsReply) {
+                    return .failed(.noResponder, "\"\(message.typeName)\" is handled without a reply; register it with respond(to:) to answer requests")
+                }
+                return .handled
+            case .respond(let body):
+                let (typeName, payload) = try await body(message, peer)
+                return .reply(typeName: typeName, payload: payload)
+            }
+        } catch let error as PayloadDecodingError {
+            return .failed(.undecodablePayload, error.description)
+        } catch {
+            return .failed(.handlerFailed, "handler for \"\(message.typeName)\" threw: \(error)")
+        }
+    }
+}
+
+/// A payload that did not decode as the type its handler expects.
+struct PayloadDecodingError: Error, CustomStringConvertible {
+    var typeName: String
+    var underlying: any Error
+    var description: String { "payload of \"\(typeName)\" does not decode: \(Self.explain(underlying))" }
+
+    static func explain(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return String(describing: error) }
+        switch error {
+        case .dataCorrupted(let context): return context.debugDescription
+        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\"" + path(context)
+        case .typeMismatch(let type, let context): return "expected \(type)" + path(context)
+        case .valueNotFound(let type, let context): return "expected \(type), found null" + path(context)
+        @unknown default: return String(describing: error)
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+        return path.isEmpty ? "" : " at \(path)"
+    }
+}
+
+/// JSON coding of typed payloads, in one place.
+enum PayloadCoding {
+    static func encode<T: Encodable>(_ value: T, allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        do {
+            return try JSONEncoder().encodeAsByteBuffer(value, allocator: allocator)
+        } catch {
+            throw TransceiverError.encodingFailed(type: messageTypeName(of: T.self), underlying: String(describing: error))
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from message: InboundMessage) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: message.payload)
+        } catch {
+            throw PayloadDecodingError(typeName: message.typeName, underlying: error)
+        }
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import Logging
+import NIOCore
+import ParleyWire
+
+/// Name under which frames from apps speaking the original Swift Talk debugger protocol are dispatched.
+/// Their payload is the exact JSON body the app sent.
+public enum LegacyDebuggerFrame {
+    public static let messageType = "parley.legacy-debugger.frame"
+}
+
+extension Transceiver {
+    /// Serves one connection from handshake to close. Errors end this connection only.
+    func serve(_ job: Job) async {
+        let channel = job.channel.channel
+        let connection = PeerConnection(channel: channel, role: job.role, configuration: configuration)
+        var logger = self.logger
+        logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
+        let admitted = state.withLock { state -> Bool in
+            guard case .running = state.lifecycle else { return false }
+            state.connections.insert(connection)
+            return true
+        }
+        guard admitted else {
+            channel.close(promise: nil)
+            job.handshakeDone?.resume(throwing: TransceiverError.notRunning)
+            return
+        }
+
+        var handshakeResult = job.handshakeDone
+        var endReason = "connection closed"
+        do {
+            try await job.channel.executeThenClose { inbound in
+                var frames = inbound.makeAsyncIterator()
+                let (peer, firstMessage) = try await handshake(connection, frames: &frames, logger: logger)
+                logger[metadataKey: "peer-id"] = "\(peer.id)"
+                logger[metadataKey: "peer-name"] = "\(peer.name)"
+                handshakeResult?.resume(returning: peer)
+                handshakeResult = nil
+                endReason = await exchange(
+                    over: connection, peer: peer, firstMessage: firstMessage, frames: &frames, logger: logger
+                )
+            }
+        } catch let error as HandshakeError {
+            counters.protocolErrors.add(1, ordering: .relaxed)
+            logger.warning("handshake failed; connection closed", metadata: ["reason": "\(error)"])
+            handshakeResult?.resume(throwing: TransceiverError.handshakeFailed(job.endpoint, error))
+            handshakeResult = nil
+            endReason = error.description
+        } catch {
+            endReason = describe(error)
+            logger.debug("connection ended", metadata: ["reason": "\(endReason)"])
+        }
+        handshakeResult?.resume(throwing: TransceiverError.connectFailed(job.endpoint ?? Endpoint(host: "?", port: 0), underlying: endReason))
+
+        connection.outbound.close(TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: endReason))
+        connection.failAllRequests(TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: endReason))
+        state.withLock { state in
+            state.connections.remove(connection)
+            guard let peer = connection.peer else { return }
+            if case .disconnected(let gone) = state.table.remove(connection, peer: peer.id) {
+                emit(.disconnected(gone, reason: endReason), in: &state)
+            }
+        }
+        if let peer = connection.peer {
+            logger.info("peer connection closed", metadata: ["reason": "\(endReason)", "kind": "\(peer.kind.rawValue)"])
+        }
+    }
+
+    /// Runs the handshake state machine and registers the peer. Throws ``HandshakeError`` on failure, after
+    /// telling the remote side why.
+    private func handshake(
+        _ connection: PeerConnection,
+        frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
+        logger: Logger
+    ) async throws -> (Peer, InboundMessage?) {
+        let channel = connection.channel
+        let localID = state.withLock { $0.localPeerID }!
+        var machine = HandshakeStateMachine(role: connection.role)
+        let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) {
+            channel.pipeline.fireErrorCaught(HandshakeError.timedOut(seconds: self.configuration.handshakeTimeout.timeInterval))
+        }
+        defer { timeout.cancel() }
+
+        if machine.start() == .sendHello { try await connection.outbound.enqueue(try helloFrame(localID)) }
+        let first: Frame?
+        do {
+            first = try await frames.next()
+        } catch let error as HandshakeError {
+            refuse(connection, error)
+            throw error
+        } catch let error as WireError {
+            refuse(connection, .unexpectedFrame("malformed frame (\(error))"))
+            throw HandshakeError.unexpectedFrame("malformed frame (\(error))")
+        }
+        guard let first else { throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake") }
+
+        switch machine.receive(first) {
+        case .sendHello:
+            preconditionFailure("the handshake machine asks for hello only at start")
+        case .fail(let error, let notifyPeer):
+            if notifyPeer { refuse(connection, error) }
+            throw error
+        case .established(let outcome, let sendHello):
+            if sendHello { try await connection.outbound.enqueue(try helloFrame(localID)) }
+            let peer: Peer
+            var firstMessage: InboundMessage?
+            switch outcome {
+            case .parley(let version, let hello):
+                let id = PeerID(rawValue: hello.peerID)!
+                peer = Peer(
+                    id: id, name: hello.name, kind: .parley, address: connection.remoteAddress,
+                    protocolVersion: version, capabilities: hello.capabilities, accepts: hello.accepts
+                )
+                if id == localID {
+                    let error = HandshakeError.refusedByPeer(code: .connectedToSelf, message: "connected to itself")
+                    connection.outbound.finish(
+                        sending: .close(CloseFrame(code: .connectedToSelf, message: "this is the same Parley node (\(id))")),
+                        then: .close, timeout: .seconds(1), reason: error
+                    )
+                    throw error
+                }
+                if hello.capabilities.contains("heartbeat") {
+                    channel.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+                }
+                connection.peer = peer
+                register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
+            case .legacyDebugger(let json):
+                peer = Peer(
+                    id: PeerID(), name: "legacy debugger app \(connection.remoteAddress)", kind: .legacyDebugger,
+                    address: connection.remoteAddress, protocolVersion: 0
+                )
+                connection.peer = peer
+                register(connection, peer: peer, dialer: peer.id, logger: logger)
+                // The first frame was the app's first message: it is delivered like any other.
+                firstMessage = legacyMessage(json, on: connection)
+            }
+            return (peer, firstMessage)
+        }
+    }
+
+    private func helloFrame(_ localID: PeerID) throws -> Frame {
+        let hello = Hello(
+            peerID: localID.rawValue, name: configuration.name,
+            capabilities: configuration.capabilities, accepts: router.registeredTypes
+        )
+        let body = try PayloadCoding.encode(hello, allocator: ByteBufferAllocator())
+        return .hello(
+            HelloFrame(minimumVersion: ProtocolVersion.minimumSupported, maximumVersion: ProtocolVersion.current, body: body)
+        )
+    }
+
+    /// Tells the remote side why the handshake failed (unless it is a legacy app, which would not understand), then closes.
+    private func refuse(_ connection: PeerConnection, _ error: HandshakeError) {
+        connection.outbound.finish(
+            sending: .close(CloseFrame(code: error.closeCode, message: error.description)),
+            then: .close, timeout: .seconds(1), reason: error
+        )
+    }
+
+    private func legacyMessage(_ json: ByteBuffer, on connection: PeerConnection) -> InboundMessage {
+        InboundMessage(
+            header: MessageHeader(typeName: LegacyDebuggerFrame.messageType, id: connection.makeMessageID()),
+            payload: json
+        )
+    }
+
+    /// Puts the peer in the table; reports it, or retires whichever connection is the duplicate.
+    private func register(_ connection: PeerConnection, peer: Peer, dialer: PeerID, logger: Logger) {
+        let (action, waiters) = state.withLock { state -> (PeerTable<PeerConnection>.RegisterAction, [CheckedContinuation<Peer, any Error>]) in
+            let action = state.table.register(.init(connection: connection, peer: peer, dialer: dialer))
+            guard action == .connected else { return (action, []) }
+            emit(.connected(peer), in: &state)
+            let matching = state.gateWaiters.filter { $0.value.predicate(peer) }
+            for token in matching.keys { state.gateWaiters[token] = nil }
+            return (action, matching.values.map(\.continuation))
+        }
+        for waiter in waiters { waiter.resume(returning: peer) }
+        switch action {
+        case .connected:
+            logger.info("peer connected", metadata: ["kind": "\(peer.kind.rawValue)", "version": "\(peer.protocolVersion)"])
+        case .replaced(let old):
+            logger.info("peer reconnected; the older connection is closed as a duplicate")
+            retire(old)
+        case .duplicate:
+            logger.info("peer already connected; this connection is closed as a duplicate")
+            retire(connection)
+        }
+    }
+
+    /// Closes a duplicate connection without losing what is in flight: say so, stop sending, keep reading
+    /// until the peer closes its side too.
+    private func retire(_ connection: PeerConnection) {
+        connection.outbound.finish(
+            sending: .close(CloseFrame(code: .duplicateConnection, message: "another connection to this peer is kept")),
+            then: .halfClose, timeout: configuration.shutdownFlushTimeout,
+            reason: TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: "duplicate connection")
+        )
+    }
+
+    /// Reads frames until the connection ends, resolving replies directly and queueing messages for the handler
+    /// loop. Returns why the connection ended.
+    private func exchange(
+        over connection: PeerConnection,
+        peer: Peer,
+        firstMessage: InboundMessage?,
+        frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
+        logger: Logger
+    ) async -> String {
+        let backlog = InboundBacklog<InboundMessage>(limit: configuration.inboundBacklogLimit)
+        var endReason = "the peer closed the connection"
+        var protocolError: (ErrorCode, String)?
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                while let message = await backlog.take() {
+                    await self.handle(message, from: peer, on: connection, logger: logger)
+                }
+            }
+            if let firstMessage { await accept(firstMessage, into: backlog, on: connection) }
+            do {
+                reading: while let frame = try await frames.next() {
+                    switch frame {
+                    case .message(let message):
+                        let inbound = InboundMessage(header: message.header, payload: message.payload)
+                        if let replyTo = message.header.inReplyTo {
+                            connection.messagesIn.add(1, ordering: .relaxed)
+                            counters.messagesReceived.add(1, ordering: .relaxed)
+                            if !connection.resolve(replyTo, with: .success(.message(inbound))) {
+                                counters.lateReplies.add(1, ordering: .relaxed)
+                                logger.debug("reply arrived after its request gave up", metadata: ["type": "\(message.header.typeName)"])
+                            }
+                        } else {
+                            await accept(inbound, into: backlog, on: connection)
+                        }
+                    case .errorReply(let reply):
+                        if !connection.resolve(reply.inReplyTo, with: .success(.error(reply))) {
+                            counters.lateReplies.add(1, ordering: .relaxed)
+                        }
+                    case .legacyDebugger(let json) where peer.kind == .legacyDebugger:
+                        await accept(legacyMessage(json, on: connection), into: backlog, on: connection)
+                    case .close(let close):
+                        endReason = "the peer closed the connection (\(close.code)): \(close.message)"
+                        if close.code == .duplicateConnection || close.code == .goingAway {
+                            // Nothing more will come; finish our side once our queue is written.
+                            break reading
+                        }
+                    case .ping, .pong:
+                        break  // consumed by HeartbeatHandler; unreachable
+                    case .hello, .auth, .legacyDebugger:
+                        protocolError = (.protocolViolation, "unexpected \(HandshakeStateMachine.name(of: frame)) frame after the handshake")
+                        break reading
+                    }
+                }
+            } catch let error as WireError {
+                protocolError = (error.closeCode, error.description)
+            } catch {
+                endReason = describe(error)
+            }
+            backlog.finish()
+        }
+        if let (code, text) = protocolError {
+            counters.protocolErrors.add(1, ordering: .relaxed)
+            logger.warning("protocol error; connection closed", metadata: ["reason": "\(text)"])
+            endReason = text
+            connection.outbound.finish(
+                sending: .close(CloseFrame(code: code, message: text)), then: .close, timeout: .seconds(1),
+                reason: TransceiverError.connectionClosed(peer.id, reason: text)
+            )
+        } else {
+            connection.outbound.finish(
+                sending: nil, then: .close, timeout: configuration.shutdownFlushTimeout,
+                reason: TransceiverError.connectionClosed(peer.id, reason: endReason)
+            )
+        }
+        try? await connection.channel.closeFuture.get()
+        return endReason
+    }
+
+    private func accept(_ message: InboundMessage, into backlog: InboundBacklog<InboundMessage>, on connection: PeerConnection) async {
+        connection.messagesIn.add(1, ordering: .relaxed)
+        counters.messagesReceived.add(1, ordering: .relaxed)
+        await backlog.put(message, size: message.payload.readableBytes + 64)
+    }
+
+    /// Dispatches one message to its handler and answers requests.
+    private func handle(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
+        let outcome = await router.dispatch(message, from: peer)
+        let expectsReply = message.header.flags.contains(.expectsReply)
+        switch outcome {
+        case .handled:
+            return
+        case .reply(let typeName, let payload):
+            guard expectsReply else { return }
+            let header = MessageHeader(typeName: typeName, id: connection.makeMessageID(), inReplyTo: message.header.id)
+            await sendOrLog(.message(MessageFrame(header: header, payload: payload)), on: connection, logger: logger)
+        case .failed(let code, let text):
+            switch code {
+            case .unknownType: counters.unknownType.add(1, ordering: .relaxed)
+            case .undecodablePayload: counters.undecodable.add(1, ordering: .relaxed)
+            case .handlerFailed: counters.handlerFailures.add(1, ordering: .relaxed)
+            default: break
+            }
+            logger.warning(
+                "message not handled",
+                metadata: ["type": "\(message.typeName)", "code": "\(code)", "reason": "\(text)"]
+            )
+            if expectsReply && peer.kind == .parley {
+                let reply = ErrorReplyFrame(inReplyTo: message.header.id, code: code, message: text)
+                await sendOrLog(.errorReply(reply), on: connection, logger: logger)
+            }
+        }
+    }
+
+    private func sendOrLog(_ frame: Frame, on connection: PeerConnection, logger: Logger) async {
+        do {
+            try await connection.send(frame)
+            counters.messagesSent.add(1, ordering: .relaxed)
+        } catch {
+            logger.debug("could not send reply", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func describe(_ error: any Error) -> String {
+        if let error = error as? ChannelError, error == .eof { return "the peer closed the connection" }
+        if let error = error as? IOError { return "I/O error: \(error.description)" }
+        return String(describing: error)
+    }
+}

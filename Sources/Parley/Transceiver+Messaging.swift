@@ -1,0 +1,186 @@
+import Foundation
+import NIOCore
+import ParleyWire
+
+extension Transceiver {
+    // MARK: - Handlers
+
+    /// Handles every message of type `T`. One handler per type; registering again replaces it.
+    /// Messages from one peer reach handlers one at a time, in the order they were sent.
+    public func receive<T: Decodable & Sendable>(
+        _ type: T.Type,
+        handler: @escaping @Sendable (T, Peer) async throws -> Void
+    ) {
+        router.register(messageTypeName(of: T.self), .receive { message, peer in
+            try await handler(PayloadCoding.decode(T.self, from: message), peer)
+        })
+    }
+
+    /// Answers requests of type `T`: the value `handler` returns goes back to the requester as the reply.
+    /// If `handler` throws, the requester receives an error naming the failure.
+    public func respond<T: Decodable & Sendable, Reply: Encodable & Sendable>(
+        to type: T.Type,
+        handler: @escaping @Sendable (T, Peer) async throws -> Reply
+    ) {
+        router.register(messageTypeName(of: T.self), .respond { message, peer in
+            let reply = try await handler(PayloadCoding.decode(T.self, from: message), peer)
+            return (messageTypeName(of: Reply.self), try PayloadCoding.encode(reply, allocator: ByteBufferAllocator()))
+        })
+    }
+
+    /// Handles messages of `typeName` without decoding them: for routers, bridges and tools that forward payloads.
+    public func receiveRaw(typeName: String, handler: @escaping @Sendable (InboundMessage, Peer) async throws -> Void) {
+        router.register(typeName, .receive(handler))
+    }
+
+    /// Answers requests of `typeName` with a raw reply (type name and payload).
+    public func respondRaw(
+        to typeName: String,
+        handler: @escaping @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)
+    ) {
+        router.register(typeName, .respond { message, peer in try await handler(message, peer) })
+    }
+
+    /// Removes the handler for `typeName`; later messages of that type are counted as unknown.
+    public func removeHandler(for typeName: String) {
+        router.unregister(typeName)
+    }
+
+    // MARK: - Sending
+
+    /// Sends `value` to every connected Parley peer and returns how many peers it was queued for.
+    ///
+    /// Backpressure: a peer whose queue is full gets ``TransceiverConfiguration/slowPeerTimeout`` to drain it;
+    /// a peer still full after that is disconnected as too slow, so one stalled reader cannot hold up the rest.
+    @discardableResult
+    public func broadcast<T: Encodable>(_ value: T) async throws -> Int {
+        let payload = try encodePayload(value)
+        return await broadcastRaw(typeName: messageTypeName(of: T.self), payload: payload)
+    }
+
+    /// ``broadcast(_:)`` for an already-encoded payload.
+    @discardableResult
+    public func broadcastRaw(typeName: String, payload: ByteBuffer) async -> Int {
+        let targets = state.withLock { state in
+            state.table.peers.compactMap { peer in
+                peer.kind == .parley ? state.table.connection(for: peer.id).map { (peer, $0) } : nil
+            }
+        }
+        let timeout = configuration.slowPeerTimeout
+        return await withTaskGroup(of: Bool.self) { group in
+            for (peer, connection) in targets {
+                group.addTask {
+                    let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
+                    let frame = Frame.message(MessageFrame(header: header, payload: payload))
+                    do {
+                        try await withTimeout(timeout) { try await connection.send(frame) }
+                        self.counters.messagesSent.add(1, ordering: .relaxed)
+                        return true
+                    } catch is TimeoutExpired {
+                        self.dropSlowPeer(peer, connection)
+                        return false
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            var delivered = 0
+            for await queued in group where queued { delivered += 1 }
+            return delivered
+        }
+    }
+
+    /// Sends `value` to one peer. Waits while that peer's queue is above its high watermark.
+    public func send<T: Encodable>(_ value: T, to peer: Peer) async throws {
+        try await sendRaw(typeName: messageTypeName(of: T.self), payload: encodePayload(value), to: peer.id)
+    }
+
+    /// Sends an already-encoded payload under `typeName` to one peer.
+    public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID) async throws {
+        let connection = try connection(to: peer, kind: .parley)
+        let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
+        try await connection.send(.message(MessageFrame(header: header, payload: payload)))
+        counters.messagesSent.add(1, ordering: .relaxed)
+    }
+
+    /// Sends `value` and waits up to `timeout` for the peer's reply, decoded as `Reply`.
+    public func request<T: Encodable, Reply: Decodable>(
+        _ value: T,
+        from peer: Peer,
+        expecting replyType: Reply.Type,
+        timeout: Duration = .seconds(5)
+    ) async throws -> Reply {
+        let reply = try await requestRaw(
+            typeName: messageTypeName(of: T.self), payload: encodePayload(value), from: peer.id, timeout: timeout
+        )
+        let expected = messageTypeName(of: Reply.self)
+        guard reply.typeName == expected else {
+            throw TransceiverError.unexpectedReply(expected: expected, received: reply.typeName, underlying: nil)
+        }
+        do {
+            return try PayloadCoding.decode(Reply.self, from: reply)
+        } catch let error as PayloadDecodingError {
+            throw TransceiverError.unexpectedReply(expected: expected, received: reply.typeName, underlying: error.description)
+        }
+    }
+
+    /// ``request(_:from:expecting:timeout:)`` for an already-encoded payload; returns the raw reply.
+    public func requestRaw(
+        typeName: String, payload: ByteBuffer, from peer: PeerID, timeout: Duration = .seconds(5)
+    ) async throws -> InboundMessage {
+        let connection = try connection(to: peer, kind: .parley)
+        let header = MessageHeader(typeName: typeName, id: connection.makeMessageID(), flags: .expectsReply)
+        let reply: PeerConnection.Reply
+        do {
+            reply = try await withTimeout(timeout) { try await connection.request(header, payload: payload) }
+        } catch is TimeoutExpired {
+            throw TransceiverError.replyTimedOut(type: typeName, peer: peer, timeout: timeout)
+        }
+        counters.messagesSent.add(1, ordering: .relaxed)
+        switch reply {
+        case .message(let message): return message
+        case .error(let error): throw TransceiverError.remoteError(code: error.code, message: error.message)
+        }
+    }
+
+    /// Sends a frame in the original Swift Talk debugger framing (206, little-endian length, `json`) to an app
+    /// that speaks it: this is how a debugger sends a state back to such an app.
+    public func sendLegacyDebuggerFrame(_ json: ByteBuffer, to peer: PeerID) async throws {
+        let connection = try connection(to: peer, kind: .legacyDebugger)
+        try await connection.send(.legacyDebugger(json))
+        counters.messagesSent.add(1, ordering: .relaxed)
+    }
+
+    // MARK: - Helpers
+
+    private func encodePayload<T: Encodable>(_ value: T) throws -> ByteBuffer {
+        let payload = try PayloadCoding.encode(value, allocator: ByteBufferAllocator())
+        let size = FrameLayout.messageFixedHeaderSize + messageTypeName(of: T.self).utf8.count + payload.readableBytes
+        guard size <= configuration.maximumFrameSize else {
+            throw TransceiverError.messageTooLarge(type: messageTypeName(of: T.self), size: size, maximum: configuration.maximumFrameSize)
+        }
+        return payload
+    }
+
+    private func connection(to peer: PeerID, kind: Peer.Kind) throws -> PeerConnection {
+        let found = state.withLock { state -> (PeerConnection?, Bool) in
+            if case .running = state.lifecycle {} else { return (nil, false) }
+            return (state.table.connection(for: peer), true)
+        }
+        guard found.1 else { throw TransceiverError.notRunning }
+        guard let connection = found.0 else { throw TransceiverError.peerNotConnected(peer) }
+        guard connection.peer?.kind == kind else { throw TransceiverError.wrongPeerKind(peer, expected: kind) }
+        return connection
+    }
+
+    private func dropSlowPeer(_ peer: Peer, _ connection: PeerConnection) {
+        counters.slowPeersDropped.add(1, ordering: .relaxed)
+        let reason = "send queue stayed above \(configuration.outboundHighWatermark) bytes for \(configuration.slowPeerTimeout.secondsText)"
+        logger.warning("disconnecting slow peer", metadata: ["peer-id": "\(peer.id)", "reason": "\(reason)"])
+        connection.outbound.finish(
+            sending: nil, then: .close, timeout: .seconds(1),
+            reason: TransceiverError.connectionClosed(peer.id, reason: reason)
+        )
+        connection.channel.close(promise: nil)
+    }
+}

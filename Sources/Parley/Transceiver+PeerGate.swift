@@ -1,0 +1,64 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+extension Transceiver {
+    /// The peer gate: waits until a connected peer matching `predicate` exists and returns it, or throws
+    /// ``TransceiverError/noPeer(waitedFor:timeout:)`` after `timeout`. Returns at once if one is already connected.
+    public func waitForPeer(
+        timeout: Duration,
+        description: String = "peer",
+        matching predicate: @escaping @Sendable (Peer) -> Bool = { _ in true }
+    ) async throws -> Peer {
+        let token = state.withLock { $0.token() }
+        do {
+            return try await withTimeout(timeout) {
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        let immediate: Result<Peer, any Error>? = self.state.withLock { state in
+                            if case .running = state.lifecycle {} else { return .failure(TransceiverError.notRunning) }
+                            if Task.isCancelled { return .failure(CancellationError()) }
+                            if let peer = state.table.peers.first(where: predicate) { return .success(peer) }
+                            state.gateWaiters[token] = GateWaiter(predicate: predicate, continuation: continuation)
+                            return nil
+                        }
+                        if let immediate { continuation.resume(with: immediate) }
+                    }
+                } onCancel: {
+                    let waiter = self.state.withLock { $0.gateWaiters.removeValue(forKey: token) }
+                    waiter?.continuation.resume(throwing: CancellationError())
+                }
+            }
+        } catch is TimeoutExpired {
+            throw TransceiverError.noPeer(waitedFor: description, timeout: timeout)
+        }
+    }
+
+    /// The peer gate for synchronous command-line code: blocks the calling thread (never call it from an
+    /// async context or an event loop) on a semaphore until ``waitForPeer(timeout:description:matching:)`` answers.
+    public func waitForPeerBlocking(
+        timeout: Duration,
+        description: String = "peer",
+        matching predicate: @escaping @Sendable (Peer) -> Bool = { _ in true }
+    ) throws -> Peer {
+        let semaphore = DispatchSemaphore(value: 0)
+        let outcome = ResultBox()
+        Task {
+            do {
+                outcome.set(.success(try await self.waitForPeer(timeout: timeout, description: description, matching: predicate)))
+            } catch {
+                outcome.set(.failure(error))
+            }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return try outcome.get()
+    }
+}
+
+/// Carries the gate's result from the task that awaits it to the thread blocked on the semaphore.
+private final class ResultBox: Sendable {
+    private let value = Mutex<Result<Peer, any Error>?>(nil)
+    func set(_ result: Result<Peer, any Error>) { value.withLock { $0 = result } }
+    func get() throws -> Peer { try value.withLock { $0 }!.get() }
+}

@@ -1,0 +1,298 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ParleyWire
+import Synchronization
+
+/// A Parley node: listens for peers, connects to peers, and routes typed messages between them.
+///
+/// ```swift
+/// let parley = Transceiver(configuration: .init(name: "kitchen-tablet"))
+/// parley.receive(AddItemCommand.self) { command, peer in … }
+/// try await parley.start()
+/// try await parley.connect(to: Endpoint(host: "127.0.0.1", port: 7206))
+/// try await parley.broadcast(AddItemCommand(title: "milk"))
+/// ```
+///
+/// Lifecycle: ``run()`` is the structured form (it returns when the transceiver stops; cancel it, or call
+/// ``stop()``, to shut down) and is what a `ServiceGroup` runs. ``start()`` is the convenience form for scripts
+/// and tests: it runs ``run()`` in a task owned by the transceiver and returns once the listener is bound.
+public final class Transceiver: Sendable {
+    public let configuration: TransceiverConfiguration
+    let logger: Logger
+    let router = Router()
+    let counters = StatisticsCounters()
+    let state = Mutex(State())
+    let group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+
+    public init(configuration: TransceiverConfiguration) {
+        self.configuration = configuration
+        self.logger = configuration.logger
+    }
+
+    // MARK: - State
+
+    enum Lifecycle {
+        case idle
+        case running(jobs: AsyncStream<Job>.Continuation)
+        case stopping
+        case stopped
+    }
+
+    struct Job: Sendable {
+        var channel: NIOAsyncChannel<Frame, Never>
+        var role: ConnectionRole
+        var endpoint: Endpoint?
+        /// The dialer's `connect` waits here for the handshake's result.
+        var handshakeDone: CheckedContinuation<Peer, any Error>?
+    }
+
+    struct GateWaiter {
+        var predicate: @Sendable (Peer) -> Bool
+        var continuation: CheckedContinuation<Peer, any Error>
+    }
+
+    struct State {
+        var lifecycle = Lifecycle.idle
+        var localPeerID: PeerID?
+        var listeningAddress: SocketAddress?
+        var serverChannel: (any Channel)?
+        var runTask: Task<Void, any Error>?
+        var startWaiters: [CheckedContinuation<Void, any Error>] = []
+        var table = PeerTable<PeerConnection>()
+        var connections: Set<PeerConnection> = []
+        var eventSubscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
+        var gateWaiters: [UInt64: GateWaiter] = [:]
+        var nextToken: UInt64 = 0
+
+        mutating func token() -> UInt64 {
+            nextToken += 1
+            return nextToken
+        }
+    }
+
+    // MARK: - Public read-only state
+
+    /// This node's stable id. Resolved (and, the first time, persisted) when the transceiver starts.
+    public var localPeerID: PeerID? { state.withLock { $0.localPeerID } }
+
+    /// The TCP port the listener is bound to, once running (useful with port 0).
+    public var listeningPort: Int? { state.withLock { $0.listeningAddress?.port } }
+
+    /// The peers currently connected, oldest first.
+    public var peers: [Peer] { state.withLock { $0.table.peers } }
+
+    /// Counters of what has been sent, received and dropped.
+    public var statistics: TransceiverStatistics { counters.snapshot }
+
+    /// Per-peer message counters: (received, sent) over the peer's current connection.
+    public func messageCounts(for peer: PeerID) -> (received: Int, sent: Int)? {
+        guard let connection = state.withLock({ $0.table.connection(for: peer) }) else { return nil }
+        return (connection.messagesIn.load(ordering: .relaxed), connection.messagesOut.load(ordering: .relaxed))
+    }
+
+    /// Connected and disconnected events, from the moment of the call. Each access makes a new stream; it
+    /// finishes when the transceiver stops.
+    public var peerEvents: AsyncStream<PeerEvent> {
+        let (stream, continuation) = AsyncStream<PeerEvent>.makeStream()
+        let registered = state.withLock { state -> Bool in
+            if case .stopped = state.lifecycle { return false }
+            let token = state.token()
+            state.eventSubscribers[token] = continuation
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.state.withLock { $0.eventSubscribers.removeValue(forKey: token) }
+            }
+            return true
+        }
+        if !registered { continuation.finish() }
+        return stream
+    }
+
+    // MARK: - Lifecycle
+
+    /// Starts listening and serving in the background; returns once the listener is bound.
+    public func start() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let accepted = state.withLock { state -> Bool in
+                guard case .idle = state.lifecycle, state.runTask == nil else { return false }
+                state.startWaiters.append(continuation)
+                // The one unstructured task of the library: start() exists for callers that have no task
+                // tree to put the transceiver in. stop() cancels and awaits it, so it never outlives the owner.
+                state.runTask = Task { try await self.run() }
+                return true
+            }
+            if !accepted { continuation.resume(throwing: TransceiverError.alreadyStarted) }
+        }
+    }
+
+    /// Stops: closes the listener, says goodbye to every peer, gives queued messages
+    /// ``TransceiverConfiguration/shutdownFlushTimeout`` to leave, and returns when everything is closed.
+    public func stop() async {
+        let task = state.withLock { $0.runTask }
+        beginShutdown()
+        _ = try? await task?.value
+    }
+
+    /// Runs the transceiver until it is stopped or the calling task is cancelled.
+    public func run() async throws {
+        let (jobs, jobsContinuation) = AsyncStream<Job>.makeStream()
+        do {
+            let localID = try configuration.identity.resolve()
+            try state.withLock { state in
+                guard case .idle = state.lifecycle else { throw TransceiverError.alreadyStarted }
+                state.lifecycle = .running(jobs: jobsContinuation)
+                state.localPeerID = localID
+            }
+            let server = try await bindListener()
+            let waiters = state.withLock { state in
+                state.serverChannel = server?.channel
+                state.listeningAddress = server?.channel.localAddress
+                defer { state.startWaiters.removeAll() }
+                return state.startWaiters
+            }
+            logger.info(
+                "parley transceiver running",
+                metadata: [
+                    "peer-id": "\(localID)", "name": "\(configuration.name)",
+                    "listen": "\(server?.channel.localAddress.map(PeerConnection.describe) ?? "not listening")",
+                ]
+            )
+            for waiter in waiters { waiter.resume() }
+
+            await withTaskCancellationHandler {
+                await withDiscardingTaskGroup { group in
+                    if let server {
+                        group.addTask { await self.acceptLoop(server, jobs: jobsContinuation) }
+                    }
+                    for await job in jobs {
+                        group.addTask { await self.serve(job) }
+                    }
+                }
+            } onCancel: {
+                self.beginShutdown()
+            }
+            finishStopping()
+        } catch {
+            let waiters = state.withLock { state in
+                state.lifecycle = .stopped
+                defer { state.startWaiters.removeAll() }
+                return state.startWaiters
+            }
+            jobsContinuation.finish()
+            for waiter in waiters { waiter.resume(throwing: error) }
+            finishStopping()
+            throw error
+        }
+    }
+
+    private func bindListener() async throws -> NIOAsyncChannel<NIOAsyncChannel<Frame, Never>, Never>? {
+        guard let host = configuration.listenHost else { return nil }
+        let configuration = self.configuration
+        do {
+            return try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .bind(host: host, port: configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try ChannelSetup.configure(channel, configuration: configuration)
+                    }
+                }
+        } catch {
+            throw TransceiverError.bindFailed(host: host, port: configuration.port, underlying: String(describing: error))
+        }
+    }
+
+    private func acceptLoop(
+        _ server: NIOAsyncChannel<NIOAsyncChannel<Frame, Never>, Never>,
+        jobs: AsyncStream<Job>.Continuation
+    ) async {
+        do {
+            try await server.executeThenClose { inbound in
+                for try await child in inbound {
+                    if case .terminated = jobs.yield(Job(channel: child, role: .acceptor)) {
+                        try? await child.channel.close()
+                    }
+                }
+            }
+        } catch {
+            logger.error("listener failed; no new connections will be accepted", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Stops taking new work: closes the listener and every connection (gracefully), finishes the job stream.
+    func beginShutdown() {
+        let (jobs, server, connections, waiters) = state.withLock { state in
+            guard case .running(let jobs) = state.lifecycle else {
+                return (AsyncStream<Job>.Continuation?.none, (any Channel)?.none, [PeerConnection](), [GateWaiter]())
+            }
+            state.lifecycle = .stopping
+            defer { state.gateWaiters.removeAll() }
+            return (jobs, state.serverChannel, Array(state.connections), Array(state.gateWaiters.values))
+        }
+        guard let jobs else { return }
+        logger.info("parley transceiver stopping", metadata: ["connections": "\(connections.count)"])
+        server?.close(promise: nil)
+        jobs.finish()
+        for connection in connections {
+            connection.outbound.finish(
+                sending: .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")),
+                then: .halfClose,
+                timeout: configuration.shutdownFlushTimeout,
+                reason: TransceiverError.notRunning
+            )
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: TransceiverError.notRunning) }
+    }
+
+    private func finishStopping() {
+        let subscribers = state.withLock { state in
+            state.lifecycle = .stopped
+            state.serverChannel = nil
+            defer { state.eventSubscribers.removeAll() }
+            return Array(state.eventSubscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+
+    // MARK: - Connecting
+
+    /// Connects to a peer and completes the handshake. Returns the peer, also when the two sides connected to
+    /// each other at once and the other connection was kept.
+    @discardableResult
+    public func connect(to endpoint: Endpoint) async throws -> Peer {
+        guard case .running = state.withLock({ $0.lifecycle }) else { throw TransceiverError.notRunning }
+        let configuration = self.configuration
+        let channel: NIOAsyncChannel<Frame, Never>
+        do {
+            channel = try await ClientBootstrap(group: group)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .connectTimeout(TimeAmount(configuration.handshakeTimeout))
+                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try ChannelSetup.configure(channel, configuration: configuration)
+                    }
+                }
+        } catch {
+            throw TransceiverError.connectFailed(endpoint, underlying: String(describing: error))
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            let jobs = state.withLock { state -> AsyncStream<Job>.Continuation? in
+                if case .running(let jobs) = state.lifecycle { return jobs }
+                return nil
+            }
+            let job = Job(channel: channel, role: .dialer, endpoint: endpoint, handshakeDone: continuation)
+            if jobs == nil || jobs.map({ if case .terminated = $0.yield(job) { true } else { false } }) == true {
+                channel.channel.close(promise: nil)
+                continuation.resume(throwing: TransceiverError.notRunning)
+            }
+        }
+    }
+
+    func emit(_ event: PeerEvent, in state: inout State) {
+        for subscriber in state.eventSubscribers.values { subscriber.yield(event) }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import ParleyWire
+
+/// How a ``Transceiver`` identifies itself, where it listens and which limits it enforces.
+/// Every field has a default that suits a LAN; `.init(name:)` is usually all an app needs.
+public struct TransceiverConfiguration: Sendable {
+    /// Display name sent in the handshake and, with discovery, advertised as the service instance name.
+    public var name: String
+    /// Where the stable peer id comes from.
+    public var identity: Identity
+    /// Address to listen on. `"::"` accepts IPv6 and IPv4; `nil` means do not listen (outbound only).
+    public var listenHost: String?
+    /// TCP port; 0 lets the system pick a free one (read it back from ``Transceiver/listeningPort``).
+    public var port: Int
+    /// Largest frame body accepted or sent, in bytes.
+    public var maximumFrameSize: Int
+    /// A connection whose hello does not arrive in this time is closed.
+    public var handshakeTimeout: Duration
+    /// A ping is sent after this much time without writing.
+    public var heartbeatInterval: Duration
+    /// A connection that has received nothing (not even a pong) for this long is considered dead.
+    public var heartbeatTimeout: Duration
+    /// Bytes queued towards one peer above which `send` waits (backpressure).
+    public var outboundHighWatermark: Int
+    /// Bytes queued towards one peer below which waiting senders resume.
+    public var outboundLowWatermark: Int
+    /// How long `broadcast` waits for a full queue before it disconnects that peer as too slow.
+    public var slowPeerTimeout: Duration
+    /// Bytes of received messages waiting for their handler above which Parley stops reading from that peer.
+    public var inboundBacklogLimit: Int
+    /// On shutdown, how long queued messages get to reach their peers.
+    public var shutdownFlushTimeout: Duration
+    /// Capabilities announced in the handshake.
+    public var capabilities: [String]
+    public var logger: Logger
+
+    public enum Identity: Sendable, Hashable {
+        /// Read the peer id from this file, creating it with a fresh UUID on first use.
+        case persisted(path: String)
+        /// A fresh id for this process only (tests, throwaway tools).
+        case ephemeral
+        /// This exact id.
+        case fixed(PeerID)
+    }
+
+    public static let defaultPort = 7206
+
+    public init(
+        name: String,
+        identity: Identity? = nil,
+        listenHost: String? = "::",
+        port: Int = TransceiverConfiguration.defaultPort,
+        maximumFrameSize: Int = FrameLayout.defaultMaximumBodySize,
+        handshakeTimeout: Duration = .seconds(5),
+        heartbeatInterval: Duration = .seconds(1),
+        heartbeatTimeout: Duration = .seconds(3),
+        outboundHighWatermark: Int = 8 * 1024 * 1024,
+        outboundLowWatermark: Int = 2 * 1024 * 1024,
+        slowPeerTimeout: Duration = .seconds(5),
+        inboundBacklogLimit: Int = 16 * 1024 * 1024,
+        shutdownFlushTimeout: Duration = .seconds(2),
+        capabilities: [String] = ["heartbeat"],
+        logger: Logger = Logger(label: "parley")
+    ) {
+        self.name = name
+        self.identity = identity ?? .persisted(path: Self.defaultIdentityPath(name: name))
+        self.listenHost = listenHost
+        self.port = port
+        self.maximumFrameSize = maximumFrameSize
+        self.handshakeTimeout = handshakeTimeout
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatTimeout = heartbeatTimeout
+        self.outboundHighWatermark = outboundHighWatermark
+        self.outboundLowWatermark = outboundLowWatermark
+        self.slowPeerTimeout = slowPeerTimeout
+        self.inboundBacklogLimit = inboundBacklogLimit
+        self.shutdownFlushTimeout = shutdownFlushTimeout
+        self.capabilities = capabilities
+        self.logger = logger
+    }
+
+    /// `$XDG_STATE_HOME/parley/<name>.peer-id`, falling back to `~/.local/state`. Keyed by name so that two
+    /// different apps on one machine get two ids, while one app keeps its id across launches.
+    public static func defaultIdentityPath(name: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let base =
+            environment["XDG_STATE_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".local/state") }
+            ?? URL(fileURLWithPath: NSTemporaryDirectory())
+        let safeName = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+        return base.appendingPathComponent("parley").appendingPathComponent("\(safeName).peer-id").path
+    }
+}
+
+extension TransceiverConfiguration.Identity {
+    /// Resolves the identity to a peer id, creating and persisting one when needed.
+    func resolve() throws -> PeerID {
+        switch self {
+        case .fixed(let id): return id
+        case .ephemeral: return PeerID()
+        case .persisted(let path):
+            let url = URL(fileURLWithPath: path)
+            if let text = try? String(contentsOf: url, encoding: .utf8) {
+                let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let id = PeerID(rawValue: trimmed) else {
+                    throw IdentityError(path: path, reason: "it holds \"\(trimmed.prefix(60))\", not a UUID; delete it to get a new id")
+                }
+                return id
+            }
+            let id = PeerID()
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data((id.rawValue + "\n").utf8).write(to: url, options: .atomic)
+            } catch {
+                throw IdentityError(path: path, reason: "cannot create it: \(error.localizedDescription)")
+            }
+            return id
+        }
+    }
+}
+
+/// The persisted peer id file exists but cannot be used, or cannot be created.
+public struct IdentityError: Error, Sendable, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+    public var description: String { "peer id file \(path): \(reason)" }
+}

@@ -1,0 +1,44 @@
+import Synchronization
+
+/// Counters a transceiver keeps so that nothing it drops goes unnoticed.
+public struct TransceiverStatistics: Sendable, Hashable, Codable {
+    public var messagesReceived = 0
+    public var messagesSent = 0
+    /// Messages whose type has no handler here.
+    public var unknownType = 0
+    /// Messages whose payload did not decode as the handler's type.
+    public var undecodable = 0
+    /// Messages whose handler threw.
+    public var handlerFailures = 0
+    /// Replies that arrived after their request had timed out.
+    public var lateReplies = 0
+    /// Connections closed because the peer broke the protocol (bad frame, oversized frame, bad handshake).
+    public var protocolErrors = 0
+    /// Peers disconnected by `broadcast` because their queue stayed full.
+    public var slowPeersDropped = 0
+}
+
+/// The live counters behind ``TransceiverStatistics``.
+final class StatisticsCounters: Sendable {
+    let messagesReceived = Atomic<Int>(0)
+    let messagesSent = Atomic<Int>(0)
+    let unknownType = Atomic<Int>(0)
+    let undecodable = Atomic<Int>(0)
+    let handlerFailures = Atomic<Int>(0)
+    let lateReplies = Atomic<Int>(0)
+    let protocolErrors = Atomic<Int>(0)
+    let slowPeersDropped = Atomic<Int>(0)
+
+    var snapshot: TransceiverStatistics {
+        TransceiverStatistics(
+            messagesReceived: messagesReceived.load(ordering: .relaxed),
+            messagesSent: messagesSent.load(ordering: .relaxed),
+            unknownType: unknownType.load(ordering: .relaxed),
+            undecodable: undecodable.load(ordering: .relaxed),
+            handlerFailures: handlerFailures.load(ordering: .relaxed),
+            lateReplies: lateReplies.load(ordering: .relaxed),
+            protocolErrors: protocolErrors.load(ordering: .relaxed),
+            slowPeersDropped: slowPeersDropped.load(ordering: .relaxed)
+        )
+    }
+}

@@ -1,0 +1,136 @@
+import NIOCore
+
+extension Frame {
+    /// The number of body bytes (after the 5-byte prefix) this frame encodes to.
+    public var bodySize: Int {
+        switch self {
+        case .hello(let hello): 1 + 2 + 2 + hello.body.readableBytes
+        case .auth(let body): 1 + body.readableBytes
+        case .message(let message):
+            FrameLayout.messageFixedHeaderSize + message.header.typeName.utf8.count + message.payload.readableBytes
+        case .errorReply(let reply): 1 + 8 + 2 + reply.message.utf8.count
+        case .ping, .pong: 1 + 8
+        case .close(let close): 1 + 2 + close.message.utf8.count
+        case .legacyDebugger(let json): json.readableBytes
+        }
+    }
+
+    /// Appends the whole frame (prefix and body) to `buffer`.
+    public func write(to buffer: inout ByteBuffer) {
+        writePrefixAndHeader(to: &buffer)
+        if let payload = trailingPayload {
+            var payload = payload
+            buffer.writeBuffer(&payload)
+        }
+    }
+
+    /// Appends everything except the trailing payload, which ``trailingPayload`` returns so that an encoder
+    /// can hand large payloads to the socket without copying them.
+    public func writePrefixAndHeader(to buffer: inout ByteBuffer) {
+        let start: StartByte = if case .legacyDebugger = self { .legacyDebugger } else { .parley }
+        buffer.writeInteger(start.rawValue)
+        buffer.writeInteger(UInt32(bodySize), endianness: .little)
+        switch self {
+        case .hello(let hello):
+            buffer.writeInteger(FrameKind.hello.rawValue)
+            buffer.writeInteger(hello.minimumVersion, endianness: .little)
+            buffer.writeInteger(hello.maximumVersion, endianness: .little)
+        case .auth:
+            buffer.writeInteger(FrameKind.auth.rawValue)
+        case .message(let message):
+            let header = message.header
+            buffer.writeInteger(FrameKind.message.rawValue)
+            buffer.writeInteger(header.flags.rawValue)
+            buffer.writeInteger(header.id.rawValue, endianness: .little)
+            buffer.writeInteger(header.inReplyTo?.rawValue ?? 0, endianness: .little)
+            buffer.writeInteger(UInt16(header.typeName.utf8.count), endianness: .little)
+            buffer.writeString(header.typeName)
+        case .errorReply(let reply):
+            buffer.writeInteger(FrameKind.errorReply.rawValue)
+            buffer.writeInteger(reply.inReplyTo.rawValue, endianness: .little)
+            buffer.writeInteger(reply.code.rawValue, endianness: .little)
+            buffer.writeString(reply.message)
+        case .ping(let nonce):
+            buffer.writeInteger(FrameKind.ping.rawValue)
+            buffer.writeInteger(nonce, endianness: .little)
+        case .pong(let nonce):
+            buffer.writeInteger(FrameKind.pong.rawValue)
+            buffer.writeInteger(nonce, endianness: .little)
+        case .close(let close):
+            buffer.writeInteger(FrameKind.close.rawValue)
+            buffer.writeInteger(close.code.rawValue, endianness: .little)
+            buffer.writeString(close.message)
+        case .legacyDebugger:
+            break
+        }
+    }
+
+    /// The opaque bytes that end the frame, if it has any.
+    public var trailingPayload: ByteBuffer? {
+        switch self {
+        case .hello(let hello): hello.body
+        case .auth(let body): body
+        case .message(let message): message.payload
+        case .legacyDebugger(let json): json
+        case .errorReply, .ping, .pong, .close: nil
+        }
+    }
+}
+
+extension Frame {
+    /// Parses one frame body. `start` is the frame's start byte, `body` exactly the bytes its length announced.
+    public static func parse(start: StartByte, body: ByteBuffer) throws(WireError) -> Frame {
+        var body = body
+        if start == .legacyDebugger { return .legacyDebugger(body) }
+        guard let kindByte = body.readInteger(as: UInt8.self) else {
+            throw .malformedFrame(kind: .message, reason: "empty body")
+        }
+        guard let kind = FrameKind(rawValue: kindByte) else { throw .unknownFrameKind(kindByte) }
+        switch kind {
+        case .hello:
+            guard let minimum = body.readInteger(endianness: .little, as: UInt16.self),
+                let maximum = body.readInteger(endianness: .little, as: UInt16.self)
+            else { throw .malformedFrame(kind: kind, reason: "body shorter than the two version fields") }
+            return .hello(HelloFrame(minimumVersion: minimum, maximumVersion: maximum, body: body))
+        case .auth:
+            return .auth(body)
+        case .message:
+            guard let flags = body.readInteger(as: UInt8.self),
+                let id = body.readInteger(endianness: .little, as: UInt64.self),
+                let replyTo = body.readInteger(endianness: .little, as: UInt64.self),
+                let nameLength = body.readInteger(endianness: .little, as: UInt16.self)
+            else { throw .malformedFrame(kind: kind, reason: "body shorter than the fixed header") }
+            guard nameLength > 0, Int(nameLength) <= FrameLayout.maximumTypeNameLength else {
+                throw .malformedFrame(kind: kind, reason: "type name length \(nameLength) is outside 1...\(FrameLayout.maximumTypeNameLength)")
+            }
+            guard id != 0 else { throw .malformedFrame(kind: kind, reason: "message id 0 is reserved") }
+            guard let name = body.readString(length: Int(nameLength)) else {
+                throw .malformedFrame(kind: kind, reason: "type name runs past the end of the body")
+            }
+            let header = MessageHeader(
+                typeName: name,
+                id: MessageID(id),
+                inReplyTo: replyTo == 0 ? nil : MessageID(replyTo),
+                flags: MessageFlags(rawValue: flags)
+            )
+            return .message(MessageFrame(header: header, payload: body))
+        case .errorReply:
+            guard let replyTo = body.readInteger(endianness: .little, as: UInt64.self),
+                let code = body.readInteger(endianness: .little, as: UInt16.self)
+            else { throw .malformedFrame(kind: kind, reason: "body shorter than the fixed header") }
+            let text = body.readString(length: body.readableBytes) ?? ""
+            return .errorReply(ErrorReplyFrame(inReplyTo: MessageID(replyTo), code: ErrorCode(rawValue: code), message: text))
+        case .ping, .pong:
+            guard let nonce = body.readInteger(endianness: .little, as: UInt64.self), body.readableBytes == 0 else {
+                throw .malformedFrame(kind: kind, reason: "body must be exactly 9 bytes")
+            }
+            return kind == .ping ? .ping(nonce) : .pong(nonce)
+        case .close:
+            guard let code = body.readInteger(endianness: .little, as: UInt16.self) else {
+                throw .malformedFrame(kind: kind, reason: "body shorter than the code field")
+            }
+            let text = body.readString(length: body.readableBytes) ?? ""
+            return .close(CloseFrame(code: ErrorCode(rawValue: code), message: text))
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import NIOCore
+
+/// Splits a byte stream into frames. It never consumes bytes until a whole frame is buffered, and it refuses a
+/// frame whose announced length exceeds `maximumBodySize` before buffering any of it.
+public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
+    public typealias InboundOut = Frame
+
+    public let maximumBodySize: Int
+
+    public init(maximumBodySize: Int = FrameLayout.defaultMaximumBodySize) {
+        self.maximumBodySize = maximumBodySize
+    }
+
+    public mutating func decode(buffer: inout ByteBuffer) throws -> Frame? {
+        guard let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return nil }
+        guard let start = StartByte(rawValue: first) else { throw WireError.unexpectedStartByte(first) }
+        guard let rawLength = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self) else {
+            return nil
+        }
+        if start == .legacyDebugger, Int32(bitPattern: rawLength) < 0 {
+            throw WireError.negativeLength(Int32(bitPattern: rawLength))
+        }
+        let length = Int(rawLength)
+        guard length <= maximumBodySize else { throw WireError.frameTooLarge(length: length, maximum: maximumBodySize) }
+        guard buffer.readableBytes >= FrameLayout.prefixSize + length else { return nil }
+        buffer.moveReaderIndex(forwardBy: FrameLayout.prefixSize)
+        let body = buffer.readSlice(length: length)!
+        return try Frame.parse(start: start, body: body)
+    }
+
+    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> Frame? {
+        if let frame = try decode(buffer: &buffer) { return frame }
+        guard buffer.readableBytes > 0 else { return nil }
+        let announced = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self)
+            .map { Int($0) + FrameLayout.prefixSize }
+        throw WireError.truncatedFrame(expected: announced ?? FrameLayout.prefixSize, received: buffer.readableBytes)
+    }
+}

@@ -1,0 +1,37 @@
+/// The first byte of every frame on a Parley connection. It tells the reader how to interpret the body.
+public enum StartByte: UInt8, Sendable, CaseIterable {
+    /// A frame written by an app built for the original Swift Talk remote debugger: the body is JSON.
+    case legacyDebugger = 206
+    /// A Parley frame: the body begins with a one-byte ``FrameKind``.
+    case parley = 207
+}
+
+/// The kind byte that opens the body of every Parley frame.
+public enum FrameKind: UInt8, Sendable, CaseIterable {
+    case hello = 0x01
+    /// Reserved for the authentication exchange; not sent by protocol version 1 peers.
+    case auth = 0x02
+    case message = 0x10
+    case errorReply = 0x11
+    case ping = 0x20
+    case pong = 0x21
+    case close = 0x30
+}
+
+/// The protocol versions this build speaks.
+public enum ProtocolVersion {
+    public static let current: UInt16 = 1
+    public static let minimumSupported: UInt16 = 1
+}
+
+/// Sizes of the fixed parts of a frame, in bytes.
+public enum FrameLayout {
+    /// Start byte plus the 4-byte little-endian body length.
+    public static let prefixSize = 5
+    /// Message frame fields before the type name: kind, flags, id, in-reply-to, type-name length.
+    public static let messageFixedHeaderSize = 1 + 1 + 8 + 8 + 2
+    /// The longest type name a frame may carry.
+    public static let maximumTypeNameLength = 1024
+    /// The default cap on a frame body: 64 MiB.
+    public static let defaultMaximumBodySize = 64 * 1024 * 1024
+}

@@ -1,0 +1,42 @@
+/// A violation of the wire protocol by the remote side. Each case says what arrived and what was expected,
+/// so that the log line closing the connection explains itself.
+public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The first byte of a frame was neither 206 (legacy debugger) nor 207 (Parley).
+    case unexpectedStartByte(UInt8)
+    /// A frame announced a body larger than this connection accepts.
+    case frameTooLarge(length: Int, maximum: Int)
+    /// A legacy debugger frame announced a negative Int32 length.
+    case negativeLength(Int32)
+    /// The connection ended in the middle of a frame.
+    case truncatedFrame(expected: Int, received: Int)
+    /// A Parley frame carried a kind byte this version does not know.
+    case unknownFrameKind(UInt8)
+    /// A Parley frame's fields did not fit its body, or a field held an impossible value.
+    case malformedFrame(kind: FrameKind, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unexpectedStartByte(let byte):
+            let hex = String(byte, radix: 16, uppercase: true)
+            return "unexpected start byte 0x\(hex): expected 0xCF (Parley frame) or 0xCE (Swift Talk debugger frame)"
+        case .frameTooLarge(let length, let maximum):
+            return "frame body of \(length) bytes exceeds the maximum of \(maximum) bytes"
+        case .negativeLength(let length):
+            return "legacy debugger frame announced a negative length (\(length))"
+        case .truncatedFrame(let expected, let received):
+            return "connection ended inside a frame: \(received) of \(expected) bytes received"
+        case .unknownFrameKind(let kind):
+            return "unknown frame kind 0x\(String(kind, radix: 16, uppercase: true))"
+        case .malformedFrame(let kind, let reason):
+            return "malformed \(kind) frame: \(reason)"
+        }
+    }
+
+    /// The code a peer is told when its connection is closed for this reason.
+    public var closeCode: ErrorCode {
+        switch self {
+        case .frameTooLarge: .frameTooLarge
+        default: .malformedFrame
+        }
+    }
+}

@@ -1,0 +1,225 @@
+#!/bin/sh
+# A two-host lab for testing discovery against a real avahi-daemon without sending a single multicast packet on the
+# machine's own network.
+#
+# Each "host" is a network namespace (its own interfaces, its own mDNS traffic) plus a process tree started with
+# `unshare --mount --uts --pid --fork`: a private tmpfs on /run (so each host has its own D-Bus system bus socket and
+# avahi-daemon pid file), its own host name, and its own PID namespace, whose first process is `sleep infinity`.
+# Killing that first process ends every process of the host (dbus-daemon, avahi-daemon, whatever ran inside).
+# The two hosts are joined by a veth pair: 10.77.<n>.1/24 on host a, 10.77.<n>.2/24 on host b, plus the IPv6
+# link-local addresses the kernel assigns by itself (with --ipv6-only, no IPv4 address at all).
+#
+# Needs root, iproute2, util-linux (unshare, nsenter), dbus-daemon and avahi-daemon.
+#
+# Usage:
+#   parley-netns.sh check                        exit 0 if a lab can be built here, else print why and exit 1
+#   parley-netns.sh up LAB [--ipv6-only] [--no-avahi]
+#                                                build hosts LAB-a and LAB-b (LAB: letters, digits, '-', at most 12)
+#   parley-netns.sh exec LAB a|b CMD [ARG...]    run CMD inside a host (its network, mounts, host name and PIDs)
+#   parley-netns.sh avahi LAB a|b start|stop|restart
+#   parley-netns.sh addr LAB a|b                 print the host's IPv6 link-local address on its veth
+#   parley-netns.sh down LAB                     kill both hosts and delete the namespaces (idempotent)
+#   parley-netns.sh list                         labs still present
+#
+# The lab's state (the first process of each host, as a PID of this machine) is kept in $PARLEY_NETNS_STATE
+# (default /tmp/parley-netns/LAB). Nothing outside the two namespaces is changed except that directory.
+set -eu
+
+STATE_ROOT=${PARLEY_NETNS_STATE:-/tmp/parley-netns}
+
+die() { echo "parley-netns: $*" >&2; exit 1; }
+
+need_lab() {
+    [ -n "${1:-}" ] || die "missing lab name"
+    case "$1" in *[!A-Za-z0-9-]*) die "bad lab name '$1'";; esac
+    [ "${#1}" -le 12 ] || die "lab name '$1' is longer than 12 characters"
+}
+
+host_pid() { # LAB HOST -> PID of the host's first process, as seen from this machine
+    f="$STATE_ROOT/$1/$2.pid"
+    [ -s "$f" ] || die "host $2 of lab $1 is not running"
+    cat "$f"
+}
+
+in_host() { # LAB HOST CMD...
+    lab=$1; h=$2; shift 2
+    pid=$(host_pid "$lab" "$h")
+    exec_env="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    nsenter --target "$pid" --net --mount --uts --pid --wd=/ -- env "$exec_env" "$@"
+}
+
+avahi_config() { # written inside the host's private /run
+    cat <<'EOF'
+[server]
+use-ipv4=yes
+use-ipv6=yes
+enable-dbus=yes
+disallow-other-stacks=no
+ratelimit-interval-usec=1000000
+ratelimit-burst=1000
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-hinfo=no
+publish-workstation=no
+publish-aaaa-on-ipv4=yes
+publish-a-on-ipv6=no
+[reflector]
+enable-reflector=no
+[rlimits]
+EOF
+}
+
+avahi_start() { # LAB HOST
+    in_host "$1" "$2" avahi-daemon --daemonize --no-chroot --no-drop-root --no-rlimits -f /run/parley-avahi.conf \
+        || die "avahi-daemon did not start on host $2"
+    i=0
+    until in_host "$1" "$2" avahi-daemon --check 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 50 ] || die "avahi-daemon on host $2 is not running after 5 s"
+        sleep 0.1
+    done
+}
+
+avahi_stop() { # LAB HOST
+    in_host "$1" "$2" avahi-daemon --kill 2>/dev/null || true
+    i=0
+    while in_host "$1" "$2" avahi-daemon --check 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 50 ] || die "avahi-daemon on host $2 still running after 5 s"
+        sleep 0.1
+    done
+}
+
+start_host() { # LAB HOST NAME
+    lab=$1; h=$2; name=$3
+    ns="$lab-$h"
+    # The first process of the host: private /run, own host name, own D-Bus system bus, then sleep until killed.
+    ip netns exec "$ns" unshare --mount --uts --pid --fork --propagation private --mount-proc \
+        sh -c '
+            mount -t tmpfs -o mode=0755 parley-run /run &&
+            mkdir -p /run/dbus /run/avahi-daemon &&
+            hostname "$0" &&
+            dbus-daemon --system --fork &&
+            exec sleep infinity
+        ' "$name" </dev/null >/dev/null 2>&1 &
+    outer=$!
+    # `unshare --fork` is the parent of the host's PID 1; record that child.
+    i=0; pid=""
+    while [ -z "$pid" ]; do
+        pid=$(pgrep -P "$outer" 2>/dev/null | head -n 1 || true)
+        [ -n "$pid" ] && break
+        i=$((i + 1)); [ $i -lt 100 ] || die "host $h did not start"
+        sleep 0.05
+    done
+    echo "$pid" > "$STATE_ROOT/$lab/$h.pid"
+    # Wait for the system bus socket (and the sleep that proves the setup finished).
+    i=0
+    until in_host "$lab" "$h" sh -c 'test -S /run/dbus/system_bus_socket && pgrep -x sleep >/dev/null' 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 100 ] || die "D-Bus did not come up on host $h"
+        sleep 0.05
+    done
+    avahi_config | in_host "$lab" "$h" sh -c 'cat > /run/parley-avahi.conf'
+}
+
+cmd=${1:-}; [ $# -gt 0 ] && shift
+case "$cmd" in
+check)
+    [ "$(id -u)" -eq 0 ] || { echo "needs root (to create network namespaces)"; exit 1; }
+    for tool in ip unshare nsenter dbus-daemon avahi-daemon pgrep; do
+        command -v "$tool" >/dev/null 2>&1 || { echo "'$tool' is not installed"; exit 1; }
+    done
+    probe="parley-chk-$$"
+    if ! ip netns add "$probe" 2>/dev/null; then echo "cannot create network namespaces (ip netns add failed)"; exit 1; fi
+    ok=1
+    ip netns exec "$probe" unshare --mount --uts --pid --fork --propagation private true 2>/dev/null || ok=0
+    ip netns del "$probe" 2>/dev/null || true
+    [ $ok -eq 1 ] || { echo "cannot create mount/UTS/PID namespaces (unshare failed)"; exit 1; }
+    exit 0
+    ;;
+up)
+    need_lab "${1:-}"; lab=$1; shift
+    v6only=0; avahi=1
+    for opt in "$@"; do
+        case "$opt" in
+        --ipv6-only) v6only=1;;
+        --no-avahi) avahi=0;;
+        *) die "unknown option $opt";;
+        esac
+    done
+    mkdir -p "$STATE_ROOT/$lab"
+    # A subnet derived from the lab name so that concurrent labs do not share addresses (they are isolated anyway).
+    n=$(( $(printf '%s' "$lab" | cksum | cut -d' ' -f1) % 250 + 1 ))
+    ip netns add "$lab-a"
+    ip netns add "$lab-b"
+    ip link add "${lab}a" type veth peer name "${lab}b"
+    ip link set "${lab}a" netns "$lab-a"
+    ip link set "${lab}b" netns "$lab-b"
+    for h in a b; do
+        ns="$lab-$h"
+        ip -n "$ns" link set lo up
+        if [ $v6only -eq 1 ]; then
+            ip netns exec "$ns" sysctl -qw "net.ipv6.conf.${lab}$h.disable_ipv6=0"
+        else
+            [ $h = a ] && host=1 || host=2
+            ip -n "$ns" addr add "10.77.$n.$host/24" dev "${lab}$h"
+        fi
+        ip -n "$ns" link set "${lab}$h" multicast on up
+    done
+    start_host "$lab" a hosta
+    start_host "$lab" b hostb
+    # Wait until both veth ends have a usable (non-tentative) IPv6 link-local address: avahi only announces on
+    # addresses that exist when it looks.
+    for h in a b; do
+        i=0
+        until ip -n "$lab-$h" -6 addr show dev "${lab}$h" scope link 2>/dev/null | grep -q 'inet6' &&
+              ! ip -n "$lab-$h" -6 addr show dev "${lab}$h" 2>/dev/null | grep -q tentative; do
+            i=$((i + 1)); [ $i -lt 100 ] || die "no IPv6 link-local address on host $h"
+            sleep 0.1
+        done
+    done
+    if [ $avahi -eq 1 ]; then
+        avahi_start "$lab" a
+        avahi_start "$lab" b
+    fi
+    ;;
+exec)
+    need_lab "${1:-}"; lab=$1; h=${2:-}; shift 2
+    case "$h" in a|b) ;; *) die "host must be a or b";; esac
+    in_host "$lab" "$h" "$@"
+    ;;
+avahi)
+    need_lab "${1:-}"; lab=$1; h=${2:-}; action=${3:-}
+    case "$h" in a|b) ;; *) die "host must be a or b";; esac
+    case "$action" in
+    start) avahi_start "$lab" "$h";;
+    stop) avahi_stop "$lab" "$h";;
+    restart) avahi_stop "$lab" "$h"; avahi_start "$lab" "$h";;
+    *) die "avahi action must be start, stop or restart";;
+    esac
+    ;;
+addr)
+    need_lab "${1:-}"; lab=$1; h=${2:-}
+    ip -n "$lab-$h" -6 addr show dev "${lab}$h" scope link | sed -n 's/.*inet6 \([^/]*\).*/\1/p' | head -n 1
+    ;;
+down)
+    need_lab "${1:-}"; lab=$1
+    for h in a b; do
+        f="$STATE_ROOT/$lab/$h.pid"
+        if [ -s "$f" ]; then
+            pid=$(cat "$f")
+            # PID 1 of the host's PID namespace: killing it kills every process of the host.
+            kill -KILL "$pid" 2>/dev/null || true
+            i=0
+            while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+        fi
+        ip netns del "$lab-$h" 2>/dev/null || true
+    done
+    rm -rf "${STATE_ROOT:?}/$lab"
+    ;;
+list)
+    ls "$STATE_ROOT" 2>/dev/null || true
+    ;;
+*)
+    sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    [ -z "$cmd" ] && exit 0 || exit 2
+    ;;
+esac
