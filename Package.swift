@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "Parley", targets: ["Parley"]),
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
+        .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
+        .executable(name: "parley-bench", targets: ["ParleyBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
@@ -39,13 +41,21 @@ let package = Package(
             providers: [.apt(["libavahi-client-dev"])]
         ),
         .target(name: "ParleyDiscovery", dependencies: ["CAvahi", logging], swiftSettings: strict),
+        // A CLI over ParleyDiscovery printing JSON-lines events; the discovery tests run it inside network namespaces.
+        .executableTarget(
+            name: "ParleyDiscoveryProbe",
+            dependencies: ["ParleyDiscovery", logging],
+            swiftSettings: strict
+        ),
 
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
-        .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", logging], swiftSettings: strict),
+        // Test support: shared message types, the peer process used by two-process tests and benchmarks.
+        .target(name: "ParleyTestSupport", dependencies: ["Parley"], swiftSettings: strict),
+        .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyBench",
-            dependencies: ["Parley", "ParleyWire", nioCore, nioPosix],
+            dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
             path: "Benchmarks/ParleyBench",
             swiftSettings: strict
         ),
@@ -61,9 +71,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyTests",
-            dependencies: ["Parley", "ParleyWire", "ParleyTestPeer", nioCore, nioPosix, logging],
+            dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, logging],
             swiftSettings: strict
         ),
-        .testTarget(name: "ParleyDiscoveryTests", dependencies: ["ParleyDiscovery"], swiftSettings: strict),
+        .testTarget(
+            name: "ParleyDiscoveryTests",
+            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe"],
+            swiftSettings: strict
+        ),
     ]
 )

@@ -489,8 +489,8 @@ final class AvahiSession {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Avahi's string lists run opposite to the wire: the resolver's list starts with the last TXT string, and the
-    /// list built by prepending with `avahi_string_list_add_*` is sent last-added-last.
+    /// Avahi keeps a string list in wire order (checked against python-zeroconf), but `avahi_string_list_add_*`
+    /// prepends: so a list is read front to back, and built back to front.
     private static func txtRecord(_ list: UnsafeMutablePointer<AvahiStringList>?) -> TXTRecord {
         var strings: [[UInt8]] = []
         var node = list
@@ -503,13 +503,13 @@ final class AvahiSession {
             }
             node = avahi_string_list_get_next(current)
         }
-        return TXTRecord(strings: strings.reversed())
+        return TXTRecord(strings: strings)
     }
 
     /// Builds Avahi's string list for `txt` (in wire order), passes it to `body`, and frees it.
     private func withStringList(_ txt: TXTRecord, _ body: (UnsafeMutablePointer<AvahiStringList>?) -> Int32) -> Int32 {
         var list: UnsafeMutablePointer<AvahiStringList>? = nil
-        for string in txt.encodedStrings {
+        for string in txt.encodedStrings.reversed() {
             let grown = string.withUnsafeBufferPointer { avahi_string_list_add_arbitrary(list, $0.baseAddress, $0.count) }
             guard let grown else {
                 avahi_string_list_free(list)

@@ -1,0 +1,146 @@
+import NIOCore
+import NIOEmbedded
+import NIOTestUtils
+import ParleyWire
+import Testing
+
+@Suite("Frame codec")
+struct FrameCodecTests {
+    static func buffer(_ string: String) -> ByteBuffer { ByteBuffer(string: string) }
+
+    static let samples: [Frame] = [
+        .hello(HelloFrame(minimumVersion: 1, maximumVersion: 3, body: buffer(#"{"peerID":"x"}"#))),
+        .auth(buffer("proof")),
+        .message(MessageFrame(header: MessageHeader(typeName: "listr.AddItemCommand", id: MessageID(7)), payload: buffer(#"{"title":"milk"}"#))),
+        .message(
+            MessageFrame(
+                header: MessageHeader(typeName: "a.Reply", id: MessageID(9), inReplyTo: MessageID(7), flags: .expectsReply),
+                payload: buffer("")
+            )
+        ),
+        .errorReply(ErrorReplyFrame(inReplyTo: MessageID(3), code: .unknownType, message: "no handler for \"x\"")),
+        .ping(42), .pong(.max),
+        .close(CloseFrame(code: .goingAway, message: "bye ✌️")),
+        .legacyDebugger(buffer(#"{"state":{"a":1},"action":"tap","imageData":""}"#)),
+    ]
+
+    @Test("every frame kind survives encode → decode on an EmbeddedChannel")
+    func roundTrip() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
+        try channel.pipeline.syncOperations.addHandler(FrameEncoder())
+        for frame in Self.samples {
+            try channel.writeOutbound(frame)
+            // Loop the written bytes back into the decoder.
+            while let bytes = try channel.readOutbound(as: ByteBuffer.self) { try channel.writeInbound(bytes) }
+            #expect(try channel.readInbound(as: Frame.self) == frame)
+        }
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test("large payloads are written as a separate buffer, not copied")
+    func largePayloadIsVectored() throws {
+        let channel = EmbeddedChannel(handler: FrameEncoder())
+        let payload = ByteBuffer(repeating: 0x41, count: 1 << 20)
+        let frame = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: payload))
+        try channel.writeOutbound(frame)
+        let header = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        let body = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(header.readableBytes == FrameLayout.prefixSize + FrameLayout.messageFixedHeaderSize + 1)
+        #expect(body == payload)
+        _ = try channel.finish()
+    }
+
+    @Test("the decoder yields the same frames whether bytes come one at a time or in batches")
+    func byteAtATime() throws {
+        let pairs: [(ByteBuffer, [Frame])] = Self.samples.map { frame in
+            var buffer = ByteBuffer()
+            frame.write(to: &buffer)
+            return (buffer, [frame])
+        }
+        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { FrameDecoder() }
+    }
+
+    @Test("the byte layout of a message frame is the one docs/protocol.md describes")
+    func messageLayout() {
+        var buffer = ByteBuffer()
+        let header = MessageHeader(typeName: "t.Ping", id: MessageID(1), inReplyTo: nil, flags: .expectsReply)
+        Frame.message(MessageFrame(header: header, payload: Self.buffer("{}"))).write(to: &buffer)
+        let hex = buffer.readableBytesView.map { String(format: "%02x", $0) }.joined(separator: " ")
+        #expect(
+            hex
+                == "cf 1c 00 00 00 10 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 06 00 74 2e 50 69 6e 67 7b 7d"
+        )
+    }
+
+    @Test("a legacy debugger frame is 206, a little-endian Int32 length and the JSON, byte for byte")
+    func legacyLayout() throws {
+        let json = #"{"action":"tap"}"#
+        var input = ByteBuffer(bytes: [206])
+        input.writeInteger(Int32(json.utf8.count), endianness: .little)
+        input.writeString(json)
+        var decoder = FrameDecoder()
+        var copy = input
+        #expect(try decoder.decode(buffer: &copy) == .legacyDebugger(Self.buffer(json)))
+        var encoded = ByteBuffer()
+        Frame.legacyDebugger(Self.buffer(json)).write(to: &encoded)
+        #expect(encoded == input)
+    }
+
+    @Test("a length above the maximum is refused before the body is buffered")
+    func oversized() {
+        var decoder = FrameDecoder(maximumBodySize: 1024)
+        var buffer = ByteBuffer(bytes: [207])
+        buffer.writeInteger(UInt32(1025), endianness: .little)
+        #expect(throws: WireError.frameTooLarge(length: 1025, maximum: 1024)) { try decoder.decode(buffer: &buffer) }
+    }
+
+    @Test("a wrong start byte is named in the error")
+    func wrongStartByte() {
+        var decoder = FrameDecoder()
+        var buffer = ByteBuffer(string: "GET / HTTP/1.1\r\n")
+        #expect(throws: WireError.unexpectedStartByte(0x47)) { try decoder.decode(buffer: &buffer) }
+        #expect(WireError.unexpectedStartByte(0x47).description.contains("0x47"))
+    }
+
+    @Test("a connection that ends inside a frame reports a truncated frame")
+    func truncated() throws {
+        var decoder = FrameDecoder()
+        var buffer = ByteBuffer(bytes: [207])
+        buffer.writeInteger(UInt32(100), endianness: .little)
+        buffer.writeRepeatingByte(0x10, count: 10)
+        #expect(try decoder.decode(buffer: &buffer) == nil)
+        #expect(throws: WireError.truncatedFrame(expected: 105, received: 15)) {
+            try decoder.decodeLast(buffer: &buffer, seenEOF: true)
+        }
+    }
+
+    @Test("a negative legacy length is refused")
+    func negativeLegacyLength() {
+        var decoder = FrameDecoder()
+        var buffer = ByteBuffer(bytes: [206])
+        buffer.writeInteger(Int32(-5), endianness: .little)
+        #expect(throws: WireError.negativeLength(-5)) { try decoder.decode(buffer: &buffer) }
+    }
+
+    @Test("malformed message headers are refused with a reason", arguments: [
+        ([0x10, 0x00], "fixed header"),  // too short
+        ([0x10, 0x00] + [UInt8](repeating: 0, count: 16) + [0x00, 0x00], "type name length"),  // zero-length name
+        ([0x10, 0x00, 1, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 8) + [0x09, 0x00, 0x41], "runs past"),
+        ([0x10, 0x00] + [UInt8](repeating: 0, count: 16) + [0x01, 0x00, 0x41], "id 0"),
+        ([0x77], "unknown frame kind"),
+        ([0x20, 1, 2], "exactly 9 bytes"),
+    ] as [([UInt8], String)])
+    func malformed(body: [UInt8], expected: String) {
+        var decoder = FrameDecoder()
+        var buffer = ByteBuffer(bytes: [207])
+        buffer.writeInteger(UInt32(body.count), endianness: .little)
+        buffer.writeBytes(body)
+        do {
+            _ = try decoder.decode(buffer: &buffer)
+            Issue.record("decoded a malformed frame")
+        } catch {
+            #expect(String(describing: error).contains(expected), "\(error)")
+        }
+    }
+}
