@@ -51,7 +51,7 @@ let package = Package(
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
-        .target(name: "ParleyTestSupport", dependencies: ["Parley"], swiftSettings: strict),
+        .target(name: "ParleyTestSupport", dependencies: ["Parley", logging], swiftSettings: strict),
         .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyBench",

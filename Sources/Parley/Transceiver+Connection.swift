@@ -32,7 +32,16 @@ extension Transceiver {
         do {
             try await job.channel.executeThenClose { inbound in
                 var frames = inbound.makeAsyncIterator()
-                let (peer, firstMessage) = try await handshake(connection, frames: &frames, logger: logger)
+                let peer: Peer
+                let firstMessage: InboundMessage?
+                do {
+                    (peer, firstMessage) = try await handshake(connection, frames: &frames, logger: logger)
+                } catch {
+                    // Leaving this closure closes the channel at once; let a refusal reach the peer first.
+                    connection.outbound.finish(sending: nil, then: .close, timeout: .seconds(1), reason: error)
+                    try? await channel.closeFuture.get()
+                    throw error
+                }
                 logger[metadataKey: "peer-id"] = "\(peer.id)"
                 logger[metadataKey: "peer-name"] = "\(peer.name)"
                 handshakeResult?.resume(returning: peer)

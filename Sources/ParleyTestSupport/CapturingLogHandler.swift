@@ -1,0 +1,52 @@
+import Logging
+import Synchronization
+
+/// Collects log records in memory so a test can assert what was logged. One per test; never bootstrapped globally.
+public final class LogCapture: Sendable {
+    public struct Record: Sendable {
+        public var level: Logger.Level
+        public var message: String
+        public var metadata: [String: String]
+    }
+
+    private let records = Mutex<[Record]>([])
+
+    public init() {}
+
+    public var logger: Logger {
+        var logger = Logger(label: "parley.test") { _ in Handler(capture: self) }
+        logger.logLevel = .debug
+        return logger
+    }
+
+    public var all: [Record] { records.withLock { $0 } }
+
+    /// Records at `level` or above whose message or metadata mention `text`.
+    public func records(atLeast level: Logger.Level = .warning, mentioning text: String) -> [Record] {
+        all.filter { record in
+            record.level >= level
+                && (record.message.contains(text) || record.metadata.values.contains { $0.contains(text) })
+        }
+    }
+
+    fileprivate func append(_ record: Record) { records.withLock { $0.append(record) } }
+
+    private struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            var merged = metadata
+            for (key, value) in event.metadata ?? [:] { merged[key] = value }
+            capture.append(
+                Record(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" })
+            )
+        }
+    }
+}

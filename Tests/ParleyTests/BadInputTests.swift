@@ -1,0 +1,147 @@
+import Foundation
+import NIOCore
+@testable import Parley
+import ParleyTestSupport
+import ParleyWire
+import Testing
+
+/// Each case sends one kind of bad input on one connection and checks that exactly that connection is closed,
+/// with a logged reason, while a well-behaved peer on another connection carries on.
+@Suite("Bad input", .timeLimit(.minutes(2)))
+struct BadInputTests {
+    /// Runs `attack` against a server that also serves a normal client, then checks the normal client still works.
+    func withServer(
+        maximumFrameSize: Int = FrameLayout.defaultMaximumBodySize,
+        _ attack: (Transceiver, LogCapture) async throws -> Void
+    ) async throws {
+        let logs = LogCapture()
+        let server = makeTransceiver("server", logs: logs) {
+            $0.maximumFrameSize = maximumFrameSize
+            $0.handshakeTimeout = .milliseconds(300)
+        }
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: Echo.self) { echo, _ in echo }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            try await attack(server, logs)
+            #expect(try await client.request(Echo(text: "unaffected"), from: peer, expecting: Echo.self).text == "unaffected")
+            #expect(server.peers.contains { $0.name == "client" })
+        }
+    }
+
+    @Test("a length above the maximum closes that connection with frame-too-large")
+    func oversizedFrame() async throws {
+        try await withServer(maximumFrameSize: 1024) { server, logs in
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello())
+            socket.write([207] + withUnsafeBytes(of: UInt32(5000).littleEndian, Array.init) + [0x10])
+            let (frames, closed) = try await socket.frames()
+            #expect(closed)
+            #expect(frames.contains { if case .close(let close) = $0 { close.code == .frameTooLarge } else { false } })
+            #expect(!logs.records(mentioning: "exceeds the maximum of 1024 bytes").isEmpty)
+        }
+    }
+
+    @Test("a wrong start byte closes that connection and the log names the byte")
+    func wrongStartByte() async throws {
+        try await withServer { server, logs in
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(Array("GET / HTTP/1.1\r\n\r\n".utf8))
+            #expect(try await socket.bytes().closed)
+            #expect(await eventually { !logs.records(mentioning: "unexpected start byte 0x47").isEmpty })
+        }
+    }
+
+    @Test("a frame cut off by the end of the connection is logged as truncated")
+    func truncatedFrame() async throws {
+        try await withServer { server, logs in
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello())
+            socket.write([207] + withUnsafeBytes(of: UInt32(100).littleEndian, Array.init) + [0x10, 0, 1])
+            socket.shutdownWrite()
+            #expect(try await socket.bytes().closed)
+            #expect(await eventually { !logs.records(mentioning: "connection ended inside a frame").isEmpty })
+        }
+    }
+
+    @Test("a hello with invalid JSON is refused with a close frame and a log line")
+    func invalidJSON() async throws {
+        try await withServer { server, logs in
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello(json: "{this is not json"))
+            let (frames, closed) = try await socket.frames()
+            #expect(closed)
+            #expect(frames.contains { if case .close(let close) = $0 { close.code == .protocolViolation } else { false } })
+            #expect(await eventually { !logs.records(mentioning: "malformed hello").isEmpty })
+        }
+    }
+
+    @Test("an unknown protocol version is refused, and the refused side is told which versions are spoken")
+    func unknownVersionAsAcceptor() async throws {
+        try await withServer { server, logs in
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello(minimum: 9, maximum: 9))
+            let (frames, closed) = try await socket.frames()
+            #expect(closed)
+            let close = frames.compactMap { if case .close(let close) = $0 { close } else { nil } }.first
+            #expect(close?.code == .incompatibleVersion)
+            #expect(close?.message.contains("version 1") == true && close?.message.contains("version 9") == true)
+            #expect(await eventually { !logs.records(mentioning: "incompatible protocol versions").isEmpty })
+        }
+    }
+
+    @Test("a peer that answers with an unknown version makes connect throw a clear error")
+    func unknownVersionAsDialer() async throws {
+        let listener = try RawSocket.Listener()
+        let client = makeTransceiver("client", listen: nil)
+        try await withRunning([client]) {
+            async let serverSide = RawSocket.offPool {
+                let socket = listener.accept()
+                let (frames, _) = try socket.readFrames(timeout: 0.5)
+                socket.write(rawHello(minimum: 5, maximum: 6))
+                return (frames, try socket.readFrames(timeout: 3).frames)
+            }
+            do {
+                try await client.connect(to: Endpoint(host: "127.0.0.1", port: listener.port))
+                Issue.record("connected to an incompatible peer")
+            } catch TransceiverError.handshakeFailed(_, .incompatibleVersion(let local, let remote)) {
+                #expect(local == 1...1 && remote == 5...6)
+            }
+            let (hello, afterwards) = try await serverSide
+            #expect(hello.count == 1)
+            #expect(afterwards.contains { if case .close(let close) = $0 { close.code == .incompatibleVersion } else { false } })
+        }
+    }
+
+    @Test("a connection that never sends a hello is closed after the handshake timeout")
+    func handshakeTimeout() async throws {
+        try await withServer { server, logs in
+            let socket = try RawSocket(port: server.listeningPort!)
+            let started = Date()
+            let (frames, closed) = try await socket.frames(timeout: 5)
+            #expect(closed && Date().timeIntervalSince(started) < 3)
+            #expect(frames.contains { if case .close(let close) = $0 { close.code == .handshakeTimeout } else { false } })
+            #expect(await eventually { !logs.records(mentioning: "no hello within").isEmpty })
+        }
+    }
+
+    @Test("an original Swift Talk debugger frame is accepted, delivered byte for byte, and answered in its framing")
+    func legacyDebuggerFrame() async throws {
+        try await withServer { server, _ in
+            let inbox = Inbox<(ByteBuffer, Peer)>()
+            server.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { message, peer in inbox.put((message.payload, peer)) }
+            let json = #"{"state":{"count":1.25,"名前":"ü"},"action":"increment","imageData":"iVBORw0KGgo="}"#
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
+            let (payload, peer) = try #require(try await inbox.take().first)
+            #expect(payload == ByteBuffer(string: json))
+            #expect(peer.kind == .legacyDebugger)
+
+            let state = #"{"count":1.25,"名前":"ü"}"#
+            try await server.sendLegacyDebuggerFrame(ByteBuffer(string: state), to: peer.id)
+            let (bytes, _) = try await socket.bytes(timeout: 0.5)
+            // Nothing but the 206 frame reaches the app: no hello, no ping.
+            #expect(bytes == [206] + withUnsafeBytes(of: Int32(state.utf8.count).littleEndian, Array.init) + Array(state.utf8))
+        }
+    }
+}

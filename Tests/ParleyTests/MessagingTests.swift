@@ -1,0 +1,241 @@
+import Foundation
+import NIOCore
+@testable import Parley
+import ParleyTestSupport
+import ParleyWire
+import Testing
+
+@Suite("Messaging between transceivers in one process", .timeLimit(.minutes(2)))
+struct MessagingTests {
+    @Test("a typed message arrives with its value and the sending peer")
+    func typedRoundTrip() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        let inbox = Inbox<(Echo, Peer)>()
+        server.receive(Echo.self) { echo, peer in inbox.put((echo, peer)) }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            #expect(peer.name == "server" && peer.kind == .parley && peer.protocolVersion == ProtocolVersion.current)
+            try await client.send(Echo(text: "hello"), to: peer)
+            let (echo, sender) = try #require(try await inbox.take().first)
+            #expect(echo == Echo(text: "hello"))
+            #expect(sender.name == "client" && sender.id == client.localPeerID)
+        }
+    }
+
+    @Test("broadcast reaches every one of three connected peers")
+    func broadcastToThree() async throws {
+        let hub = makeTransceiver("hub")
+        let spokes = (1...3).map { makeTransceiver("spoke-\($0)", listen: nil) }
+        let inbox = Inbox<String>()
+        for spoke in spokes {
+            spoke.receive(Echo.self) { echo, _ in inbox.put("\(spoke.configuration.name):\(echo.text)") }
+        }
+        try await withRunning([hub] + spokes) {
+            for spoke in spokes { try await spoke.connect(to: hub.loopbackEndpoint) }
+            #expect(await eventually { hub.peers.count == 3 })
+            #expect(try await hub.broadcast(Echo(text: "all")) == 3)
+            let received = try await inbox.take(3)
+            #expect(Set(received) == ["spoke-1:all", "spoke-2:all", "spoke-3:all"])
+        }
+    }
+
+    @Test("request/reply returns the typed reply; a slow responder times out with a typed error")
+    func requestReply() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: Echo.self) { echo, _ in Echo(text: echo.text.uppercased()) }
+        server.respond(to: SlowRequest.self) { request, _ in
+            try await Task.sleep(for: .milliseconds(request.milliseconds))
+            return Echo(text: "late")
+        }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            let reply = try await client.request(Echo(text: "ping"), from: peer, expecting: Echo.self)
+            #expect(reply.text == "PING")
+            do {
+                _ = try await client.request(SlowRequest(milliseconds: 600), from: peer, expecting: Echo.self, timeout: .milliseconds(100))
+                Issue.record("a slow reply did not time out")
+            } catch TransceiverError.replyTimedOut(let type, let id, let timeout) {
+                #expect(type == SlowRequest.messageType && id == peer.id && timeout == .milliseconds(100))
+            }
+            // The reply that arrives later is counted, not mistaken for another request's answer.
+            #expect(await eventually { client.statistics.lateReplies == 1 })
+            #expect(try await client.request(Echo(text: "again"), from: peer, expecting: Echo.self).text == "AGAIN")
+        }
+    }
+
+    @Test("a request of an unknown type, a failing handler and a wrong reply type give typed errors")
+    func requestErrors() async throws {
+        struct Failure: Error, CustomStringConvertible { var description: String { "disk full" } }
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: SlowRequest.self) { _, _ -> Echo in throw Failure() }
+        server.respond(to: Echo.self) { echo, _ in echo }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            await #expect(throws: TransceiverError.self) {
+                _ = try await client.request(ProgressQuery(), from: peer, expecting: Progress.self)
+            }
+            do {
+                _ = try await client.request(ProgressQuery(), from: peer, expecting: Progress.self)
+            } catch TransceiverError.remoteError(let code, let message) {
+                #expect(code == .unknownType && message.contains(ProgressQuery.messageType))
+            }
+            do {
+                _ = try await client.request(SlowRequest(milliseconds: 0), from: peer, expecting: Echo.self)
+            } catch TransceiverError.remoteError(let code, let message) {
+                #expect(code == .handlerFailed && message.contains("disk full"))
+            }
+            do {
+                _ = try await client.request(Echo(text: "x"), from: peer, expecting: Progress.self)
+            } catch TransceiverError.unexpectedReply(let expected, let received, _) {
+                #expect(expected == Progress.messageType && received == Echo.messageType)
+            }
+            #expect(server.statistics.unknownType == 2)
+            #expect(server.statistics.handlerFailures == 1)
+        }
+    }
+
+    @Test("unknown types and undecodable payloads are logged and counted, and the connection keeps working")
+    func unknownAndUndecodable() async throws {
+        let logs = LogCapture()
+        let server = makeTransceiver("server", logs: logs)
+        let client = makeTransceiver("client", listen: nil)
+        let inbox = Inbox<Echo>()
+        server.receive(Echo.self) { echo, _ in inbox.put(echo) }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            try await client.sendRaw(typeName: "nobody.Handles", payload: ByteBuffer(string: "{}"), to: peer.id)
+            try await client.sendRaw(typeName: Echo.messageType, payload: ByteBuffer(string: #"{"txt":1}"#), to: peer.id)
+            try await client.sendRaw(typeName: Echo.messageType, payload: ByteBuffer(string: "not json"), to: peer.id)
+            try await client.send(Echo(text: "still here"), to: peer)
+            #expect(try await inbox.take() == [Echo(text: "still here")])
+            #expect(server.statistics.unknownType == 1)
+            #expect(server.statistics.undecodable == 2)
+            #expect(!logs.records(mentioning: "nobody.Handles").isEmpty)
+            #expect(!logs.records(mentioning: "missing key \"text\"").isEmpty)
+        }
+    }
+
+    @Test("a 16 MB message arrives whole")
+    func sixteenMegabytes() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: Blob.self) { blob, _ in BlobDigest(of: blob.data) }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            let data = Data((0..<(16 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+            let digest = try await client.request(Blob(data: data), from: peer, expecting: BlobDigest.self, timeout: .seconds(60))
+            #expect(digest == BlobDigest(of: data))
+        }
+    }
+
+    @Test("10 000 messages arrive in order with none lost")
+    func tenThousandInOrder() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        let tracker = SequenceTracker()
+        server.receive(Sequenced.self) { message, _ in await tracker.record(message) }
+        server.respond(to: ProgressQuery.self) { _, _ in await tracker.progress }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            for sequence in 0..<10_000 {
+                try await client.send(Sequenced(sender: "client", sequence: sequence), to: peer)
+            }
+            // Requests travel on the same connection, so the answer comes after all 10 000 were handled.
+            let progress = try await client.request(ProgressQuery(), from: peer, expecting: Progress.self)
+            #expect(progress.received == 10_000 && progress.outOfOrder == 0 && progress.lastSequence["client"] == 9_999)
+        }
+    }
+
+    @Test("two peers that connect to each other at the same moment end with one connection", arguments: 0..<10)
+    func simultaneousConnect(round: Int) async throws {
+        let a = makeTransceiver("a")
+        let b = makeTransceiver("b")
+        let inbox = Inbox<String>()
+        a.receive(Echo.self) { echo, _ in inbox.put(echo.text) }
+        try await withRunning([a, b]) {
+            async let fromA = a.connect(to: b.loopbackEndpoint)
+            async let fromB = b.connect(to: a.loopbackEndpoint)
+            let (peerB, peerA) = try await (fromA, fromB)
+            #expect(peerB.id == b.localPeerID && peerA.id == a.localPeerID)
+            #expect(await eventually { a.connectionCount == 1 && b.connectionCount == 1 })
+            #expect(a.peers.map(\.id) == [b.localPeerID] && b.peers.map(\.id) == [a.localPeerID])
+            try await b.send(Echo(text: "after"), to: peerA)
+            #expect(try await inbox.take() == ["after"])
+        }
+    }
+
+    @Test("handlers belong to their transceiver: two in one process with the same type stay apart")
+    func handlerIsolation() async throws {
+        let first = makeTransceiver("first")
+        let second = makeTransceiver("second")
+        let client = makeTransceiver("client", listen: nil)
+        let inbox = Inbox<String>()
+        first.receive(Echo.self) { echo, _ in inbox.put("first:\(echo.text)") }
+        second.receive(Echo.self) { echo, _ in inbox.put("second:\(echo.text)") }
+        try await withRunning([first, second, client]) {
+            let toFirst = try await client.connect(to: first.loopbackEndpoint)
+            let toSecond = try await client.connect(to: second.loopbackEndpoint)
+            try await client.send(Echo(text: "1"), to: toFirst)
+            #expect(try await inbox.take() == ["first:1"])
+            try await client.send(Echo(text: "2"), to: toSecond)
+            #expect(try await inbox.take() == ["second:2"])
+        }
+    }
+
+    @Test("IPv6 loopback works")
+    func ipv6() async throws {
+        let server = makeTransceiver("server", listen: "::1")
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: Echo.self) { echo, _ in echo }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: Endpoint(host: "::1", port: server.listeningPort!))
+            #expect(peer.address.hasPrefix("[::1]:"))
+            #expect(try await client.request(Echo(text: "v6"), from: peer, expecting: Echo.self).text == "v6")
+        }
+    }
+
+    @Test("a transceiver refuses a connection to itself")
+    func connectToSelf() async throws {
+        let node = makeTransceiver("node")
+        try await withRunning([node]) {
+            await #expect(throws: TransceiverError.self) { try await node.connect(to: node.loopbackEndpoint) }
+            #expect(node.peers.isEmpty)
+        }
+    }
+
+    @Test("a message above the maximum frame size is refused before sending, with its size")
+    func tooLargeToSend() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil) { $0.maximumFrameSize = 1024 }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            do {
+                try await client.send(Echo(text: String(repeating: "x", count: 2000)), to: peer)
+                Issue.record("an oversized message was sent")
+            } catch TransceiverError.messageTooLarge(let type, let size, let maximum) {
+                #expect(type == Echo.messageType && size > 2000 && maximum == 1024)
+            }
+        }
+    }
+
+    @Test("peer events report connect and disconnect, with the reason")
+    func peerEvents() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        try await server.start()
+        let events = server.peerEvents
+        try await client.start()
+        _ = try await client.connect(to: server.loopbackEndpoint)
+        await client.stop()
+        var iterator = events.makeAsyncIterator()
+        guard case .connected(let peer) = await iterator.next() else { throw PeerProcessError("no connected event") }
+        #expect(peer.name == "client")
+        guard case .disconnected(let gone, let reason) = await iterator.next() else { throw PeerProcessError("no disconnected event") }
+        #expect(gone.id == peer.id && reason.contains("shutting down"))
+        await server.stop()
+        #expect(await iterator.next() == nil)
+    }
+}
