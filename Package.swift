@@ -51,8 +51,8 @@ let package = Package(
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
-        .target(name: "ParleyTestSupport", dependencies: ["Parley", logging], swiftSettings: strict),
-        .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", logging], swiftSettings: strict),
+        .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, logging], swiftSettings: strict),
+        .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", nioCore, logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyBench",
             dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
@@ -71,12 +71,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyTests",
-            dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, logging],
+            dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, nioFoundation, logging],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ParleyDiscoveryTests",
-            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe"],
+            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe", logging],
             swiftSettings: strict
         ),
     ]

@@ -11,6 +11,7 @@ enum ChannelSetup {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: configuration.maximumFrameSize)))
         try sync.addHandler(FrameEncoder())
+        try sync.addHandler(HandshakeDeadlineHandler(timeout: TimeAmount(configuration.handshakeTimeout)))
         try sync.addHandler(
             HeartbeatHandler(
                 interval: TimeAmount(configuration.heartbeatInterval),
@@ -19,7 +20,9 @@ enum ChannelSetup {
         )
         return try NIOAsyncChannel<Frame, Never>(
             wrappingChannelSynchronously: channel,
-            configuration: .init(backPressureStrategy: .init(lowWatermark: 64, highWatermark: 256))
+            // Counted in frames, not bytes: each socket read still delivers every frame it completed, so
+            // small messages keep flowing in batches, while at most `highWatermark` large frames wait here.
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
         )
     }
 }

@@ -86,12 +86,8 @@ extension Transceiver {
         let channel = connection.channel
         let localID = state.withLock { $0.localPeerID }!
         var machine = HandshakeStateMachine(role: connection.role)
-        let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) {
-            channel.pipeline.fireErrorCaught(HandshakeError.timedOut(seconds: self.configuration.handshakeTimeout.timeInterval))
-        }
-        defer { timeout.cancel() }
-
-        if machine.start() == .sendHello { try await connection.outbound.enqueue(try helloFrame(localID)) }
+        // A dialer's hello has already been written by `connect`.
+        _ = machine.start()
         let first: Frame?
         do {
             first = try await frames.next()
@@ -148,7 +144,7 @@ extension Transceiver {
         }
     }
 
-    private func helloFrame(_ localID: PeerID) throws -> Frame {
+    func helloFrame(_ localID: PeerID) throws -> Frame {
         let hello = Hello(
             peerID: localID.rawValue, name: configuration.name,
             capabilities: configuration.capabilities, accepts: router.registeredTypes

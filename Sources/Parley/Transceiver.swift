@@ -128,10 +128,18 @@ public final class Transceiver: Sendable {
 
     /// Stops: closes the listener, says goodbye to every peer, gives queued messages
     /// ``TransceiverConfiguration/shutdownFlushTimeout`` to leave, and returns when everything is closed.
+    /// A handler still running after that (plus a second) is cancelled.
     public func stop() async {
         let task = state.withLock { $0.runTask }
         beginShutdown()
-        _ = try? await task?.value
+        guard let task else { return }
+        let deadline = configuration.shutdownFlushTimeout + .seconds(1)
+        let finishedInTime = (try? await withTimeout(deadline) { _ = try? await task.value }) != nil
+        if !finishedInTime {
+            logger.warning("handlers still busy after the shutdown grace period; cancelling them")
+            task.cancel()
+            _ = try? await task.value
+        }
     }
 
     /// Runs the transceiver until it is stopped or the calling task is cancelled.
@@ -279,6 +287,9 @@ public final class Transceiver: Sendable {
         } catch {
             throw TransceiverError.connectFailed(endpoint, underlying: String(describing: error))
         }
+        // The dialer speaks first, straight away: the acceptor's handshake deadline runs from the moment it
+        // accepted, and must not depend on how soon the serving task gets scheduled here.
+        channel.channel.writeAndFlush(try helloFrame(localPeerID!), promise: nil)
         return try await withCheckedThrowingContinuation { continuation in
             let jobs = state.withLock { state -> AsyncStream<Job>.Continuation? in
                 if case .running(let jobs) = state.lifecycle { return jobs }

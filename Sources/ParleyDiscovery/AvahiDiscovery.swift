@@ -1,6 +1,6 @@
-import CAvahi
+internal import CAvahi
 import Logging
-import Synchronization
+internal import Synchronization
 
 /// Zero-config discovery through the system's avahi-daemon: advertise one service, browse any number of types, and
 /// receive merged found / updated / removed events.

@@ -1,4 +1,4 @@
-import CAvahi
+internal import CAvahi
 
 /// An error reported by Avahi: the C error code, made matchable, with Avahi's own text and the operation that failed.
 ///

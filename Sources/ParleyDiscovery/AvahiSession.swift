@@ -1,4 +1,4 @@
-import CAvahi
+internal import CAvahi
 import Logging
 
 #if canImport(Glibc)
@@ -489,8 +489,8 @@ final class AvahiSession {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Avahi keeps a string list in wire order (checked against python-zeroconf), but `avahi_string_list_add_*`
-    /// prepends: so a list is read front to back, and built back to front.
+    /// A list Avahi hands us is in wire order. `avahi_string_list_add_*` prepends, and Avahi sends a list last node
+    /// first, so a list built by adding in order also goes out in order (both checked against python-zeroconf).
     private static func txtRecord(_ list: UnsafeMutablePointer<AvahiStringList>?) -> TXTRecord {
         var strings: [[UInt8]] = []
         var node = list
@@ -509,7 +509,7 @@ final class AvahiSession {
     /// Builds Avahi's string list for `txt` (in wire order), passes it to `body`, and frees it.
     private func withStringList(_ txt: TXTRecord, _ body: (UnsafeMutablePointer<AvahiStringList>?) -> Int32) -> Int32 {
         var list: UnsafeMutablePointer<AvahiStringList>? = nil
-        for string in txt.encodedStrings.reversed() {
+        for string in txt.encodedStrings {
             let grown = string.withUnsafeBufferPointer { avahi_string_list_add_arbitrary(list, $0.baseAddress, $0.count) }
             guard let grown else {
                 avahi_string_list_free(list)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import Parley
 import ParleyTestSupport
 
@@ -28,6 +29,9 @@ let parley = Transceiver(
 )
 parley.respond(to: Echo.self) { echo, _ in echo }
 parley.respond(to: Blob.self) { blob, _ in BlobDigest(of: blob.data) }
+parley.respondRaw(to: RawBlob.typeName) { message, _ in
+    (BlobDigest.messageType, ByteBuffer(bytes: try JSONEncoder().encode(BlobDigest(of: message.payload))))
+}
 parley.respond(to: ProgressQuery.self) { _, _ in await tracker.progress }
 parley.respond(to: SlowRequest.self) { request, _ in
     try await Task.sleep(for: .milliseconds(request.milliseconds))

@@ -60,20 +60,39 @@ public final class PeerProcess: @unchecked Sendable {
         (self.port, self.peerID) = ready!
     }
 
-    /// SIGKILL: the peer vanishes without a goodbye.
-    public func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    /// Starts the process from async code. Waiting for READY blocks a thread, so it happens on a thread of its
+    /// own: blocking one of the few threads of Swift's cooperative pool would starve the code under test.
+    public static func start(
+        executable: String = "parley-test-peer", arguments: [String], readyTimeout: TimeInterval = 20
+    ) async throws -> PeerProcess {
+        try await offPool { try PeerProcess(executable: executable, arguments: arguments, readyTimeout: readyTimeout) }
     }
 
+    /// SIGKILL: the peer vanishes without a goodbye.
+    public func kill() async {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        try? await Self.offPool { self.process.waitUntilExit() }
+    }
+
+    /// Waits for the process to exit by itself and returns its status.
+    public func waitForExit() async -> Int32 {
+        _ = try? await Self.offPool { self.process.waitUntilExit() }
+        return process.terminationStatus
+    }
+
+    /// SIGTERM, without waiting.
     public func terminate() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        if process.isRunning { process.terminate() }
     }
 
     deinit { terminate() }
+
+    /// Runs a blocking call on a dedicated thread and awaits its result.
+    public static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
 }
 
 public struct PeerProcessError: Error, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Parley
 
 // Message types shared by the test suite, the test peer process and the benchmarks. Wire names are fixed so
@@ -60,14 +61,40 @@ public struct BlobDigest: Codable, Sendable, Hashable, NamedMessage {
     }
 
     public init(of data: Data) {
+        self = data.withUnsafeBytes { BlobDigest(bytes: $0) }
+    }
+
+    public init(of buffer: ByteBuffer) {
+        self = buffer.withUnsafeReadableBytes { BlobDigest(bytes: $0) }
+    }
+
+    private init(bytes: UnsafeRawBufferPointer) {
         // FNV-1a: cheap, order-sensitive, enough to show the bytes arrived unchanged.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data {
+        for byte in bytes {
             hash ^= UInt64(byte)
             hash &*= 0x100_0000_01b3
         }
-        self.init(size: data.count, checksum: hash)
+        self.init(size: bytes.count, checksum: hash)
     }
+}
+
+/// Type name for binary payloads sent without JSON (`sendRaw`/`requestRaw`); answered with a `BlobDigest`.
+public enum RawBlob {
+    public static let typeName = "test.RawBlob"
+
+    /// `size` bytes in which every 4 KiB block starts with its own index, so a lost, repeated or reordered
+    /// block changes the digest. Cheap to make: large test payloads must not hog the test's threads.
+    public static func payload(size: Int) -> ByteBuffer {
+        var buffer = ByteBuffer(repeating: 0x5A, count: size)
+        for (block, offset) in stride(from: 0, to: size - 3, by: 4096).enumerated() {
+            buffer.setInteger(UInt32(block), at: offset)
+        }
+        return buffer
+    }
+
+    /// The same pattern as `Data`.
+    public static func data(size: Int) -> Data { Data(payload(size: size).readableBytesView) }
 }
 
 /// A request whose responder sleeps for `milliseconds` before answering.

@@ -125,7 +125,7 @@ struct MessagingTests {
         server.respond(to: Blob.self) { blob, _ in BlobDigest(of: blob.data) }
         try await withRunning([server, client]) {
             let peer = try await client.connect(to: server.loopbackEndpoint)
-            let data = Data((0..<(16 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+            let data = RawBlob.data(size: 16 * 1024 * 1024)
             let digest = try await client.request(Blob(data: data), from: peer, expecting: BlobDigest.self, timeout: .seconds(60))
             #expect(digest == BlobDigest(of: data))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import NIOCore
+import ParleyTestSupport
 import ParleyWire
 
 /// A blocking TCP socket for feeding a transceiver bytes no well-behaved peer would send.
@@ -70,9 +71,7 @@ final class RawSocket: Sendable {
     /// Runs a blocking socket call on its own thread, so that waiting never occupies one of the few threads
     /// of Swift's cooperative pool (which the transceivers under test need).
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
+        try await PeerProcess.offPool(body)
     }
 
     func frames(timeout: TimeInterval = 5) async throws -> (frames: [Frame], closed: Bool) {

@@ -4,6 +4,7 @@ import NIOCore
 @testable import Parley
 import ParleyTestSupport
 import ParleyWire
+import Synchronization
 import Testing
 
 /// A transceiver for tests: fresh identity, loopback, any free port, optional log capture.
@@ -72,4 +73,11 @@ func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () asyn
         try? await Task.sleep(for: .milliseconds(20))
     }
     return await condition()
+}
+
+/// A counter handlers and tasks can share.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }

@@ -45,7 +45,8 @@ in_host() { # LAB HOST CMD...
     lab=$1; h=$2; shift 2
     pid=$(host_pid "$lab" "$h")
     exec_env="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    nsenter --target "$pid" --net --mount --uts --pid --wd=/ -- env "$exec_env" "$@"
+    # A D-Bus address from outside would point the command at another host's bus: each host uses its own.
+    nsenter --target "$pid" --net --mount --uts --pid --wd=/ -- env -u DBUS_SYSTEM_BUS_ADDRESS "$exec_env" "$@"
 }
 
 avahi_config() { # written inside the host's private /run
@@ -71,7 +72,10 @@ EOF
 }
 
 avahi_start() { # LAB HOST
-    in_host "$1" "$2" avahi-daemon --daemonize --no-chroot --no-drop-root --no-rlimits -f /run/parley-avahi.conf \
+    # Its output goes to a file in the host's /run: a daemon holding our stdout open would stall whoever reads it.
+    in_host "$1" "$2" sh -c \
+        'exec avahi-daemon --daemonize --no-chroot --no-drop-root --no-rlimits -f /run/parley-avahi.conf \
+            </dev/null >>/run/parley-avahi.log 2>&1' \
         || die "avahi-daemon did not start on host $2"
     i=0
     until in_host "$1" "$2" avahi-daemon --check 2>/dev/null; do

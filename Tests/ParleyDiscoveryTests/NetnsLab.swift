@@ -1,0 +1,308 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// A two-host lab (network namespaces "a" and "b", each with its own D-Bus and avahi-daemon) built by
+/// scripts/netns/parley-netns.sh, and the probes (ParleyDiscoveryProbe) the tests run inside it.
+///
+/// avahi-daemon, python-zeroconf and everything else that sends multicast only ever run inside the lab's namespaces,
+/// never in the machine's own network namespace.
+final class NetnsLab: Sendable {
+    enum Host: String, Sendable { case a, b }
+
+    struct Options: Sendable {
+        var ipv6Only = false
+        var avahi = true
+    }
+
+    struct CommandFailed: Error, CustomStringConvertible {
+        var command: [String]
+        var status: Int32
+        var output: String
+        var description: String { "\(command.joined(separator: " ")) exited \(status): \(output)" }
+    }
+
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let script = repositoryRoot.appendingPathComponent("scripts/netns/parley-netns.sh").path
+
+    /// The probe binary, built next to the test bundle (the test target depends on it).
+    static var probePath: String {
+        if let path = ProcessInfo.processInfo.environment["PARLEY_DISCOVERY_PROBE"] { return path }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        // On Linux the test runner is <bin>/ParleyPackageTests.xctest; be lenient about bundles.
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("ParleyDiscoveryProbe").path),
+            directory.path != "/"
+        {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("ParleyDiscoveryProbe").path
+    }
+
+    /// nil if a lab can be built here, else why not.
+    static let unavailableReason: String? = {
+        guard FileManager.default.isExecutableFile(atPath: script) else { return "\(script) is missing" }
+        guard let result = try? run([script, "check"]) else { return "cannot run \(script)" }
+        guard result.status == 0 else {
+            let why = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            return why.isEmpty ? "network namespaces are unavailable" : why
+        }
+        guard FileManager.default.isExecutableFile(atPath: probePath) else {
+            return "ParleyDiscoveryProbe was not built (looked at \(probePath))"
+        }
+        return nil
+    }()
+
+    private static let counter = Atomic<Int>(0)
+
+    let name: String
+
+    private init(name: String) { self.name = name }
+
+    /// Builds a lab, runs `body`, and always tears the lab down (every process in it dies with it).
+    /// Without root or namespaces the test is skipped with the reason, except with CI=true where that is a failure.
+    static func with(
+        _ options: Options = Options(), sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: (NetnsLab) async throws -> Void
+    ) async throws {
+        if let reason = unavailableReason {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("discovery lab unavailable with CI=true: \(reason)", sourceLocation: sourceLocation)
+                return
+            }
+            try Test.cancel("skipped: the discovery tests need a real avahi-daemon in network namespaces: \(reason)")
+        }
+        let number = counter.add(1, ordering: .relaxed).newValue
+        let lab = NetnsLab(name: "pd\(String(getpid(), radix: 36))x\(number)")
+        var arguments = [script, "up", lab.name]
+        if options.ipv6Only { arguments.append("--ipv6-only") }
+        if !options.avahi { arguments.append("--no-avahi") }
+        do {
+            try check(arguments)
+            try await body(lab)
+        } catch {
+            lab.tearDown()
+            throw error
+        }
+        lab.tearDown()
+    }
+
+    func tearDown() {
+        _ = try? Self.run([Self.script, "down", name])
+    }
+
+    /// The name of host `host`'s end of the veth pair (the interface services are seen on).
+    func interface(_ host: Host) -> String { name + host.rawValue }
+
+    func avahi(_ host: Host, _ action: String) throws {
+        try Self.check([Self.script, "avahi", name, host.rawValue, action])
+    }
+
+    @discardableResult
+    func exec(_ host: Host, _ command: [String]) throws -> String {
+        try Self.check([Self.script, "exec", name, host.rawValue] + command)
+    }
+
+    /// Starts the probe inside `host` with these arguments.
+    func probe(_ host: Host, _ arguments: [String], environment: [String: String] = [:]) throws -> Probe {
+        var command = [Self.script, "exec", name, host.rawValue]
+        if !environment.isEmpty {
+            command += ["env"] + environment.map { "\($0.key)=\($0.value)" }
+        }
+        return try Probe(command: command + [Self.probePath] + arguments)
+    }
+
+    /// Host `host`'s IPv4 address on its veth.
+    func ipv4(_ host: Host) throws -> String {
+        let output = try exec(host, ["ip", "-4", "-o", "addr", "show", "dev", interface(host)])
+        guard let field = output.split(separator: " ").drop(while: { $0 != "inet" }).dropFirst().first,
+            let address = field.split(separator: "/").first
+        else { throw CommandFailed(command: ["ip addr"], status: 0, output: output) }
+        return String(address)
+    }
+
+    /// A D-Bus address for host `host`'s system bus, usable from this process (through /proc/PID/root), so that
+    /// an in-process `AvahiDiscovery` can talk to the lab's avahi-daemon without leaving the lab's network.
+    func systemBusAddress(_ host: Host) throws -> String {
+        let stateRoot = ProcessInfo.processInfo.environment["PARLEY_NETNS_STATE"] ?? "/tmp/parley-netns"
+        let pidFile = "\(stateRoot)/\(name)/\(host.rawValue).pid"
+        let pid = try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return "unix:path=/proc/\(pid)/root/run/dbus/system_bus_socket"
+    }
+
+    /// Starts any command inside `host`, its output collected as JSON-lines events.
+    func spawn(_ host: Host, _ command: [String]) throws -> Probe {
+        try Probe(command: [Self.script, "exec", name, host.rawValue] + command)
+    }
+
+    // MARK: - Processes
+
+    @discardableResult
+    static func check(_ command: [String]) throws -> String {
+        let result = try run(command)
+        guard result.status == 0 else { throw CommandFailed(command: command, status: result.status, output: result.output) }
+        return result.output
+    }
+
+    static func run(_ command: [String]) throws -> (status: Int32, output: String) {
+        try Subprocess.run(command)
+    }
+}
+
+/// One event line of the probe (or of scripts/netns/zeroconf-peer.py, which prints the same shape).
+struct ProbeEvent: Decodable, Sendable, CustomStringConvertible {
+    struct Address: Decodable, Sendable {
+        var host: String
+        var family: String
+        var interfaceIndex: Int
+        var interface: String?
+        var linkLocal: Bool
+        var connect: String
+    }
+    struct Service: Decodable, Sendable {
+        var name: String
+        var type: String
+        var domain: String
+        var host: String
+        var port: Int
+        var txt: [[String?]]
+        var addresses: [Address]
+
+        func txtValue(_ key: String) -> String? {
+            txt.first { $0.first == key }.flatMap { $0.count > 1 ? $0[1] : nil }
+        }
+        var txtKeys: [String] { txt.compactMap { $0.first ?? nil } }
+    }
+    var event: String
+    var wallMs: Double
+    var name: String?
+    var from: String?
+    var to: String?
+    var reason: String?
+    var pid: Int?
+    var service: Service?
+    var line: String = ""
+
+    enum CodingKeys: String, CodingKey { case event, wallMs, name, from, to, reason, pid, service }
+
+    var description: String { line }
+}
+
+/// A process running inside the lab whose stdout is JSON lines, read as they come.
+final class Probe: Sendable {
+    struct Timeout: Error, CustomStringConvertible {
+        var waitingFor: String
+        var seen: [String]
+        var stderr: String
+        var description: String {
+            "timed out waiting for \(waitingFor); events so far:\n\(seen.joined(separator: "\n"))\nstderr:\n\(stderr)"
+        }
+    }
+
+    private struct Output {
+        var events: [ProbeEvent] = []
+        var partial: [UInt8] = []
+        var stderr: [UInt8] = []
+    }
+
+    private final class OutputBox: Sendable {
+        let state = Mutex(Output())
+        func withLock<T>(_ body: (inout Output) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    private let process: Subprocess
+    private let output = OutputBox()
+
+    init(command: [String]) throws {
+        process = try Subprocess(command)
+        let output = self.output
+        let process = self.process
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(process.stdoutFD, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return }
+                output.withLock { output in
+                    output.partial.append(contentsOf: buffer[..<count])
+                    while let newline = output.partial.firstIndex(of: UInt8(ascii: "\n")) {
+                        let line = Data(output.partial[..<newline])
+                        output.partial.removeSubrange(...newline)
+                        if var event = try? JSONDecoder().decode(ProbeEvent.self, from: line) {
+                            event.line = String(decoding: line, as: UTF8.self)
+                            output.events.append(event)
+                        }
+                    }
+                }
+            }
+        }
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(process.stderrFD, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return }
+                output.withLock { $0.stderr.append(contentsOf: buffer[..<count]) }
+            }
+        }
+    }
+
+    var events: [ProbeEvent] { output.withLock { $0.events } }
+    var stderr: String { output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    var isRunning: Bool { process.isRunning }
+
+    /// Waits for the first event (after `index`) matching `predicate`.
+    @discardableResult
+    func waitFor(
+        _ what: String, timeout: Duration = .seconds(10), after index: Int = 0,
+        where predicate: (ProbeEvent) -> Bool
+    ) async throws -> ProbeEvent {
+        let deadline = ContinuousClock.now + timeout
+        var checksAfterExit = 0
+        while true {
+            let events = self.events
+            if let match = events.dropFirst(index).first(where: predicate) { return match }
+            // Once the process has ended, give the reader a moment to deliver its last lines, then give up.
+            if !process.isRunning { checksAfterExit += 1 }
+            if ContinuousClock.now >= deadline || checksAfterExit > 10 {
+                let state = process.isRunning ? "" : " (the process exited with \(process.terminationStatus ?? -1))"
+                throw Timeout(waitingFor: what + state, seen: events.map(\.line), stderr: stderr)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @discardableResult
+    func waitFor(event name: String, timeout: Duration = .seconds(10), after index: Int = 0) async throws -> ProbeEvent {
+        try await waitFor("'\(name)'", timeout: timeout, after: index) { $0.event == name }
+    }
+
+    /// Waits until stderr contains `text`.
+    func waitForLog(_ text: String, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !stderr.contains(text) {
+            if ContinuousClock.now >= deadline {
+                throw Timeout(waitingFor: "log '\(text)'", seen: events.map(\.line), stderr: stderr)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func send(_ line: String) {
+        process.write(line + "\n")
+    }
+
+    /// Closes stdin (the probe then stops cleanly) and waits up to `timeout` for the process to end; kills it after.
+    func finish(timeout: Duration = .seconds(5)) async {
+        process.closeStdin()
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if process.isRunning {
+            process.signal(SIGKILL)
+            process.waitForExit()
+        }
+    }
+}

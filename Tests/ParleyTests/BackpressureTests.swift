@@ -1,0 +1,88 @@
+import Foundation
+import NIOCore
+@testable import Parley
+import ParleyTestSupport
+import Testing
+import Synchronization
+
+@Suite("Backpressure and slow peers", .timeLimit(.minutes(2)))
+struct BackpressureTests {
+    /// A handler that blocks until released: the peer stops reading, as a stalled app would.
+    final class Gate: Sendable {
+        private let opened = Mutex(false)
+        func wait() async throws {
+            while !opened.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        func open() { opened.withLock { $0 = true } }
+    }
+
+    static func tuned(_ configuration: inout TransceiverConfiguration) {
+        configuration.outboundHighWatermark = 256 * 1024
+        configuration.outboundLowWatermark = 64 * 1024
+        configuration.inboundBacklogLimit = 256 * 1024
+        configuration.slowPeerTimeout = .milliseconds(300)
+    }
+
+    @Test("send waits while a stalled peer's queue is full, so the sender's queue stays bounded")
+    func sendWaits() async throws {
+        let gate = Gate()
+        let receiver = makeTransceiver("stalled", adjust: Self.tuned)
+        let sender = makeTransceiver("sender", listen: nil, adjust: Self.tuned)
+        let received = Counter()
+        receiver.receiveRaw(typeName: RawBlob.typeName) { _, _ in
+            try await gate.wait()
+            received.increment()
+        }
+        try await withRunning([receiver, sender]) {
+            let peer = try await sender.connect(to: receiver.loopbackEndpoint)
+            let blob = RawBlob.payload(size: 256 * 1024)
+            let sent = Counter()
+            let total = 200  // 50 MB if nothing pushed back
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for _ in 0..<total {
+                        try await sender.sendRaw(typeName: RawBlob.typeName, payload: blob, to: peer.id)
+                        sent.increment()
+                    }
+                }
+                try await Task.sleep(for: .seconds(1))
+                let stalledAt = sent.count
+                let queued = sender.state.withLock { $0.table.connection(for: peer.id) }?.outbound.queuedBytes ?? -1
+                // Kernel buffers absorb some; the rest must wait in `send`, not pile up in memory.
+                #expect(stalledAt < total)
+                #expect(queued < 256 * 1024 + 400 * 1024)
+                gate.open()
+                try await group.waitForAll()
+            }
+            #expect(await eventually { received.count == total })
+        }
+    }
+
+    @Test("broadcast disconnects a peer whose queue stays full, and still reaches the others")
+    func broadcastDropsSlowPeer() async throws {
+        let gate = Gate()
+        defer { gate.open() }
+        let hub = makeTransceiver("hub", logs: LogCapture(), adjust: Self.tuned)
+        let stalled = makeTransceiver("stalled", listen: nil, adjust: Self.tuned)
+        let healthy = makeTransceiver("healthy", listen: nil, adjust: Self.tuned)
+        let healthyCount = Counter()
+        stalled.receiveRaw(typeName: RawBlob.typeName) { _, _ in try await gate.wait() }
+        healthy.receiveRaw(typeName: RawBlob.typeName) { _, _ in healthyCount.increment() }
+        try await withRunning([hub, stalled, healthy]) {
+            try await stalled.connect(to: hub.loopbackEndpoint)
+            try await healthy.connect(to: hub.loopbackEndpoint)
+            #expect(await eventually { hub.peers.count == 2 })
+            let blob = RawBlob.payload(size: 256 * 1024)
+            var rounds = 0
+            while hub.statistics.slowPeersDropped == 0 && rounds < 400 {
+                await hub.broadcastRaw(typeName: RawBlob.typeName, payload: blob)
+                rounds += 1
+            }
+            #expect(hub.statistics.slowPeersDropped == 1)
+            #expect(await eventually { hub.peers.map(\.name) == ["healthy"] })
+            let broadcasts = rounds
+            #expect(await eventually { healthyCount.count == broadcasts })
+            gate.open()
+        }
+    }
+}
