@@ -1,13 +1,22 @@
 import NIOCore
 import ParleyWire
 
+/// A configured connection: the frames for the business logic, and the connection's own state.
+struct ConnectionChannel: Sendable {
+    var frames: NIOAsyncChannel<Frame, Never>
+    var connection: PeerConnection
+}
+
 /// The pipeline every Parley connection uses, TCP or Unix socket:
-/// bytes ⇄ FrameDecoder/FrameEncoder ⇄ HeartbeatHandler ⇄ async frames for the business logic.
+/// bytes ⇄ FrameDecoder/FrameEncoder ⇄ handshake deadline ⇄ heartbeats ⇄ reply resolution ⇄ async frames.
 enum ChannelSetup {
     static func configure(
         _ channel: any Channel,
-        configuration: TransceiverConfiguration
-    ) throws -> NIOAsyncChannel<Frame, Never> {
+        role: ConnectionRole,
+        configuration: TransceiverConfiguration,
+        counters: StatisticsCounters
+    ) throws -> ConnectionChannel {
+        let connection = PeerConnection(channel: channel, role: role, configuration: configuration)
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: configuration.maximumFrameSize)))
         try sync.addHandler(FrameEncoder())
@@ -18,12 +27,15 @@ enum ChannelSetup {
                 timeout: TimeAmount(configuration.heartbeatTimeout)
             )
         )
-        return try NIOAsyncChannel<Frame, Never>(
+        try sync.addHandler(ReplyResolver(connection: connection, counters: counters))
+        let frames = try NIOAsyncChannel<Frame, Never>(
             wrappingChannelSynchronously: channel,
             // Counted in frames, not bytes: each socket read still delivers every frame it completed, so
             // small messages keep flowing in batches, while at most `highWatermark` large frames wait here.
+            // Above it Parley stops reading from the socket and TCP pushes back on the sender.
             configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
         )
+        return ConnectionChannel(frames: frames, connection: connection)
     }
 }
 

@@ -12,7 +12,8 @@ final class PeerConnection: Sendable, Hashable {
 
     let channel: any Channel
     let role: ConnectionRole
-    let remoteAddress: String
+    /// The remote address; computed on use because a dialled channel is configured before it is connected.
+    var remoteAddress: String { channel.remoteAddress.map(Self.describe) ?? "unknown" }
     let outbound: OutboundQueue
     private let nextID = Atomic<UInt64>(0)
     private let pending = Mutex<[MessageID: ReplySlot]>([:])
@@ -23,7 +24,6 @@ final class PeerConnection: Sendable, Hashable {
     init(channel: any Channel, role: ConnectionRole, configuration: TransceiverConfiguration) {
         self.channel = channel
         self.role = role
-        self.remoteAddress = channel.remoteAddress.map(Self.describe) ?? "unknown"
         self.outbound = OutboundQueue(
             channel: channel,
             highWatermark: configuration.outboundHighWatermark,

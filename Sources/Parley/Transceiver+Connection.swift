@@ -12,8 +12,8 @@ public enum LegacyDebuggerFrame {
 extension Transceiver {
     /// Serves one connection from handshake to close. Errors end this connection only.
     func serve(_ job: Job) async {
-        let channel = job.channel.channel
-        let connection = PeerConnection(channel: channel, role: job.role, configuration: configuration)
+        let channel = job.channel.frames.channel
+        let connection = job.channel.connection
         var logger = self.logger
         logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
         let admitted = state.withLock { state -> Bool in
@@ -30,7 +30,7 @@ extension Transceiver {
         var handshakeResult = job.handshakeDone
         var endReason = "connection closed"
         do {
-            try await job.channel.executeThenClose { inbound in
+            try await job.channel.frames.executeThenClose { inbound in
                 var frames = inbound.makeAsyncIterator()
                 let peer: Peer
                 let firstMessage: InboundMessage?
@@ -203,8 +203,8 @@ extension Transceiver {
         )
     }
 
-    /// Reads frames until the connection ends, resolving replies directly and queueing messages for the handler
-    /// loop. Returns why the connection ended.
+    /// Reads frames until the connection ends and hands each message to its handler, in order. Replies never
+    /// get here: ``ReplyResolver`` completes them on the event loop. Returns why the connection ended.
     private func exchange(
         over connection: PeerConnection,
         peer: Peer,
@@ -212,56 +212,32 @@ extension Transceiver {
         frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
         logger: Logger
     ) async -> String {
-        let backlog = InboundBacklog<InboundMessage>(limit: configuration.inboundBacklogLimit)
         var endReason = "the peer closed the connection"
         var protocolError: (ErrorCode, String)?
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                while let message = await backlog.take() {
-                    await self.handle(message, from: peer, on: connection, logger: logger)
+        if let firstMessage { await deliver(firstMessage, from: peer, on: connection, logger: logger) }
+        do {
+            reading: while let frame = try await frames.next() {
+                switch frame {
+                case .message(let message):
+                    let inbound = InboundMessage(header: message.header, payload: message.payload)
+                    await deliver(inbound, from: peer, on: connection, logger: logger)
+                case .legacyDebugger(let json) where peer.kind == .legacyDebugger:
+                    await deliver(legacyMessage(json, on: connection), from: peer, on: connection, logger: logger)
+                case .close(let close):
+                    endReason = "the peer closed the connection (\(close.code)): \(close.message)"
+                    // Nothing more will come; finish our side once our queue is written.
+                    break reading
+                case .ping, .pong, .errorReply:
+                    break  // consumed by HeartbeatHandler and ReplyResolver; unreachable
+                case .hello, .auth, .legacyDebugger:
+                    protocolError = (.protocolViolation, "unexpected \(HandshakeStateMachine.name(of: frame)) frame after the handshake")
+                    break reading
                 }
             }
-            if let firstMessage { await accept(firstMessage, into: backlog, on: connection) }
-            do {
-                reading: while let frame = try await frames.next() {
-                    switch frame {
-                    case .message(let message):
-                        let inbound = InboundMessage(header: message.header, payload: message.payload)
-                        if let replyTo = message.header.inReplyTo {
-                            connection.messagesIn.add(1, ordering: .relaxed)
-                            counters.messagesReceived.add(1, ordering: .relaxed)
-                            if !connection.resolve(replyTo, with: .success(.message(inbound))) {
-                                counters.lateReplies.add(1, ordering: .relaxed)
-                                logger.debug("reply arrived after its request gave up", metadata: ["type": "\(message.header.typeName)"])
-                            }
-                        } else {
-                            await accept(inbound, into: backlog, on: connection)
-                        }
-                    case .errorReply(let reply):
-                        if !connection.resolve(reply.inReplyTo, with: .success(.error(reply))) {
-                            counters.lateReplies.add(1, ordering: .relaxed)
-                        }
-                    case .legacyDebugger(let json) where peer.kind == .legacyDebugger:
-                        await accept(legacyMessage(json, on: connection), into: backlog, on: connection)
-                    case .close(let close):
-                        endReason = "the peer closed the connection (\(close.code)): \(close.message)"
-                        if close.code == .duplicateConnection || close.code == .goingAway {
-                            // Nothing more will come; finish our side once our queue is written.
-                            break reading
-                        }
-                    case .ping, .pong:
-                        break  // consumed by HeartbeatHandler; unreachable
-                    case .hello, .auth, .legacyDebugger:
-                        protocolError = (.protocolViolation, "unexpected \(HandshakeStateMachine.name(of: frame)) frame after the handshake")
-                        break reading
-                    }
-                }
-            } catch let error as WireError {
-                protocolError = (error.closeCode, error.description)
-            } catch {
-                endReason = describe(error)
-            }
-            backlog.finish()
+        } catch let error as WireError {
+            protocolError = (error.closeCode, error.description)
+        } catch {
+            endReason = describe(error)
         }
         if let (code, text) = protocolError {
             counters.protocolErrors.add(1, ordering: .relaxed)
@@ -281,10 +257,10 @@ extension Transceiver {
         return endReason
     }
 
-    private func accept(_ message: InboundMessage, into backlog: InboundBacklog<InboundMessage>, on connection: PeerConnection) async {
+    private func deliver(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
         connection.messagesIn.add(1, ordering: .relaxed)
         counters.messagesReceived.add(1, ordering: .relaxed)
-        await backlog.put(message, size: message.payload.readableBytes + 64)
+        await handle(message, from: peer, on: connection, logger: logger)
     }
 
     /// Dispatches one message to its handler and answers requests.

@@ -41,8 +41,7 @@ public final class Transceiver: Sendable {
     }
 
     struct Job: Sendable {
-        var channel: NIOAsyncChannel<Frame, Never>
-        var role: ConnectionRole
+        var channel: ConnectionChannel
         var endpoint: Endpoint?
         /// The dialer's `connect` waits here for the handshake's result.
         var handshakeDone: CheckedContinuation<Peer, any Error>?
@@ -174,7 +173,12 @@ public final class Transceiver: Sendable {
                         group.addTask { await self.acceptLoop(server, jobs: jobsContinuation) }
                     }
                     for await job in jobs {
-                        group.addTask { await self.serve(job) }
+                        if configuration.handlersRunOnEventLoop {
+                            let executor = EventLoopTaskExecutor(job.channel.frames.channel.eventLoop)
+                            group.addTask(executorPreference: executor) { await self.serve(job) }
+                        } else {
+                            group.addTask { await self.serve(job) }
+                        }
                     }
                 }
             } onCancel: {
@@ -194,9 +198,10 @@ public final class Transceiver: Sendable {
         }
     }
 
-    private func bindListener() async throws -> NIOAsyncChannel<NIOAsyncChannel<Frame, Never>, Never>? {
+    private func bindListener() async throws -> NIOAsyncChannel<ConnectionChannel, Never>? {
         guard let host = configuration.listenHost else { return nil }
         let configuration = self.configuration
+        let counters = self.counters
         do {
             return try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
@@ -205,7 +210,7 @@ public final class Transceiver: Sendable {
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(host: host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, configuration: configuration)
+                        try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
                     }
                 }
         } catch {
@@ -214,14 +219,14 @@ public final class Transceiver: Sendable {
     }
 
     private func acceptLoop(
-        _ server: NIOAsyncChannel<NIOAsyncChannel<Frame, Never>, Never>,
+        _ server: NIOAsyncChannel<ConnectionChannel, Never>,
         jobs: AsyncStream<Job>.Continuation
     ) async {
         do {
             try await server.executeThenClose { inbound in
                 for try await child in inbound {
-                    if case .terminated = jobs.yield(Job(channel: child, role: .acceptor)) {
-                        try? await child.channel.close()
+                    if case .terminated = jobs.yield(Job(channel: child)) {
+                        try? await child.frames.channel.close()
                     }
                 }
             }
@@ -273,7 +278,8 @@ public final class Transceiver: Sendable {
     public func connect(to endpoint: Endpoint) async throws -> Peer {
         guard case .running = state.withLock({ $0.lifecycle }) else { throw TransceiverError.notRunning }
         let configuration = self.configuration
-        let channel: NIOAsyncChannel<Frame, Never>
+        let counters = self.counters
+        let channel: ConnectionChannel
         do {
             channel = try await ClientBootstrap(group: group)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -281,7 +287,7 @@ public final class Transceiver: Sendable {
                 .connectTimeout(TimeAmount(configuration.handshakeTimeout))
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, configuration: configuration)
+                        try ChannelSetup.configure(channel, role: .dialer, configuration: configuration, counters: counters)
                     }
                 }
         } catch {
@@ -289,15 +295,15 @@ public final class Transceiver: Sendable {
         }
         // The dialer speaks first, straight away: the acceptor's handshake deadline runs from the moment it
         // accepted, and must not depend on how soon the serving task gets scheduled here.
-        channel.channel.writeAndFlush(try helloFrame(localPeerID!), promise: nil)
+        channel.frames.channel.writeAndFlush(try helloFrame(localPeerID!), promise: nil)
         return try await withCheckedThrowingContinuation { continuation in
             let jobs = state.withLock { state -> AsyncStream<Job>.Continuation? in
                 if case .running(let jobs) = state.lifecycle { return jobs }
                 return nil
             }
-            let job = Job(channel: channel, role: .dialer, endpoint: endpoint, handshakeDone: continuation)
+            let job = Job(channel: channel, endpoint: endpoint, handshakeDone: continuation)
             if jobs == nil || jobs.map({ if case .terminated = $0.yield(job) { true } else { false } }) == true {
-                channel.channel.close(promise: nil)
+                channel.frames.channel.close(promise: nil)
                 continuation.resume(throwing: TransceiverError.notRunning)
             }
         }

@@ -27,8 +27,9 @@ public struct TransceiverConfiguration: Sendable {
     public var outboundLowWatermark: Int
     /// How long `broadcast` waits for a full queue before it disconnects that peer as too slow.
     public var slowPeerTimeout: Duration
-    /// Bytes of received messages waiting for their handler above which Parley stops reading from that peer.
-    public var inboundBacklogLimit: Int
+    /// Whether a connection's handlers run on its event-loop thread (lowest latency; a handler that computes
+    /// for long delays other connections on that loop) or on Swift's global executor.
+    public var handlersRunOnEventLoop: Bool
     /// On shutdown, how long queued messages get to reach their peers.
     public var shutdownFlushTimeout: Duration
     /// Capabilities announced in the handshake.
@@ -58,7 +59,7 @@ public struct TransceiverConfiguration: Sendable {
         outboundHighWatermark: Int = 8 * 1024 * 1024,
         outboundLowWatermark: Int = 2 * 1024 * 1024,
         slowPeerTimeout: Duration = .seconds(5),
-        inboundBacklogLimit: Int = 16 * 1024 * 1024,
+        handlersRunOnEventLoop: Bool = true,
         shutdownFlushTimeout: Duration = .seconds(2),
         capabilities: [String] = ["heartbeat"],
         logger: Logger = Logger(label: "parley")
@@ -74,7 +75,7 @@ public struct TransceiverConfiguration: Sendable {
         self.outboundHighWatermark = outboundHighWatermark
         self.outboundLowWatermark = outboundLowWatermark
         self.slowPeerTimeout = slowPeerTimeout
-        self.inboundBacklogLimit = inboundBacklogLimit
+        self.handlersRunOnEventLoop = handlersRunOnEventLoop
         self.shutdownFlushTimeout = shutdownFlushTimeout
         self.capabilities = capabilities
         self.logger = logger

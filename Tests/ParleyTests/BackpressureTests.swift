@@ -19,7 +19,6 @@ struct BackpressureTests {
     static func tuned(_ configuration: inout TransceiverConfiguration) {
         configuration.outboundHighWatermark = 256 * 1024
         configuration.outboundLowWatermark = 64 * 1024
-        configuration.inboundBacklogLimit = 256 * 1024
         configuration.slowPeerTimeout = .milliseconds(300)
     }
 

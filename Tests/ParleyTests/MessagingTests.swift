@@ -65,6 +65,23 @@ struct MessagingTests {
         }
     }
 
+    @Test("a handler may await a reply from the peer whose message it is handling")
+    func nestedRequest() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        client.respond(to: Echo.self) { echo, _ in Echo(text: echo.text + " from client") }
+        server.respond(to: ProgressQuery.self) { _, peer in
+            // Ask the requester something before answering it, on the same connection.
+            let inner = try await server.request(Echo(text: "inner"), from: peer, expecting: Echo.self)
+            return Echo(text: inner.text)
+        }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            let reply = try await client.request(ProgressQuery(), from: peer, expecting: Echo.self, timeout: .seconds(5))
+            #expect(reply.text == "inner from client")
+        }
+    }
+
     @Test("a request of an unknown type, a failing handler and a wrong reply type give typed errors")
     func requestErrors() async throws {
         struct Failure: Error, CustomStringConvertible { var description: String { "disk full" } }

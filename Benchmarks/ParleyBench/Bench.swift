@@ -1,0 +1,225 @@
+import Foundation
+import Logging
+import NIOCore
+import Parley
+import ParleyTestSupport
+
+// parley-bench: Parley between two processes over loopback. The parent sends; a child copy of this binary
+// (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted.
+//
+//   parley-bench [--quick]
+
+struct SmallMessage: Codable, Sendable, NamedMessage {
+    static let messageType = "bench.Small"
+    var id: Int
+    var title: String
+    var tags: [String]
+    var done: Bool
+}
+
+struct LargeMessage: Codable, Sendable, NamedMessage {
+    static let messageType = "bench.Large"
+    var items: [String]
+}
+
+struct CountQuery: Codable, Sendable, NamedMessage {
+    static let messageType = "bench.CountQuery"
+}
+
+struct Count: Codable, Sendable, NamedMessage {
+    static let messageType = "bench.Count"
+    var messages: Int
+    var bytes: Int
+}
+
+struct Ping: Codable, Sendable, NamedMessage {
+    static let messageType = "bench.Ping"
+    var sequence: Int
+}
+
+let rawTypeName = "bench.Raw"
+let stallTypeName = "bench.Stall"
+
+func configuration(_ name: String, listen: Bool) -> TransceiverConfiguration {
+    TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: listen ? "127.0.0.1" : nil, port: 0)
+}
+
+// MARK: - Receiver process
+
+/// Counts what arrives; never blocks unless asked to stall.
+actor Tally {
+    var messages = 0
+    var bytes = 0
+    func add(_ size: Int) {
+        messages += 1
+        bytes += size
+    }
+    var count: Count { Count(messages: messages, bytes: bytes) }
+}
+
+func runReceiver() async throws -> Never {
+    let tally = Tally()
+    let parley = Transceiver(configuration: configuration("bench-receiver", listen: true))
+    parley.receive(SmallMessage.self) { message, _ in await tally.add(message.title.utf8.count) }
+    parley.receive(LargeMessage.self) { message, _ in await tally.add(message.items.count) }
+    parley.receiveRaw(typeName: rawTypeName) { message, _ in await tally.add(message.payload.readableBytes) }
+    parley.receiveRaw(typeName: stallTypeName) { _, _ in
+        // A receiver that stops reading: its handler never returns, so Parley stops reading from the socket.
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+    parley.respond(to: CountQuery.self) { _, _ in await tally.count }
+    parley.respond(to: Ping.self) { ping, _ in ping }
+    try await parley.start()
+    FileHandle.standardOutput.write(Data("READY port=\(parley.listeningPort!) id=\(parley.localPeerID!)\n".utf8))
+    while true { try await Task.sleep(for: .seconds(3600)) }
+}
+
+// MARK: - Measurements
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func format(_ value: Double) -> String {
+    value >= 100 ? String(Int(value.rounded())) : String(format: "%.2f", value)
+}
+
+func residentMemoryMiB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return -1 }
+    return kib / 1024
+}
+
+let smallValue = SmallMessage(
+    id: 42, title: "Buy oat milk and a loaf of sourdough", tags: ["groceries", "weekend", "urgent"], done: false
+)
+
+/// Waits until the receiver has handled `expected` messages since the start of the run (requests travel on
+/// the same connection behind the messages, so one round trip usually suffices).
+func waitForReceiver(_ parley: Transceiver, _ peer: Peer, expected: Int) async throws {
+    while try await parley.request(CountQuery(), from: peer, expecting: Count.self, timeout: .seconds(60)).messages < expected {
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+@main
+struct Bench {
+    static func main() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .error
+            return handler
+        }
+        let arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == "receiver" { try await runReceiver() }
+        let quick = arguments.contains("--quick")
+        let scale = quick ? 10 : 1
+
+        let child = try await PeerProcess.start(executable: "parley-bench", arguments: ["receiver"])
+        defer { child.terminate() }
+        let parley = Transceiver(configuration: configuration("bench-sender", listen: false))
+        try await parley.start()
+        let peer = try await parley.connect(to: Endpoint(host: "127.0.0.1", port: child.port))
+        var received = 0
+
+        print("Parley benchmark — two processes over loopback")
+        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)")
+        let payloadSize = try JSONEncoder().encode(smallValue).count
+        print("small message payload: \(payloadSize) bytes of JSON")
+        print("")
+
+        // 1. JSON alone, same value.
+        let codecCount = 200_000 / scale
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+        let encoded = try encoder.encode(smallValue)
+        var clock = ContinuousClock.now
+        for _ in 0..<codecCount { _ = try encoder.encode(smallValue) }
+        let encodeRate = Double(codecCount) / seconds(ContinuousClock.now - clock)
+        clock = .now
+        for _ in 0..<codecCount { _ = try decoder.decode(SmallMessage.self, from: encoded) }
+        let decodeRate = Double(codecCount) / seconds(ContinuousClock.now - clock)
+        print("JSONEncoder alone:                \(format(encodeRate)) msgs/s")
+        print("JSONDecoder alone:                \(format(decodeRate)) msgs/s")
+
+        // 2. Typed small messages, one way.
+        let typedCount = 200_000 / scale
+        clock = .now
+        for _ in 0..<typedCount { try await parley.send(smallValue, to: peer) }
+        received += typedCount
+        try await waitForReceiver(parley, peer, expected: received)
+        let typedRate = Double(typedCount) / seconds(ContinuousClock.now - clock)
+        print("typed messages, one way:          \(format(typedRate)) msgs/s  (\(format(100 * typedRate / encodeRate)) % of encode-alone)")
+
+        // 3. Pre-encoded frames, one way: the payload is encoded once; Parley adds only its header.
+        let rawCount = 2_000_000 / scale
+        var rawPayload = ByteBuffer()
+        rawPayload.writeBytes(encoded)
+        clock = .now
+        for _ in 0..<rawCount { try await parley.sendRaw(typeName: rawTypeName, payload: rawPayload, to: peer.id) }
+        received += rawCount
+        try await waitForReceiver(parley, peer, expected: received)
+        let rawRate = Double(rawCount) / seconds(ContinuousClock.now - clock)
+        print("pre-encoded frames, one way:      \(format(rawRate)) msgs/s")
+
+        // 4. Request/reply latency, one at a time.
+        let pingCount = 20_000 / scale
+        for sequence in 0..<1_000 { _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self) }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(pingCount)
+        for sequence in 0..<pingCount {
+            let start = ContinuousClock.now
+            _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
+            latencies.append(seconds(ContinuousClock.now - start) * 1e6)
+        }
+        latencies.sort()
+        let p50 = latencies[latencies.count / 2]
+        let p99 = latencies[latencies.count * 99 / 100]
+        print("request/reply latency:            p50 \(format(p50)) µs, p99 \(format(p99)) µs")
+
+        // 5. 4 MB typed messages: transport time against encode + decode alone.
+        let large = LargeMessage(items: (0..<100_000).map { "item \($0) of a long shopping list" })
+        let largeEncoded = try encoder.encode(large)
+        let largeCount = max(20 / scale, 5)
+        clock = .now
+        for _ in 0..<largeCount {
+            let data = try encoder.encode(large)
+            _ = try decoder.decode(LargeMessage.self, from: data)
+        }
+        let codecSeconds = seconds(ContinuousClock.now - clock) / Double(largeCount)
+        clock = .now
+        for _ in 0..<largeCount { try await parley.send(large, to: peer) }
+        received += largeCount
+        try await waitForReceiver(parley, peer, expected: received)
+        let transportSeconds = seconds(ContinuousClock.now - clock) / Double(largeCount)
+        let megabytes = Double(largeEncoded.count) / 1_048_576
+        print("4 MB typed messages (\(format(megabytes)) MiB each): \(format(megabytes / transportSeconds)) MiB/s; "
+            + "\(format(transportSeconds * 1000)) ms each vs \(format(codecSeconds * 1000)) ms encode+decode alone "
+            + "(transport adds \(format(100 * (transportSeconds - codecSeconds) / codecSeconds)) %)")
+
+        // 6. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.
+        let before = residentMemoryMiB()
+        let chunk = ByteBuffer(repeating: 0x42, count: 1 << 20)
+        var queued = 0
+        var peak = before
+        let stallPeer = peer.id
+        let stallDuration: Duration = quick ? .seconds(2) : .seconds(5)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while true { try await parley.sendRaw(typeName: stallTypeName, payload: chunk, to: stallPeer) }
+            }
+            let deadline = ContinuousClock.now + stallDuration
+            while ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                peak = max(peak, residentMemoryMiB())
+            }
+            queued = parley.messageCounts(for: stallPeer)?.sent ?? 0
+            group.cancelAll()
+        }
+        print("stalled receiver:                 sender RSS \(format(before)) MiB before, peak \(format(peak)) MiB after trying to send 1 MiB messages for \(seconds(stallDuration)) s (\(queued) messages accepted in total on the connection)")
+
+        await parley.stop()
+    }
+}
