@@ -179,6 +179,19 @@ struct Bench {
         let p99 = latencies[latencies.count * 99 / 100]
         print("request/reply latency:            p50 \(format(p50)) µs, p99 \(format(p99)) µs")
 
+        // 4b. The same, with the caller pinned to the connection's event loop (no thread hand-off).
+        let pinned = try await withTaskExecutorPreference(parley.taskExecutor(for: peer.id)) {
+            var pinnedLatencies: [Double] = []
+            pinnedLatencies.reserveCapacity(pingCount)
+            for sequence in 0..<pingCount {
+                let start = ContinuousClock.now
+                _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
+                pinnedLatencies.append(seconds(ContinuousClock.now - start) * 1e6)
+            }
+            return pinnedLatencies.sorted()
+        }
+        print("request/reply latency, pinned:    p50 \(format(pinned[pinned.count / 2])) µs, p99 \(format(pinned[pinned.count * 99 / 100])) µs")
+
         // 5. 4 MB typed messages: transport time against encode + decode alone.
         let large = LargeMessage(items: (0..<100_000).map { "item \($0) of a long shopping list" })
         let largeEncoded = try encoder.encode(large)
@@ -205,6 +218,7 @@ struct Bench {
         var queued = 0
         var peak = before
         let stallPeer = peer.id
+        let sentBefore = parley.messageCounts(for: stallPeer)?.sent ?? 0
         let stallDuration: Duration = quick ? .seconds(2) : .seconds(5)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -215,10 +229,10 @@ struct Bench {
                 try await Task.sleep(for: .milliseconds(100))
                 peak = max(peak, residentMemoryMiB())
             }
-            queued = parley.messageCounts(for: stallPeer)?.sent ?? 0
+            queued = (parley.messageCounts(for: stallPeer)?.sent ?? 0) - sentBefore
             group.cancelAll()
         }
-        print("stalled receiver:                 sender RSS \(format(before)) MiB before, peak \(format(peak)) MiB after trying to send 1 MiB messages for \(seconds(stallDuration)) s (\(queued) messages accepted in total on the connection)")
+        print("stalled receiver:                 sender RSS \(format(before)) MiB before, peak \(format(peak)) MiB after trying to send 1 MiB messages for \(seconds(stallDuration)) s (\(queued) of them accepted before send had to wait)")
 
         await parley.stop()
     }
