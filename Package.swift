@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "ParleyWire", dependencies: [nioCore], swiftSettings: strict),
 
         // The transceiver: TCP transport, handshake, typed message router, peer gate.
-        .target(name: "Parley", dependencies: ["ParleyWire", nioCore, nioPosix, nioFoundation, logging], swiftSettings: strict),
+        .target(name: "Parley", dependencies: ["ParleyWire", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging], swiftSettings: strict),
 
         // Avahi's C client library, and the Swift module that owns every call into it.
         .systemLibrary(
@@ -76,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDiscoveryTests",
-            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe", logging],
+            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe", logging, "ParleyTestPeer"],
             swiftSettings: strict
         ),
     ]

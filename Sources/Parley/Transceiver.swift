@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import ParleyDiscovery
 import NIOPosix
 import ParleyWire
 import Synchronization
@@ -64,6 +65,11 @@ public final class Transceiver: Sendable {
         var eventSubscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
         var gateWaiters: [UInt64: GateWaiter] = [:]
         var nextToken: UInt64 = 0
+        var discovery: AvahiDiscovery?
+        var discoveryStatus = DiscoveryStatus.off
+        var services: [String: DiscoveredService] = [:]
+        /// Instance names that have a task connecting to them.
+        var dialing: Set<String> = []
 
         mutating func token() -> UInt64 {
             nextToken += 1
@@ -172,12 +178,21 @@ public final class Transceiver: Sendable {
                     "listen": "\(server?.channel.localAddress.map(PeerConnection.describe) ?? "not listening")",
                 ]
             )
+            let discovery = try configuration.discovery.map {
+                try startDiscovery($0, localID: localID, port: server?.channel.localAddress?.port)
+            }
             for waiter in waiters { waiter.resume() }
 
             await withTaskCancellationHandler {
                 await withDiscardingTaskGroup { group in
                     if let server {
                         group.addTask { await self.acceptLoop(server, jobs: jobsContinuation) }
+                    }
+                    if let discovery, let settings = configuration.discovery {
+                        group.addTask { await self.runDiscovery(discovery, settings: settings, localID: localID) }
+                    }
+                    for endpoint in configuration.staticPeers {
+                        group.addTask { await self.maintainStaticPeer(endpoint) }
                     }
                     for await job in jobs {
                         if configuration.handlersRunOnEventLoop {
@@ -244,16 +259,18 @@ public final class Transceiver: Sendable {
 
     /// Stops taking new work: closes the listener and every connection (gracefully), finishes the job stream.
     func beginShutdown() {
-        let (jobs, server, connections, waiters) = state.withLock { state in
+        let (jobs, server, connections, waiters, discovery) = state.withLock { state in
             guard case .running(let jobs) = state.lifecycle else {
-                return (AsyncStream<Job>.Continuation?.none, (any Channel)?.none, [PeerConnection](), [GateWaiter]())
+                return (AsyncStream<Job>.Continuation?.none, (any Channel)?.none, [PeerConnection](), [GateWaiter](), AvahiDiscovery?.none)
             }
             state.lifecycle = .stopping
             defer { state.gateWaiters.removeAll() }
-            return (jobs, state.serverChannel, Array(state.connections), Array(state.gateWaiters.values))
+            return (jobs, state.serverChannel, Array(state.connections), Array(state.gateWaiters.values), state.discovery)
         }
         guard let jobs else { return }
         logger.info("parley transceiver stopping", metadata: ["connections": "\(connections.count)"])
+        // First withdraw the advertisement, so that nobody discovers a node that is going away.
+        discovery?.stop()
         server?.close(promise: nil)
         jobs.finish()
         for connection in connections {
@@ -268,12 +285,17 @@ public final class Transceiver: Sendable {
     }
 
     private func finishStopping() {
-        let subscribers = state.withLock { state in
+        let (subscribers, discovery) = state.withLock { state in
             state.lifecycle = .stopped
             state.serverChannel = nil
-            defer { state.eventSubscribers.removeAll() }
-            return Array(state.eventSubscribers.values)
+            defer {
+                state.eventSubscribers.removeAll()
+                state.discovery = nil
+                state.discoveryStatus = .off
+            }
+            return (Array(state.eventSubscribers.values), state.discovery)
         }
+        discovery?.stop()
         for subscriber in subscribers { subscriber.finish() }
     }
 

@@ -32,6 +32,10 @@ public struct TransceiverConfiguration: Sendable {
     public var handlersRunOnEventLoop: Bool
     /// On shutdown, how long queued messages get to reach their peers.
     public var shutdownFlushTimeout: Duration
+    /// Avahi discovery: advertise, browse and auto-connect. `nil` turns discovery off.
+    public var discovery: DiscoveryConfiguration?
+    /// Peers to keep connected whatever discovery does (`host:port`): the fallback where multicast is blocked.
+    public var staticPeers: [Endpoint]
     /// Capabilities announced in the handshake.
     public var capabilities: [String]
     public var logger: Logger
@@ -61,6 +65,8 @@ public struct TransceiverConfiguration: Sendable {
         slowPeerTimeout: Duration = .seconds(5),
         handlersRunOnEventLoop: Bool = true,
         shutdownFlushTimeout: Duration = .seconds(2),
+        discovery: DiscoveryConfiguration? = nil,
+        staticPeers: [Endpoint] = [],
         capabilities: [String] = ["heartbeat"],
         logger: Logger = Logger(label: "parley")
     ) {
@@ -77,6 +83,8 @@ public struct TransceiverConfiguration: Sendable {
         self.slowPeerTimeout = slowPeerTimeout
         self.handlersRunOnEventLoop = handlersRunOnEventLoop
         self.shutdownFlushTimeout = shutdownFlushTimeout
+        self.discovery = discovery
+        self.staticPeers = staticPeers
         self.capabilities = capabilities
         self.logger = logger
     }

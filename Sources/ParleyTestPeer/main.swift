@@ -8,8 +8,10 @@ import ParleyTestSupport
 //
 //   parley-test-peer serve                      listen on 127.0.0.1 (any port); answer Echo, Blob, ProgressQuery, SlowRequest
 //   parley-test-peer stream HOST:PORT [COUNT]    connect and send Sequenced messages (forever when COUNT is absent)
+//   parley-test-peer discover NAME [HOST:PORT…]  advertise as NAME on _debug._tcp, browse, auto-connect (plus static
+//                                               peers); on each connection exchange an Echo; print JSON-lines events
 //
-// Prints `READY port=<port> id=<peer id>` once it is listening or connected.
+// Prints `READY port=<port> id=<peer id>` once it is listening or connected (discover: a JSON "ready" event).
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let mode = arguments.first else {
@@ -24,9 +26,17 @@ LoggingSystem.bootstrap { label in
 }
 
 let tracker = SequenceTracker()
-let parley = Transceiver(
-    configuration: .init(name: "test-peer-\(getpid())", identity: .ephemeral, listenHost: "127.0.0.1", port: 0)
+let discovering = mode == "discover"
+var configuration = TransceiverConfiguration(
+    name: discovering ? String(arguments.dropFirst().first ?? "peer") : "test-peer-\(getpid())",
+    identity: .ephemeral, listenHost: discovering ? "::" : "127.0.0.1", port: 0
 )
+if discovering {
+    configuration.port = TransceiverConfiguration.defaultPort
+    configuration.discovery = DiscoveryConfiguration(instanceName: configuration.name)
+    configuration.staticPeers = arguments.dropFirst(2).compactMap(Endpoint.init)
+}
+let parley = Transceiver(configuration: configuration)
 parley.respond(to: Echo.self) { echo, _ in echo }
 parley.respond(to: Blob.self) { blob, _ in BlobDigest(of: blob.data) }
 parley.respondRaw(to: RawBlob.typeName) { message, _ in
@@ -66,6 +76,26 @@ case "stream":
         try await Task.sleep(for: .milliseconds(20))
     }
     await parley.stop()
+case "discover":
+    // JSON lines, one per event, with a wall-clock time so that processes in different namespaces compare.
+    func emit(_ event: String, _ fields: [String: String] = [:]) {
+        var object: [String: Any] = ["event": event, "wallMs": Date().timeIntervalSince1970 * 1000, "pid": Int(getpid())]
+        for (key, value) in fields { object[key] = value }
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+    let events = parley.peerEvents
+    emit("ready", ["name": parley.configuration.name, "reason": id])
+    for await event in events {
+        switch event {
+        case .connected(let peer):
+            emit("connected", ["name": peer.name, "reason": peer.address])
+            let reply = try? await parley.request(Echo(text: "hello from \(parley.configuration.name)"), from: peer, expecting: Echo.self)
+            emit("exchanged", ["name": peer.name, "reason": reply?.text ?? "no reply"])
+        case .disconnected(let peer, let reason):
+            emit("disconnected", ["name": peer.name, "reason": reason])
+        }
+    }
 default:
     FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
     exit(2)

@@ -1,0 +1,65 @@
+import ParleyDiscovery
+
+/// Zero-config discovery for a transceiver: advertise its listener as a DNS-SD service through avahi-daemon,
+/// browse for others of the same type and connect to them by itself.
+public struct DiscoveryConfiguration: Sendable {
+    /// DNS-SD service type; `_debug._tcp` by default.
+    public var serviceType: String
+    /// Subtypes to advertise as well (e.g. `_relay`).
+    public var subtypes: [String]
+    /// Instance name; `nil` means the host name. On a collision Avahi's alternative (`Name #2`) is used.
+    public var instanceName: String?
+    /// Advertise this transceiver's listener.
+    public var advertise: Bool
+    /// Which discovered services to connect to.
+    public var autoConnect: AutoConnectPolicy
+
+    public init(
+        serviceType: String = ServiceType.debug.rawValue,
+        subtypes: [String] = [],
+        instanceName: String? = nil,
+        advertise: Bool = true,
+        autoConnect: AutoConnectPolicy = .all
+    ) {
+        self.serviceType = serviceType
+        self.subtypes = subtypes
+        self.instanceName = instanceName
+        self.advertise = advertise
+        self.autoConnect = autoConnect
+    }
+}
+
+/// Which discovered services a transceiver connects to by itself. Its own advertisement is never connected to.
+public enum AutoConnectPolicy: Sendable {
+    /// Every service of the type that is a Parley peer (has a peer id in its TXT record).
+    case all
+    /// None: discovery only reports; the app calls `connect` itself.
+    case none
+    /// Those for which the predicate holds (it sees the instance name, host, addresses and TXT record).
+    case matching(@Sendable (DiscoveredService) -> Bool)
+
+    func admits(_ service: DiscoveredService) -> Bool {
+        switch self {
+        case .all: service.peerID != nil
+        case .none: false
+        case .matching(let predicate): predicate(service)
+        }
+    }
+}
+
+/// Whether discovery is working, as the transceiver last heard from avahi-daemon.
+public enum DiscoveryStatus: Sendable, Hashable, CustomStringConvertible {
+    case off
+    case starting
+    case running(advertisedAs: String?)
+    case daemonUnavailable(String)
+
+    public var description: String {
+        switch self {
+        case .off: "off"
+        case .starting: "starting"
+        case .running(let name): name.map { "running, advertised as \"\($0)\"" } ?? "running, not advertising"
+        case .daemonUnavailable(let reason): "avahi-daemon unavailable: \(reason)"
+        }
+    }
+}

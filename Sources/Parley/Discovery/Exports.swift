@@ -1,0 +1,3 @@
+// The discovery types appear in the transceiver's API (`DiscoveredService`, `AutoConnectPolicy.matching`),
+// so `import Parley` brings them along.
+@_exported import ParleyDiscovery
