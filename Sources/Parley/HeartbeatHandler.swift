@@ -1,10 +1,12 @@
 import NIOCore
 import ParleyWire
 
-/// Keeps a connection's liveness known: after the handshake it pings when the connection has been quiet
-/// for `interval`, answers pings with pongs, and closes the connection when nothing at all has arrived for
-/// `timeout`. Pings and pongs never leave this handler, so the business logic only sees messages.
+/// Keeps a connection's liveness known: after the handshake it pings every `interval` (so a peer that only
+/// answers pings stays alive even while we send to it nonstop), answers pings with pongs, and closes the
+/// connection when nothing at all has arrived for `timeout` while we were reading. After the handshake,
+/// pings and pongs never leave this handler; before it they pass on, and the handshake refuses them.
 final class HeartbeatHandler: ChannelDuplexHandler {
+    // Duplex to see the outbound Start event and read requests; writes pass through untouched.
     typealias InboundIn = Frame
     typealias InboundOut = Frame
     typealias OutboundIn = Frame
@@ -16,7 +18,9 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private let interval: TimeAmount
     private let timeout: TimeAmount
     private var lastRead = NIODeadline.now()
-    private var wroteSinceTick = false
+    /// Whether a socket read has been asked for and not yet completed. When it stays false, reading is paused
+    /// because our own handlers are behind (backpressure): silence then says nothing about the peer.
+    private var readRequested = true
     private var ticker: RepeatedTask?
     private var nonce: UInt64 = 0
 
@@ -27,6 +31,10 @@ final class HeartbeatHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastRead = .now()
+        guard ticker != nil else {
+            context.fireChannelRead(data)
+            return
+        }
         switch unwrapInboundIn(data) {
         case .ping(let nonce):
             context.writeAndFlush(wrapOutboundOut(.pong(nonce)), promise: nil)
@@ -37,9 +45,14 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        wroteSinceTick = true
-        context.write(data, promise: promise)
+    func read(context: ChannelHandlerContext) {
+        readRequested = true
+        context.read()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readRequested = false
+        context.fireChannelReadComplete()
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
@@ -69,6 +82,10 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     }
 
     private func tick(context: ChannelHandlerContext) {
+        if !readRequested {
+            // We stopped reading ourselves; the peer's pongs are waiting in the socket. Not its fault.
+            lastRead = .now()
+        }
         if NIODeadline.now() - lastRead > timeout {
             ticker?.cancel()
             ticker = nil
@@ -76,11 +93,10 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             context.close(promise: nil)
             return
         }
-        if !wroteSinceTick {
-            nonce &+= 1
-            context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
-        }
-        wroteSinceTick = false
+        // Ping every interval, whatever else is going on: 14 bytes a second is cheap, and it keeps this side
+        // visibly alive to a peer even while we ourselves have stopped reading (backpressure).
+        nonce &+= 1
+        context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
     }
 }
 

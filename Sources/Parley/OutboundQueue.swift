@@ -60,14 +60,6 @@ final class OutboundQueue: Sendable {
         }
     }
 
-    /// Queues `frame` regardless of the watermark: control frames (pong, close) that must not wait behind data.
-    func enqueueImmediately(_ frame: Frame) {
-        state.withLock { state in
-            guard state.closedError == nil else { return }
-            append(frame, to: &state)
-        }
-    }
-
     /// Fails every waiting and future `enqueue` with `error`. Frames already queued are still written.
     func close(_ error: any Error) {
         let waiters = state.withLock { state -> [Waiter] in

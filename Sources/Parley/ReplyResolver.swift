@@ -16,6 +16,11 @@ final class ReplyResolver: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Before the handshake there is nothing to answer; the handshake sees (and refuses) whatever came first.
+        guard connection.peer != nil else {
+            context.fireChannelRead(data)
+            return
+        }
         switch unwrapInboundIn(data) {
         case .message(let message):
             guard let replyTo = message.header.inReplyTo else {

@@ -155,7 +155,7 @@ extension Transceiver {
         )
     }
 
-    /// Tells the remote side why the handshake failed (unless it is a legacy app, which would not understand), then closes.
+    /// Tells the remote side why the handshake failed, then closes.
     private func refuse(_ connection: PeerConnection, _ error: HandshakeError) {
         connection.outbound.finish(
             sending: .close(CloseFrame(code: error.closeCode, message: error.description)),
@@ -220,6 +220,13 @@ extension Transceiver {
                 switch frame {
                 case .message(let message):
                     let inbound = InboundMessage(header: message.header, payload: message.payload)
+                    if let replyTo = message.header.inReplyTo {
+                        // As above: a reply that slipped past ReplyResolver during the handshake.
+                        if !connection.resolve(replyTo, with: .success(.message(inbound))) {
+                            counters.lateReplies.add(1, ordering: .relaxed)
+                        }
+                        continue
+                    }
                     await deliver(inbound, from: peer, on: connection, logger: logger)
                 case .legacyDebugger(let json) where peer.kind == .legacyDebugger:
                     await deliver(legacyMessage(json, on: connection), from: peer, on: connection, logger: logger)
@@ -227,8 +234,13 @@ extension Transceiver {
                     endReason = "the peer closed the connection (\(close.code)): \(close.message)"
                     // Nothing more will come; finish our side once our queue is written.
                     break reading
-                case .ping, .pong, .errorReply:
-                    break  // consumed by HeartbeatHandler and ReplyResolver; unreachable
+                case .errorReply(let reply):
+                    // Normally resolved by ReplyResolver; this one arrived as the handshake was completing.
+                    if !connection.resolve(reply.inReplyTo, with: .success(.error(reply))) {
+                        counters.lateReplies.add(1, ordering: .relaxed)
+                    }
+                case .ping, .pong:
+                    break  // consumed by HeartbeatHandler once the handshake is done
                 case .hello, .auth, .legacyDebugger:
                     protocolError = (.protocolViolation, "unexpected \(HandshakeStateMachine.name(of: frame)) frame after the handshake")
                     break reading
@@ -243,8 +255,10 @@ extension Transceiver {
             counters.protocolErrors.add(1, ordering: .relaxed)
             logger.warning("protocol error; connection closed", metadata: ["reason": "\(text)"])
             endReason = text
+            // An app of the original debugger would not understand a Parley close frame: it just sees the close.
             connection.outbound.finish(
-                sending: .close(CloseFrame(code: code, message: text)), then: .close, timeout: .seconds(1),
+                sending: peer.kind == .parley ? .close(CloseFrame(code: code, message: text)) : nil,
+                then: .close, timeout: .seconds(1),
                 reason: TransceiverError.connectionClosed(peer.id, reason: text)
             )
         } else {
@@ -272,6 +286,15 @@ extension Transceiver {
             return
         case .reply(let typeName, let payload):
             guard expectsReply else { return }
+            do {
+                try checkSendable(typeName: typeName, payload: payload)
+            } catch {
+                counters.handlerFailures.add(1, ordering: .relaxed)
+                logger.warning("reply not sent", metadata: ["type": "\(message.typeName)", "reason": "\(error)"])
+                let reply = ErrorReplyFrame(inReplyTo: message.header.id, code: .handlerFailed, message: "reply not sent: \(error)")
+                await sendOrLog(.errorReply(reply), on: connection, logger: logger)
+                return
+            }
             let header = MessageHeader(typeName: typeName, id: connection.makeMessageID(), inReplyTo: message.header.id)
             await sendOrLog(.message(MessageFrame(header: header, payload: payload)), on: connection, logger: logger)
         case .failed(let code, let text):

@@ -55,12 +55,13 @@ extension Transceiver {
     @discardableResult
     public func broadcast<T: Encodable>(_ value: T) async throws -> Int {
         let payload = try encodePayload(value)
-        return await broadcastRaw(typeName: messageTypeName(of: T.self), payload: payload)
+        return try await broadcastRaw(typeName: messageTypeName(of: T.self), payload: payload)
     }
 
     /// ``broadcast(_:)`` for an already-encoded payload.
     @discardableResult
-    public func broadcastRaw(typeName: String, payload: ByteBuffer) async -> Int {
+    public func broadcastRaw(typeName: String, payload: ByteBuffer) async throws -> Int {
+        try checkSendable(typeName: typeName, payload: payload)
         let targets = state.withLock { state in
             state.table.peers.compactMap { peer in
                 peer.kind == .parley ? state.table.connection(for: peer.id).map { (peer, $0) } : nil
@@ -97,6 +98,7 @@ extension Transceiver {
 
     /// Sends an already-encoded payload under `typeName` to one peer.
     public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID) async throws {
+        try checkSendable(typeName: typeName, payload: payload)
         let connection = try connection(to: peer, kind: .parley)
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
         try await connection.send(.message(MessageFrame(header: header, payload: payload)))
@@ -128,6 +130,7 @@ extension Transceiver {
     public func requestRaw(
         typeName: String, payload: ByteBuffer, from peer: PeerID, timeout: Duration = .seconds(5)
     ) async throws -> InboundMessage {
+        try checkSendable(typeName: typeName, payload: payload)
         let connection = try connection(to: peer, kind: .parley)
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID(), flags: .expectsReply)
         let reply: PeerConnection.Reply
@@ -154,12 +157,20 @@ extension Transceiver {
     // MARK: - Helpers
 
     private func encodePayload<T: Encodable>(_ value: T) throws -> ByteBuffer {
-        let payload = try PayloadCoding.encode(value, allocator: ByteBufferAllocator())
-        let size = FrameLayout.messageFixedHeaderSize + messageTypeName(of: T.self).utf8.count + payload.readableBytes
-        guard size <= configuration.maximumFrameSize else {
-            throw TransceiverError.messageTooLarge(type: messageTypeName(of: T.self), size: size, maximum: configuration.maximumFrameSize)
+        try PayloadCoding.encode(value, allocator: ByteBufferAllocator())
+    }
+
+    /// Refuses, before anything is queued, a message the peer would have to reject: a type name the protocol
+    /// cannot carry, or a frame above the configured maximum.
+    func checkSendable(typeName: String, payload: ByteBuffer) throws {
+        let nameLength = typeName.utf8.count
+        guard (1...FrameLayout.maximumTypeNameLength).contains(nameLength) else {
+            throw TransceiverError.invalidTypeName(typeName)
         }
-        return payload
+        let size = FrameLayout.messageFixedHeaderSize + nameLength + payload.readableBytes
+        guard size <= configuration.maximumFrameSize else {
+            throw TransceiverError.messageTooLarge(type: typeName, size: size, maximum: configuration.maximumFrameSize)
+        }
     }
 
     private func connection(to peer: PeerID, kind: Peer.Kind) throws -> PeerConnection {

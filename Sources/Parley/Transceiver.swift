@@ -274,8 +274,9 @@ public final class Transceiver: Sendable {
         server?.close(promise: nil)
         jobs.finish()
         for connection in connections {
+            let isLegacyApp = connection.peer?.kind == .legacyDebugger
             connection.outbound.finish(
-                sending: .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")),
+                sending: isLegacyApp ? nil : .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")),
                 then: .halfClose,
                 timeout: configuration.shutdownFlushTimeout,
                 reason: TransceiverError.notRunning

@@ -26,6 +26,8 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     case unexpectedReply(expected: String, received: String, underlying: String?)
     /// The value could not be encoded.
     case encodingFailed(type: String, underlying: String)
+    /// The type name is empty or longer than the protocol allows (1…1024 bytes of UTF-8).
+    case invalidTypeName(String)
     /// The encoded message exceeds the configured maximum frame size.
     case messageTooLarge(type: String, size: Int, maximum: Int)
     /// The connection closed while the operation was in flight.
@@ -57,6 +59,8 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
             "expected a \(expected) reply, received \(received)" + (underlying.map { ": \($0)" } ?? "")
         case .encodingFailed(let type, let underlying):
             "cannot encode \(type): \(underlying)"
+        case .invalidTypeName(let name):
+            "message type name \"\(name.prefix(80))\" must be 1…\(FrameLayout.maximumTypeNameLength) bytes of UTF-8"
         case .messageTooLarge(let type, let size, let maximum):
             "\(type) encodes to \(size) bytes, above the maximum frame size of \(maximum) bytes"
         case .connectionClosed(let peer, let reason):

@@ -8,8 +8,10 @@ import ParleyTestSupport
 //
 //   parley-test-peer serve                      listen on 127.0.0.1 (any port); answer Echo, Blob, ProgressQuery, SlowRequest
 //   parley-test-peer stream HOST:PORT [COUNT]    connect and send Sequenced messages (forever when COUNT is absent)
-//   parley-test-peer discover NAME [HOST:PORT…]  advertise as NAME on _debug._tcp, browse, auto-connect (plus static
-//                                               peers); on each connection exchange an Echo; print JSON-lines events
+//   parley-test-peer discover NAME [HOST:PORT…] [--no-connect]
+//                                               advertise as NAME on _debug._tcp, browse, auto-connect (unless
+//                                               --no-connect) and keep static peers connected; on each connection
+//                                               exchange an Echo; print JSON-lines events
 //
 // Prints `READY port=<port> id=<peer id>` once it is listening or connected (discover: a JSON "ready" event).
 
@@ -33,8 +35,12 @@ var configuration = TransceiverConfiguration(
 )
 if discovering {
     configuration.port = TransceiverConfiguration.defaultPort
-    configuration.discovery = DiscoveryConfiguration(instanceName: configuration.name)
-    configuration.staticPeers = arguments.dropFirst(2).compactMap(Endpoint.init)
+    let options = arguments.dropFirst(2)
+    configuration.discovery = DiscoveryConfiguration(
+        instanceName: configuration.name,
+        autoConnect: options.contains("--no-connect") ? .none : .all
+    )
+    configuration.staticPeers = options.compactMap(Endpoint.init)
 }
 let parley = Transceiver(configuration: configuration)
 parley.respond(to: Echo.self) { echo, _ in echo }

@@ -238,6 +238,60 @@ struct MessagingTests {
         }
     }
 
+    @Test("a type name the protocol cannot carry is refused before sending")
+    func invalidTypeName() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            for name in ["", String(repeating: "n", count: 1025)] {
+                await #expect(throws: TransceiverError.self) {
+                    try await client.sendRaw(typeName: name, payload: ByteBuffer(string: "{}"), to: peer.id)
+                }
+            }
+            #expect(client.peers.count == 1)
+        }
+    }
+
+    @Test("a peer that only answers pings stays connected while it is sent to nonstop")
+    func pingOnlyPeerStaysAlive() async throws {
+        // The raw client never sends anything but pongs; the transceiver streams to it for longer than the
+        // heartbeat timeout and must keep it (it pings when nothing arrives, and the pongs count as arrivals).
+        let server = makeTransceiver("server") {
+            $0.heartbeatInterval = .milliseconds(200)
+            $0.heartbeatTimeout = .seconds(1)
+        }
+        try await withRunning([server]) {
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"raw","capabilities":["heartbeat"],"accepts":[]}"#))
+            #expect(await eventually { server.peers.count == 1 })
+            let peer = try #require(server.peers.first)
+            let stop = Counter()
+            // Answer pings on a thread of its own: blocking reads must not occupy the cooperative pool.
+            async let answering = RawSocket.offPool {
+                var decoder = FrameDecoder()
+                var buffer = ByteBuffer()
+                while stop.count == 0 {
+                    let (bytes, closed) = socket.readUntilClosed(timeout: 0.05)
+                    buffer.writeBytes(bytes)
+                    while let frame = try decoder.decode(buffer: &buffer) {
+                        if case .ping(let nonce) = frame { socket.write(.pong(nonce)) }
+                    }
+                    if closed { return false }
+                }
+                return true
+            }
+            let deadline = ContinuousClock.now + .seconds(3)
+            while ContinuousClock.now < deadline {
+                try await server.sendRaw(typeName: "test.Stream", payload: ByteBuffer(string: "{}"), to: peer.id)
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(server.peers.count == 1)
+            stop.increment()
+            #expect(try await answering)
+        }
+    }
+
     @Test("peer events report connect and disconnect, with the reason")
     func peerEvents() async throws {
         let server = makeTransceiver("server")

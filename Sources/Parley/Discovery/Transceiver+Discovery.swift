@@ -63,7 +63,7 @@ extension Transceiver {
                     let claimed = state.withLock { $0.dialing.insert(service.instanceName).inserted }
                     if claimed {
                         group.addTask {
-                            await self.maintainDiscoveredPeer(named: service.instanceName, localID: localID)
+                            await self.maintainDiscoveredPeer(named: service.instanceName)
                             _ = self.state.withLock { $0.dialing.remove(service.instanceName) }
                         }
                     }
@@ -95,24 +95,16 @@ extension Transceiver {
     }
 
     /// Connects to a discovered service and reconnects with backoff while it stays advertised.
-    private func maintainDiscoveredPeer(named name: String, localID: PeerID) async {
+    private func maintainDiscoveredPeer(named name: String) async {
         var backoff = Backoff()
-        var firstAttempt = true
         while isRunning, let service = state.withLock({ $0.services[name] }) {
-            let remoteID = service.peerID.flatMap(PeerID.init(rawValue:))
-            if let remoteID, isConnected(remoteID) {
+            // When both sides discover each other at once both dial; the peer table keeps one connection (the
+            // one dialled by the smaller id) on both sides, so racing costs one short-lived duplicate, not a delay.
+            if let remoteID = service.peerID.flatMap(PeerID.init(rawValue:)), isConnected(remoteID) {
                 backoff.reset()
                 await pause(.milliseconds(250))
                 continue
             }
-            // When both sides discover each other at once, the connection dialled by the smaller id is the one
-            // both keep; the larger id gives it a head start instead of racing it.
-            if firstAttempt, let remoteID, remoteID < localID {
-                firstAttempt = false
-                await pause(.seconds(1))
-                continue
-            }
-            firstAttempt = false
             if await dial(service) {
                 backoff.reset()
             } else {
