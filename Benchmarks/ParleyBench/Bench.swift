@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import Parley
 import ParleyTestSupport
+import Synchronization
 
 // parley-bench: Parley between two processes over loopback. The parent sends; a child copy of this binary
 // (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted.
@@ -46,28 +47,30 @@ func configuration(_ name: String, listen: Bool) -> TransceiverConfiguration {
 
 // MARK: - Receiver process
 
-/// Counts what arrives; never blocks unless asked to stall.
-actor Tally {
-    var messages = 0
-    var bytes = 0
+/// Counts what arrives. A lock, not an actor: an actor call from a handler would hop threads per message and
+/// measure Swift's executor, not Parley.
+final class Tally: Sendable {
+    private let state = Mutex((messages: 0, bytes: 0))
     func add(_ size: Int) {
-        messages += 1
-        bytes += size
+        state.withLock {
+            $0.messages += 1
+            $0.bytes += size
+        }
     }
-    var count: Count { Count(messages: messages, bytes: bytes) }
+    var count: Count { state.withLock { Count(messages: $0.messages, bytes: $0.bytes) } }
 }
 
 func runReceiver() async throws -> Never {
     let tally = Tally()
     let parley = Transceiver(configuration: configuration("bench-receiver", listen: true))
-    parley.receive(SmallMessage.self) { message, _ in await tally.add(message.title.utf8.count) }
-    parley.receive(LargeMessage.self) { message, _ in await tally.add(message.items.count) }
-    parley.receiveRaw(typeName: rawTypeName) { message, _ in await tally.add(message.payload.readableBytes) }
+    parley.receive(SmallMessage.self) { message, _ in tally.add(message.title.utf8.count) }
+    parley.receive(LargeMessage.self) { message, _ in tally.add(message.items.count) }
+    parley.receiveRaw(typeName: rawTypeName) { message, _ in tally.add(message.payload.readableBytes) }
     parley.receiveRaw(typeName: stallTypeName) { _, _ in
         // A receiver that stops reading: its handler never returns, so Parley stops reading from the socket.
         while true { try await Task.sleep(for: .seconds(3600)) }
     }
-    parley.respond(to: CountQuery.self) { _, _ in await tally.count }
+    parley.respond(to: CountQuery.self) { _, _ in tally.count }
     parley.respond(to: Ping.self) { ping, _ in ping }
     try await parley.start()
     FileHandle.standardOutput.write(Data("READY port=\(parley.listeningPort!) id=\(parley.localPeerID!)\n".utf8))
@@ -114,7 +117,14 @@ struct Bench {
         }
         let arguments = CommandLine.arguments.dropFirst()
         if arguments.first == "receiver" { try await runReceiver() }
-        let quick = arguments.contains("--quick")
+        // `main` runs on the main actor; the measurements run off it, or every `await` into Parley would add
+        // two executor hops that measure Swift's main-actor scheduling rather than Parley.
+        try await runBenchmarks(quick: arguments.contains("--quick"))
+    }
+}
+
+func runBenchmarks(quick: Bool) async throws {
+    do {
         let scale = quick ? 10 : 1
 
         let child = try await PeerProcess.start(executable: "parley-bench", arguments: ["receiver"])

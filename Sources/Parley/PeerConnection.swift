@@ -45,11 +45,14 @@ final class PeerConnection: Sendable, Hashable {
         messagesOut.add(1, ordering: .relaxed)
     }
 
-    /// Sends a request and waits for the frame that answers it. Cancellation (a timeout) forgets the request.
-    func request(_ header: MessageHeader, payload: ByteBuffer) async throws -> Reply {
+    /// Sends a request and waits up to `timeout` for the frame that answers it (then throws ``TimeoutExpired``).
+    /// The deadline is a timer on the event loop rather than a racing task: a request costs no extra tasks.
+    func request(_ header: MessageHeader, payload: ByteBuffer, timeout: Duration) async throws -> Reply {
         let slot = ReplySlot()
         pending.withLock { $0[header.id] = slot }
         defer { pending.withLock { _ = $0.removeValue(forKey: header.id) } }
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { slot.fulfill(.failure(TimeoutExpired())) }
+        defer { deadline.cancel() }
         try await send(.message(MessageFrame(header: header, payload: payload)))
         return try await slot.value()
     }

@@ -52,6 +52,7 @@ final class RawSocket: Sendable {
             let ready = poll(&poller, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
             if ready <= 0 { continue }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             if count <= 0 { return (result, true) }
             result += buffer[0..<count]
         }
