@@ -67,6 +67,37 @@ struct AutoConnectLabTests {
         }
     }
 
+    @Test("after a cut link heals, the peer is reconnected by itself while it is still advertised")
+    func reconnectAfterOutage() async throws {
+        try await NetnsLab.with { lab in
+            _ = try node(lab, .a, "Alpha")
+            let b = try node(lab, .b, "Bravo")
+            _ = try await b.waitFor("B connected to A", timeout: .seconds(15)) { $0.event == "connected" && $0.name == "Alpha" }
+            try lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "down"])
+            let gone = try await b.waitFor("B reports A gone", timeout: .seconds(8)) {
+                $0.event == "disconnected" && $0.name == "Alpha"
+            }
+            let mark = b.events.count
+            try lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "up"])
+            // mDNS still holds A's records (120 s lifetime), so B keeps retrying with backoff and gets through.
+            let back = try await b.waitFor("B reconnected to A", timeout: .seconds(25), after: mark) {
+                $0.event == "exchanged" && $0.name == "Alpha"
+            }
+            #expect(back.wallMs > gone.wallMs)
+        }
+    }
+
+    @Test("with auto-connect off on both sides, discovery connects nobody")
+    func policyNone() async throws {
+        try await NetnsLab.with { lab in
+            let a = try node(lab, .a, "Alpha", ["--no-connect"])
+            let b = try node(lab, .b, "Bravo", ["--no-connect"])
+            try await Task.sleep(for: .seconds(4))
+            #expect(!a.events.contains { $0.event == "connected" })
+            #expect(!b.events.contains { $0.event == "connected" })
+        }
+    }
+
     @Test("with avahi-daemon absent: one clear log line, and static peers still connect")
     func noDaemonStaticPeers() async throws {
         try await NetnsLab.with(NetnsLab.Options(avahi: false)) { lab in

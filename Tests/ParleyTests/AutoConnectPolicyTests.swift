@@ -1,0 +1,35 @@
+@testable import Parley
+import Testing
+
+@Suite("Auto-connect policy and backoff")
+struct AutoConnectPolicyTests {
+    static func service(name: String = "Kitchen", txt: TXTRecord) -> DiscoveredService {
+        DiscoveredService(
+            instanceName: name, type: .debug, domain: "local", hostName: "hosta.local",
+            addresses: [ResolvedAddress(host: "10.0.0.1", family: .ipv4, interfaceIndex: 2, interfaceName: "eth0", isLinkLocal: false)],
+            port: 7206, txt: txt
+        )
+    }
+
+    static let parley = service(txt: .parley(peerID: PeerID().rawValue, displayName: "Kitchen", requiresSecret: false))
+    static let stranger = service(name: "Printer", txt: ["note": "not a Parley peer"])
+
+    @Test(".all connects to Parley peers only; .none to nothing; .matching asks the predicate")
+    func policies() {
+        #expect(AutoConnectPolicy.all.admits(Self.parley))
+        #expect(!AutoConnectPolicy.all.admits(Self.stranger))
+        #expect(!AutoConnectPolicy.none.admits(Self.parley))
+        let kitchenOnly = AutoConnectPolicy.matching { $0.txt["nm"] == "Kitchen" }
+        #expect(kitchenOnly.admits(Self.parley))
+        #expect(!kitchenOnly.admits(Self.stranger))
+    }
+
+    @Test("backoff doubles up to its maximum and starts over after a success")
+    func backoff() {
+        var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(1))
+        #expect([backoff.delay(), backoff.delay(), backoff.delay(), backoff.delay()]
+            == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(1)])
+        backoff.reset()
+        #expect(backoff.delay() == .milliseconds(250))
+    }
+}
