@@ -107,6 +107,22 @@ func waitForReceiver(_ parley: Transceiver, _ peer: Peer, expected: Int) async t
     }
 }
 
+/// Round-trip times of `count` sequential requests, in microseconds, sorted.
+func requestLatencies(_ parley: Transceiver, _ peer: Peer, count: Int) async throws -> [Double] {
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    for sequence in 0..<count {
+        let start = ContinuousClock.now
+        _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
+        latencies.append(seconds(ContinuousClock.now - start) * 1e6)
+    }
+    return latencies.sorted()
+}
+
+func percentiles(_ sorted: [Double]) -> String {
+    "p50 \(format(sorted[sorted.count / 2])) µs, p99 \(format(sorted[sorted.count * 99 / 100])) µs"
+}
+
 @main
 struct Bench {
     static func main() async throws {
@@ -174,33 +190,16 @@ func runBenchmarks(quick: Bool) async throws {
         let rawRate = Double(rawCount) / seconds(ContinuousClock.now - clock)
         print("pre-encoded frames, one way:      \(format(rawRate)) msgs/s")
 
-        // 4. Request/reply latency, one at a time.
+        // 4. Request/reply latency, one at a time: from the global executor, then pinned to the connection's
+        //    event loop (no thread hand-off).
         let pingCount = 20_000 / scale
         for sequence in 0..<1_000 { _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self) }
-        var latencies: [Double] = []
-        latencies.reserveCapacity(pingCount)
-        for sequence in 0..<pingCount {
-            let start = ContinuousClock.now
-            _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
-            latencies.append(seconds(ContinuousClock.now - start) * 1e6)
-        }
-        latencies.sort()
-        let p50 = latencies[latencies.count / 2]
-        let p99 = latencies[latencies.count * 99 / 100]
-        print("request/reply latency:            p50 \(format(p50)) µs, p99 \(format(p99)) µs")
-
-        // 4b. The same, with the caller pinned to the connection's event loop (no thread hand-off).
+        let unpinned = try await requestLatencies(parley, peer, count: pingCount)
+        print("request/reply latency:            \(percentiles(unpinned))")
         let pinned = try await withTaskExecutorPreference(parley.taskExecutor(for: peer.id)) {
-            var pinnedLatencies: [Double] = []
-            pinnedLatencies.reserveCapacity(pingCount)
-            for sequence in 0..<pingCount {
-                let start = ContinuousClock.now
-                _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
-                pinnedLatencies.append(seconds(ContinuousClock.now - start) * 1e6)
-            }
-            return pinnedLatencies.sorted()
+            try await requestLatencies(parley, peer, count: pingCount)
         }
-        print("request/reply latency, pinned:    p50 \(format(pinned[pinned.count / 2])) µs, p99 \(format(pinned[pinned.count * 99 / 100])) µs")
+        print("request/reply latency, pinned:    \(percentiles(pinned))")
 
         // 5. 4 MB typed messages: transport time against encode + decode alone.
         let large = LargeMessage(items: (0..<100_000).map { "item \($0) of a long shopping list" })
