@@ -42,6 +42,12 @@ final class RawSocket: Sendable {
 
     func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
+    /// Makes the coming close abortive (RST instead of FIN), as when a host dies mid-connection.
+    func setAbortiveClose() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
     /// Reads until the peer closes the connection or `timeout` passes; returns the bytes and whether it closed.
     func readUntilClosed(timeout: TimeInterval = 5) -> (bytes: [UInt8], closed: Bool) {
         var result: [UInt8] = []

@@ -97,15 +97,20 @@ extension Transceiver {
     /// Connects to a discovered service and reconnects with backoff while it stays advertised.
     private func maintainDiscoveredPeer(named name: String) async {
         var backoff = Backoff()
+        // The id the handshake gave us; the TXT record's id may be missing (a `.matching` policy admits such
+        // services) or stale, and must not make us redial a peer that is connected.
+        var connectedID: PeerID?
         while isRunning, let service = state.withLock({ $0.services[name] }) {
             // When both sides discover each other at once both dial; the peer table keeps one connection (the
             // one dialled by the smaller id) on both sides, so racing costs one short-lived duplicate, not a delay.
-            if let remoteID = service.peerID.flatMap(PeerID.init(rawValue:)), isConnected(remoteID) {
+            let knownID = connectedID ?? service.peerID.flatMap(PeerID.init(rawValue:))
+            if let knownID, isConnected(knownID) {
                 backoff.reset()
                 await pause(.milliseconds(250))
                 continue
             }
-            if await dial(service) {
+            if let peer = await dial(service) {
+                connectedID = peer
                 backoff.reset()
             } else {
                 await pause(backoff.delay())
@@ -113,14 +118,13 @@ extension Transceiver {
         }
     }
 
-    /// Tries the service's addresses in order until one connects.
-    private func dial(_ service: DiscoveredService) async -> Bool {
+    /// Tries the service's addresses in order until one connects; returns the connected peer's id.
+    private func dial(_ service: DiscoveredService) async -> PeerID? {
         var failures: [String] = []
         for address in service.addresses {
             let endpoint = Endpoint(host: address.connectHost, port: Int(service.port))
             do {
-                try await connect(to: endpoint)
-                return true
+                return try await connect(to: endpoint).id
             } catch {
                 failures.append("\(endpoint): \(error)")
             }
@@ -129,7 +133,7 @@ extension Transceiver {
             "cannot reach discovered peer; will retry while it is advertised",
             metadata: ["instance": "\(service.instanceName)", "attempts": "\(failures.joined(separator: "; "))"]
         )
-        return false
+        return nil
     }
 
     /// Keeps a configured static peer connected, with backoff, for as long as the transceiver runs.

@@ -62,17 +62,27 @@ extension Transceiver {
         }
         handshakeResult?.resume(throwing: TransceiverError.connectFailed(job.endpoint ?? Endpoint(host: "?", port: 0), underlying: endReason))
 
-        connection.outbound.close(TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: endReason))
-        connection.failAllRequests(TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: endReason))
+        connection.noteEnd(endReason)
+        connectionEnded(connection)
+        if let peer = connection.peer {
+            logger.info("peer connection closed", metadata: ["reason": "\(connection.endReason ?? endReason)", "kind": "\(peer.kind.rawValue)"])
+        }
+    }
+
+    /// Everything that follows the end of a connection: pending requests fail, sends fail, the peer is reported
+    /// gone (if this was its active connection). Runs as soon as the channel closes — even while one of its
+    /// handlers is still busy — and again when its task ends; only the first call does anything.
+    func connectionEnded(_ connection: PeerConnection) {
+        let reason = connection.endReason ?? "the connection closed"
+        let error = TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason)
+        connection.outbound.close(error)
+        connection.failAllRequests(error)
         state.withLock { state in
             state.connections.remove(connection)
             guard let peer = connection.peer else { return }
             if case .disconnected(let gone) = state.table.remove(connection, peer: peer.id) {
-                emit(.disconnected(gone, reason: endReason), in: &state)
+                emit(.disconnected(gone, reason: reason), in: &state)
             }
-        }
-        if let peer = connection.peer {
-            logger.info("peer connection closed", metadata: ["reason": "\(endReason)", "kind": "\(peer.kind.rawValue)"])
         }
     }
 
@@ -130,6 +140,7 @@ extension Transceiver {
                 }
                 connection.peer = peer
                 register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
+                channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
             case .legacyDebugger(let json):
                 peer = Peer(
                     id: PeerID(), name: "legacy debugger app \(connection.remoteAddress)", kind: .legacyDebugger,
@@ -137,6 +148,7 @@ extension Transceiver {
                 )
                 connection.peer = peer
                 register(connection, peer: peer, dialer: peer.id, logger: logger)
+                channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
                 // The first frame was the app's first message: it is delivered like any other.
                 firstMessage = legacyMessage(json, on: connection)
             }
@@ -218,6 +230,9 @@ extension Transceiver {
         do {
             reading: while let frame = try await frames.next() {
                 switch frame {
+                case .message where peer.kind == .legacyDebugger:
+                    protocolError = (.protocolViolation, "a Parley message on a legacy debugger connection (no handshake)")
+                    break reading
                 case .message(let message):
                     let inbound = InboundMessage(header: message.header, payload: message.payload)
                     if let replyTo = message.header.inReplyTo {
@@ -255,6 +270,7 @@ extension Transceiver {
             counters.protocolErrors.add(1, ordering: .relaxed)
             logger.warning("protocol error; connection closed", metadata: ["reason": "\(text)"])
             endReason = text
+            connection.noteEnd(text)
             // An app of the original debugger would not understand a Parley close frame: it just sees the close.
             connection.outbound.finish(
                 sending: peer.kind == .parley ? .close(CloseFrame(code: code, message: text)) : nil,
@@ -262,6 +278,7 @@ extension Transceiver {
                 reason: TransceiverError.connectionClosed(peer.id, reason: text)
             )
         } else {
+            connection.noteEnd(endReason)
             connection.outbound.finish(
                 sending: nil, then: .close, timeout: configuration.shutdownFlushTimeout,
                 reason: TransceiverError.connectionClosed(peer.id, reason: endReason)
@@ -315,10 +332,15 @@ extension Transceiver {
         }
     }
 
+    /// Sends a reply. It waits for room like any send, but not forever: while it waits this connection's
+    /// handlers (and so its reading) stand still, and two peers flooding each other could otherwise wait on each
+    /// other for good. After ``TransceiverConfiguration/slowPeerTimeout`` the peer is dropped as too slow.
     private func sendOrLog(_ frame: Frame, on connection: PeerConnection, logger: Logger) async {
         do {
-            try await connection.send(frame)
+            try await withTimeout(configuration.slowPeerTimeout) { try await connection.send(frame) }
             counters.messagesSent.add(1, ordering: .relaxed)
+        } catch is TimeoutExpired {
+            if let peer = connection.peer { dropSlowPeer(peer, connection) }
         } catch {
             logger.debug("could not send reply", metadata: ["error": "\(error)"])
         }

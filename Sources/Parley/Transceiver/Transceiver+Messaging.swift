@@ -184,10 +184,11 @@ extension Transceiver {
         return connection
     }
 
-    private func dropSlowPeer(_ peer: Peer, _ connection: PeerConnection) {
+    func dropSlowPeer(_ peer: Peer, _ connection: PeerConnection) {
         counters.slowPeersDropped.add(1, ordering: .relaxed)
         let reason = "send queue stayed above \(configuration.outboundHighWatermark) bytes for \(configuration.slowPeerTimeout.secondsText)"
         logger.warning("disconnecting slow peer", metadata: ["peer-id": "\(peer.id)", "reason": "\(reason)"])
+        connection.noteEnd("disconnected as too slow: \(reason)")
         connection.outbound.finish(
             sending: nil, then: .close, timeout: .seconds(1),
             reason: TransceiverError.connectionClosed(peer.id, reason: reason)

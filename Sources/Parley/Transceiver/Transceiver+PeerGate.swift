@@ -5,6 +5,8 @@ import Synchronization
 extension Transceiver {
     /// The peer gate: waits until a connected peer matching `predicate` exists and returns it, or throws
     /// ``TransceiverError/noPeer(waitedFor:timeout:)`` after `timeout`. Returns at once if one is already connected.
+    /// The predicate runs while the transceiver's state is locked: it must look only at the `Peer` it is given,
+    /// never call back into the transceiver.
     public func waitForPeer(
         timeout: Duration,
         description: String = "peer",

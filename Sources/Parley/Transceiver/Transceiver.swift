@@ -65,6 +65,9 @@ public final class Transceiver: Sendable {
         var eventSubscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
         var gateWaiters: [UInt64: GateWaiter] = [:]
         var nextToken: UInt64 = 0
+        /// `stop()` came before `run()` was running; it shuts down as soon as it is.
+        var stopRequested = false
+        var stoppedWaiters: [CheckedContinuation<Void, Never>] = []
         var discovery: AvahiDiscovery?
         var discoveryStatus = DiscoveryStatus.off
         var services: [String: DiscoveredService] = [:]
@@ -138,33 +141,62 @@ public final class Transceiver: Sendable {
         }
     }
 
-    /// Stops: closes the listener, says goodbye to every peer, gives queued messages
+    /// Stops: withdraws the advertisement, closes the listener, says goodbye to every peer, gives queued messages
     /// ``TransceiverConfiguration/shutdownFlushTimeout`` to leave, and returns when everything is closed.
-    /// A handler still running after that (plus a second) is cancelled.
+    /// Handlers still running a second after that are cancelled (a handler that ignores cancellation still
+    /// holds `stop` up: handlers should be cancellable).
     public func stop() async {
         let task = state.withLock { $0.runTask }
         beginShutdown()
-        guard let task else { return }
-        let deadline = configuration.shutdownFlushTimeout + .seconds(1)
-        let finishedInTime = (try? await withTimeout(deadline) { _ = try? await task.value }) != nil
-        if !finishedInTime {
-            logger.warning("handlers still busy after the shutdown grace period; cancelling them")
-            task.cancel()
-            _ = try? await task.value
+        guard let task else {
+            await waitUntilStopped()
+            return
+        }
+        let grace = configuration.shutdownFlushTimeout + .seconds(1)
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try? await task.value
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: grace)
+                return false
+            }
+            if await group.next() == false {
+                logger.warning("handlers still busy after the shutdown grace period; cancelling them")
+                task.cancel()
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// For a transceiver driven by `run()` (not `start()`): returns once `run()` has finished.
+    private func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let pending = state.withLock { state -> Bool in
+                switch state.lifecycle {
+                case .idle, .stopped: return false
+                case .running, .stopping:
+                    state.stoppedWaiters.append(continuation)
+                    return true
+                }
+            }
+            if !pending { continuation.resume() }
         }
     }
 
     /// Runs the transceiver until it is stopped or the calling task is cancelled.
     public func run() async throws {
         let (jobs, jobsContinuation) = AsyncStream<Job>.makeStream()
+        try state.withLock { state in
+            guard case .idle = state.lifecycle else { throw TransceiverError.alreadyStarted }
+            state.lifecycle = .running(jobs: jobsContinuation)
+        }
+        var server: NIOAsyncChannel<ConnectionChannel, Never>?
         do {
             let localID = try configuration.identity.resolve()
-            try state.withLock { state in
-                guard case .idle = state.lifecycle else { throw TransceiverError.alreadyStarted }
-                state.lifecycle = .running(jobs: jobsContinuation)
-                state.localPeerID = localID
-            }
-            let server = try await bindListener()
+            state.withLock { $0.localPeerID = localID }
+            server = try await bindListener()
             let waiters = state.withLock { state in
                 state.serverChannel = server?.channel
                 state.listeningAddress = server?.channel.localAddress
@@ -182,6 +214,8 @@ public final class Transceiver: Sendable {
                 try startDiscovery($0, localID: localID, port: server?.channel.localAddress?.port)
             }
             for waiter in waiters { waiter.resume() }
+            // stop() may have come while we were starting.
+            if state.withLock({ $0.stopRequested }) { beginShutdown() }
 
             await withTaskCancellationHandler {
                 await withDiscardingTaskGroup { group in
@@ -208,6 +242,7 @@ public final class Transceiver: Sendable {
             }
             finishStopping()
         } catch {
+            try? await server?.channel.close()
             let waiters = state.withLock { state in
                 state.lifecycle = .stopped
                 defer { state.startWaiters.removeAll() }
@@ -261,6 +296,7 @@ public final class Transceiver: Sendable {
     func beginShutdown() {
         let (jobs, server, connections, waiters, discovery) = state.withLock { state in
             guard case .running(let jobs) = state.lifecycle else {
+                if case .idle = state.lifecycle, state.runTask != nil { state.stopRequested = true }
                 return (AsyncStream<Job>.Continuation?.none, (any Channel)?.none, [PeerConnection](), [GateWaiter](), AvahiDiscovery?.none)
             }
             state.lifecycle = .stopping
@@ -274,6 +310,7 @@ public final class Transceiver: Sendable {
         server?.close(promise: nil)
         jobs.finish()
         for connection in connections {
+            connection.noteEnd("this node (\(configuration.name)) is shutting down")
             let isLegacyApp = connection.peer?.kind == .legacyDebugger
             connection.outbound.finish(
                 sending: isLegacyApp ? nil : .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")),
@@ -286,18 +323,20 @@ public final class Transceiver: Sendable {
     }
 
     private func finishStopping() {
-        let (subscribers, discovery) = state.withLock { state in
+        let (subscribers, discovery, stoppedWaiters) = state.withLock { state in
             state.lifecycle = .stopped
             state.serverChannel = nil
             defer {
                 state.eventSubscribers.removeAll()
                 state.discovery = nil
                 state.discoveryStatus = .off
+                state.stoppedWaiters.removeAll()
             }
-            return (Array(state.eventSubscribers.values), state.discovery)
+            return (Array(state.eventSubscribers.values), state.discovery, state.stoppedWaiters)
         }
         discovery?.stop()
         for subscriber in subscribers { subscriber.finish() }
+        for waiter in stoppedWaiters { waiter.resume() }
     }
 
     // MARK: - Connecting

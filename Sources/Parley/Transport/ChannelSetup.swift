@@ -8,7 +8,7 @@ struct ConnectionChannel: Sendable {
 }
 
 /// The pipeline every Parley connection uses, TCP or Unix socket:
-/// bytes ⇄ FrameDecoder/FrameEncoder ⇄ handshake deadline ⇄ heartbeats ⇄ reply resolution ⇄ async frames.
+/// bytes ⇄ read activity ⇄ FrameDecoder/FrameEncoder ⇄ handshake deadline ⇄ heartbeats ⇄ reply resolution ⇄ async frames.
 enum ChannelSetup {
     static func configure(
         _ channel: any Channel,
@@ -17,14 +17,18 @@ enum ChannelSetup {
         counters: StatisticsCounters
     ) throws -> ConnectionChannel {
         let connection = PeerConnection(channel: channel, role: role, configuration: configuration)
+        let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
+        try sync.addHandler(ReadActivityHandler(activity))
         try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: configuration.maximumFrameSize)))
         try sync.addHandler(FrameEncoder())
         try sync.addHandler(HandshakeDeadlineHandler(timeout: TimeAmount(configuration.handshakeTimeout)))
         try sync.addHandler(
             HeartbeatHandler(
                 interval: TimeAmount(configuration.heartbeatInterval),
-                timeout: TimeAmount(configuration.heartbeatTimeout)
+                timeout: TimeAmount(configuration.heartbeatTimeout),
+                activity: activity,
+                connection: connection
             )
         )
         try sync.addHandler(ReplyResolver(connection: connection, counters: counters))
@@ -40,8 +44,11 @@ enum ChannelSetup {
 }
 
 extension TimeAmount {
+    /// Converts, clamping to what `TimeAmount` holds (±292 years), so "no timeout" written as a huge duration works.
     init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        self = .nanoseconds(overflow || overflow2 ? (seconds < 0 ? .min : .max) : total)
     }
 }

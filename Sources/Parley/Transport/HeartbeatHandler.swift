@@ -17,27 +17,32 @@ final class HeartbeatHandler: ChannelDuplexHandler {
 
     private let interval: TimeAmount
     private let timeout: TimeAmount
-    private var lastRead = NIODeadline.now()
+    private let activity: ReadActivity
+    private let connection: PeerConnection
     /// Whether a socket read has been asked for and not yet completed. When it stays false, reading is paused
     /// because our own handlers are behind (backpressure): silence then says nothing about the peer.
     private var readRequested = true
     private var ticker: RepeatedTask?
     private var nonce: UInt64 = 0
 
-    init(interval: TimeAmount, timeout: TimeAmount) {
+    init(interval: TimeAmount, timeout: TimeAmount, activity: ReadActivity, connection: PeerConnection) {
         self.interval = interval
         self.timeout = timeout
+        self.activity = activity
+        self.connection = connection
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        lastRead = .now()
         guard ticker != nil else {
             context.fireChannelRead(data)
             return
         }
         switch unwrapInboundIn(data) {
         case .ping(let nonce):
-            context.writeAndFlush(wrapOutboundOut(.pong(nonce)), promise: nil)
+            // A peer that floods pings and never reads would otherwise pile pongs up in memory.
+            if context.channel.isWritable {
+                context.writeAndFlush(wrapOutboundOut(.pong(nonce)), promise: nil)
+            }
         case .pong:
             break
         default:
@@ -62,7 +67,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         }
         promise?.succeed()
         guard ticker == nil else { return }
-        lastRead = .now()
+        activity.lastRead = .now()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
             let (handler, context) = loopBound.value
@@ -84,12 +89,14 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private func tick(context: ChannelHandlerContext) {
         if !readRequested {
             // We stopped reading ourselves; the peer's pongs are waiting in the socket. Not its fault.
-            lastRead = .now()
+            activity.lastRead = .now()
         }
-        if NIODeadline.now() - lastRead > timeout {
+        if NIODeadline.now() - activity.lastRead > timeout {
             ticker?.cancel()
             ticker = nil
-            context.fireErrorCaught(HeartbeatTimeout(silence: NIODeadline.now() - lastRead))
+            let error = HeartbeatTimeout(silence: NIODeadline.now() - activity.lastRead)
+            connection.noteEnd(error.description)
+            context.fireErrorCaught(error)
             context.close(promise: nil)
             return
         }
@@ -105,5 +112,27 @@ struct HeartbeatTimeout: Error, CustomStringConvertible {
     var silence: TimeAmount
     var description: String {
         "no data or heartbeat from the peer for \(Double(silence.nanoseconds) / 1e9) s; it is presumed gone"
+    }
+}
+
+/// When bytes last arrived on a connection. Shared by two handlers of one pipeline, so only ever touched on
+/// that channel's event loop.
+final class ReadActivity {
+    var lastRead = NIODeadline.now()
+}
+
+/// Sits in front of the frame decoder and notes every read: a peer in the middle of sending a large frame is
+/// alive, even though no whole frame (and so no pong) has arrived for a while.
+final class ReadActivityHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let activity: ReadActivity
+
+    init(_ activity: ReadActivity) { self.activity = activity }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        activity.lastRead = .now()
+        context.fireChannelRead(data)
     }
 }

@@ -40,8 +40,9 @@ final class OutboundQueue: Sendable {
 
     init(channel: any Channel, highWatermark: Int, lowWatermark: Int) {
         self.channel = channel
-        self.highWatermark = highWatermark
-        self.lowWatermark = min(lowWatermark, highWatermark)
+        // At least one byte each, low not above high: otherwise waiting senders could never be woken.
+        self.highWatermark = max(1, highWatermark)
+        self.lowWatermark = max(1, min(lowWatermark, self.highWatermark))
     }
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }

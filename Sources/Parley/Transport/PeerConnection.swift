@@ -18,6 +18,7 @@ final class PeerConnection: Sendable, Hashable {
     private let nextID = Atomic<UInt64>(0)
     private let pending = Mutex<[MessageID: ReplySlot]>([:])
     private let peerBox = Mutex<Peer?>(nil)
+    private let endReasonBox = Mutex<String?>(nil)
     let messagesIn = Atomic<Int>(0)
     let messagesOut = Atomic<Int>(0)
 
@@ -34,6 +35,13 @@ final class PeerConnection: Sendable, Hashable {
     var peer: Peer? {
         get { peerBox.withLock { $0 } }
         set { peerBox.withLock { $0 = newValue } }
+    }
+
+    /// Why the connection ended, as first noted by whoever ended it (heartbeat, protocol error, peer, shutdown).
+    var endReason: String? { endReasonBox.withLock { $0 } }
+
+    func noteEnd(_ reason: String) {
+        endReasonBox.withLock { if $0 == nil { $0 = reason } }
     }
 
     func makeMessageID() -> MessageID {

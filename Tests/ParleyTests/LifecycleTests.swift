@@ -1,0 +1,94 @@
+import Foundation
+import NIOCore
+@testable import Parley
+import ParleyTestSupport
+import ParleyWire
+import Testing
+
+@Suite("Lifecycle and dead connections", .timeLimit(.minutes(2)))
+struct LifecycleTests {
+    @Test("stop() cancels a handler that is still busy after the grace period")
+    func stopCancelsBusyHandler() async throws {
+        let server = makeTransceiver("server") { $0.shutdownFlushTimeout = .milliseconds(200) }
+        let client = makeTransceiver("client", listen: nil)
+        let started = Counter()
+        let cancelled = Counter()
+        server.receive(Echo.self) { _, _ in
+            started.increment()
+            do { try await Task.sleep(for: .seconds(120)) } catch { cancelled.increment() }
+        }
+        try await server.start()
+        try await client.start()
+        let peer = try await client.connect(to: server.loopbackEndpoint)
+        try await client.send(Echo(text: "take your time"), to: peer)
+        #expect(await eventually { started.count == 1 })
+        let clock = ContinuousClock.now
+        await server.stop()
+        // Grace is 0.2 s + 1 s; far below the handler's 120 s.
+        #expect(ContinuousClock.now - clock < .seconds(30))
+        #expect(cancelled.count == 1)
+        await client.stop()
+    }
+
+    @Test("calling run() on a running transceiver throws and leaves it serving")
+    func runTwice() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: Echo.self) { echo, _ in echo }
+        try await withRunning([server, client]) {
+            await #expect(throws: TransceiverError.self) { try await server.run() }
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            #expect(try await client.request(Echo(text: "still"), from: peer, expecting: Echo.self).text == "still")
+        }
+    }
+
+    @Test("a connection reset while its handler is busy is reported at once, not when the handler returns")
+    func resetDuringHandler() async throws {
+        let server = makeTransceiver("server")
+        let release = Counter()
+        server.receiveRaw(typeName: "test.Block") { _, _ in
+            while release.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        try await withRunning([server]) {
+            let events = server.peerEvents
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello())
+            #expect(await eventually { server.peers.count == 1 })
+            socket.write(.message(MessageFrame(header: MessageHeader(typeName: "test.Block", id: MessageID(1)), payload: ByteBuffer(string: "{}"))))
+            try await Task.sleep(for: .milliseconds(100))
+            socket.setAbortiveClose()
+            let reset = ContinuousClock.now
+            _ = consume socket
+            var reason: String?
+            for await event in events {
+                if case .disconnected(_, let why) = event {
+                    reason = why
+                    break
+                }
+            }
+            #expect(reason != nil)
+            #expect(ContinuousClock.now - reset < .seconds(5))
+            #expect(release.count == 0)  // the handler was still blocked when the peer was reported gone
+            #expect(server.peers.isEmpty)
+            release.increment()
+        }
+    }
+
+    @Test("a legacy debugger connection that sends a Parley message is closed as a protocol violation")
+    func legacyConnectionSendsParleyFrame() async throws {
+        let server = makeTransceiver("server")
+        let inbox = Inbox<String>()
+        server.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { _, _ in inbox.put("legacy") }
+        server.receiveRaw(typeName: "test.Sneaky") { _, _ in inbox.put("sneaky") }
+        try await withRunning([server]) {
+            let socket = try RawSocket(port: server.listeningPort!)
+            let json = #"{"action":"a","state":{}}"#
+            socket.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
+            #expect(try await inbox.take() == ["legacy"])
+            socket.write(.message(MessageFrame(header: MessageHeader(typeName: "test.Sneaky", id: MessageID(1)), payload: ByteBuffer(string: "{}"))))
+            let (bytes, closed) = try await socket.bytes()
+            #expect(closed && bytes.isEmpty)  // closed, and not sent a Parley frame it would not understand
+            #expect(server.statistics.protocolErrors == 1)
+        }
+    }
+}
