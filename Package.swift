@@ -11,6 +11,7 @@ let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 let nioFoundation = Target.Dependency.product(name: "NIOFoundationCompat", package: "swift-nio")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 
 let package = Package(
     name: "Parley",
@@ -22,10 +23,13 @@ let package = Package(
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
         .executable(name: "parley-bench", targets: ["ParleyBench"]),
+        .executable(name: "listr-example", targets: ["ListrExample"]),
+        .executable(name: "parleyctl", targets: ["ParleyCtl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
@@ -50,6 +54,20 @@ let package = Package(
 
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
+        // The Listr example (#4): a to-do list answering CLI commands; its command types live in a library so
+        // that the app, parleyctl's tests and other tools share one definition of each wire name and JSON shape.
+        .target(name: "ListrCommands", dependencies: ["Parley"], swiftSettings: strict),
+        .executableTarget(
+            name: "ListrExample",
+            dependencies: ["Parley", "ListrCommands", logging, argumentParser],
+            swiftSettings: strict
+        ),
+        // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
+        .executableTarget(
+            name: "ParleyCtl",
+            dependencies: ["Parley", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser],
+            swiftSettings: strict
+        ),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
         .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, logging], swiftSettings: strict),
         .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", nioCore, logging], swiftSettings: strict),
@@ -77,6 +95,11 @@ let package = Package(
         .testTarget(
             name: "ParleyDiscoveryTests",
             dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe", logging, "ParleyTestPeer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyCtlTests",
+            dependencies: ["ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer"],
             swiftSettings: strict
         ),
     ]

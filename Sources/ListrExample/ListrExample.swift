@@ -1,0 +1,177 @@
+import ArgumentParser
+import Foundation
+import ListrCommands
+import Logging
+import Parley
+
+// A to-do list in the spirit of the Listr app of the chibictl/listrctl article: it waits to be contacted and
+// answers AddItemCommand, ListItemsCommand, DumpDatabaseCommand and ReplaceDatabaseCommand with a CLIResponse.
+//
+//   listr-example                                  listen on 7206, advertise on _debug._tcp
+//   parleyctl send AddItemCommand '{"title":"milk"}' --direct --reply
+//   parleyctl send ListItemsCommand --direct --reply
+
+@main
+struct ListrExample: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listr-example",
+        abstract: "A to-do list that parleyctl can talk to.",
+        discussion: """
+            Answers AddItemCommand {"title": ...}, ListItemsCommand {},
+            DumpDatabaseCommand {} (replies with the list as JSON bytes) and
+            ReplaceDatabaseCommand {"data": "<base64>"}, each with a CLIResponse:
+            {"message": "text"} or {"data": "<base64>"}. Prints
+            "listr ready on port N as NAME" once it listens; stops on SIGINT or SIGTERM.
+            """
+    )
+
+    @Option(help: "Name sent in the handshake and in the advertisement's TXT record.")
+    var name = "listr"
+
+    @Option(help: "TCP port to listen on; 0 picks a free one (printed in the ready line).")
+    var port = TransceiverConfiguration.defaultPort
+
+    @Option(help: "Address to listen on (\"::\" accepts IPv6 and IPv4).")
+    var host = "::"
+
+    @Flag(help: "Do not advertise or browse with avahi-daemon; peers must connect to the port directly.")
+    var noDiscovery = false
+
+    @Option(help: "DNS-SD service type to advertise.")
+    var serviceType = ServiceType.debug.rawValue
+
+    @Option(help: "JSON file holding the list: read at start, rewritten after every change. Without it the list lives in memory.")
+    var data: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "warning"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
+        do { _ = try ServiceType(serviceType) } catch { throw ValidationError("\(error)") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+
+        let store = try ItemStore(file: data)
+        var configuration = TransceiverConfiguration(name: name, listenHost: host, port: port)
+        // Discovery makes the app findable; it never dials anyone itself: it waits to be contacted.
+        configuration.discovery = noDiscovery ? nil : DiscoveryConfiguration(serviceType: serviceType, autoConnect: .none)
+        let parley = Transceiver(configuration: configuration)
+
+        parley.respond(to: AddItemCommand.self) { command, peer in
+            let title = command.title.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !title.isEmpty else { throw ListrError("nothing added: the title is empty") }
+            let count = try await store.add(title)
+            say("\(peer.name) added \"\(title)\"")
+            return CLIResponse.message("added \"\(title)\" (\(count) \(count == 1 ? "item" : "items") on the list)")
+        }
+        parley.respond(to: ListItemsCommand.self) { _, _ in
+            let items = await store.items
+            if items.isEmpty { return CLIResponse.message("the list is empty") }
+            return CLIResponse.message(items.map { "\($0.done ? "[✓]" : "[ ]") \($0.title)" }.joined(separator: "\n"))
+        }
+        parley.respond(to: DumpDatabaseCommand.self) { _, peer in
+            let bytes = try await store.database.encoded()
+            say("\(peer.name) dumped the list (\(bytes.count) bytes)")
+            return CLIResponse.data(bytes)
+        }
+        parley.respond(to: ReplaceDatabaseCommand.self) { command, peer in
+            let database: ListrDatabase
+            do {
+                database = try ListrDatabase.decode(command.data)
+            } catch {
+                throw ListrError("the data is not a Listr list ({\"items\": [{\"title\": …, \"done\": …}]}): \(error)")
+            }
+            try await store.replace(with: database)
+            say("\(peer.name) replaced the list (\(database.items.count) items)")
+            return CLIResponse.message("replaced the list: \(database.items.count) \(database.items.count == 1 ? "item" : "items")")
+        }
+
+        try await parley.start()
+        say("listr ready on port \(parley.listeningPort ?? port) as \(name)")
+        let signal = await TerminationSignal.wait()
+        say("listr stopping (signal \(signal))")
+        await parley.stop()
+    }
+}
+
+/// The list, kept in memory and (with `--data`) in a JSON file rewritten atomically after every change.
+actor ItemStore {
+    private(set) var database: ListrDatabase
+    private let file: URL?
+
+    init(file path: String?) throws {
+        file = path.map { URL(fileURLWithPath: $0) }
+        if let file, FileManager.default.fileExists(atPath: file.path) {
+            do {
+                database = try ListrDatabase.decode(Data(contentsOf: file))
+            } catch {
+                throw ListrError("cannot read the list from \(file.path): \(error)")
+            }
+        } else {
+            database = ListrDatabase()
+        }
+    }
+
+    var items: [ListrItem] { database.items }
+
+    func add(_ title: String) throws -> Int {
+        var changed = database
+        changed.items.append(ListrItem(title: title))
+        try save(changed)
+        return database.items.count
+    }
+
+    func replace(with newDatabase: ListrDatabase) throws {
+        try save(newDatabase)
+    }
+
+    /// Writes first, then adopts: a change that cannot be stored is refused rather than half made.
+    private func save(_ newDatabase: ListrDatabase) throws {
+        if let file {
+            do {
+                try newDatabase.encoded().write(to: file, options: .atomic)
+            } catch {
+                throw ListrError("cannot write the list to \(file.path): \(error.localizedDescription)")
+            }
+        }
+        database = newDatabase
+    }
+}
+
+struct ListrError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One line on standard output, written at once (stdout is often a pipe, where `print` would buffer it).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Waits for SIGINT or SIGTERM and returns which one came.
+enum TerminationSignal {
+    static func wait() async -> Int32 {
+        let (signals, continuation) = AsyncStream<Int32>.makeStream()
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        var iterator = signals.makeAsyncIterator()
+        let received = await iterator.next() ?? SIGTERM
+        for source in sources { source.cancel() }
+        return received
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import Parley
+
+/// The transceiver `--direct` runs inside parleyctl: an ephemeral identity, discovery with auto-connect (or the
+/// `--peer` endpoints), and a listener only for `listen`.
+struct DirectNode {
+    let options: DirectOptions
+    let transceiver: Transceiver
+
+    /// - Parameter listenPort: `nil` for no listener (send, peers); a port (0: any) for `listen`, which also
+    ///   advertises itself so that discovering peers connect to it.
+    init(_ options: DirectOptions, listenPort: Int? = nil) {
+        bootstrapLogging(options.logLevel)
+        self.options = options
+        var configuration = TransceiverConfiguration(
+            name: options.name, identity: .ephemeral, listenHost: listenPort == nil ? nil : "::", port: listenPort ?? 0
+        )
+        configuration.staticPeers = options.endpoints
+        if options.usesDiscovery {
+            configuration.discovery = DiscoveryConfiguration(
+                serviceType: options.serviceType, instanceName: listenPort == nil ? nil : options.name,
+                advertise: listenPort != nil, autoConnect: .all
+            )
+        }
+        configuration.logger = Logger(label: "parleyctl")
+        transceiver = Transceiver(configuration: configuration)
+    }
+
+    /// Runs `body` with the transceiver started, and always stops it afterwards (queued messages get their
+    /// bounded time to leave).
+    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await transceiver.start()
+        do {
+            let result = try await body()
+            await transceiver.stop()
+            return result
+        } catch {
+            await transceiver.stop()
+            throw error
+        }
+    }
+
+    /// The peer gate: the first connected Parley peer matching `to` (an id prefix or a name), within `timeout`.
+    /// Fails with exit status 3 and a message naming what was waited for.
+    func waitForPeer(to: String?, timeout: Duration) async throws -> Peer {
+        let description = describeWantedPeer(to: to)
+        do {
+            return try await transceiver.waitForPeer(timeout: timeout, description: description) { peer in
+                peer.kind == .parley && (to.map { Self.peer(peer, matches: $0) } ?? true)
+            }
+        } catch let error as TransceiverError {
+            guard case .noPeer = error else { throw error }
+            var message = "\(error)"
+            if case .daemonUnavailable(let reason) = transceiver.discoveryStatus {
+                message += " (discovery is off: avahi-daemon unavailable: \(reason); try --peer HOST:PORT)"
+            }
+            let others = transceiver.peers.filter { $0.kind == .parley }
+            if to != nil, !others.isEmpty {
+                message += "; connected: " + others.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", ")
+            }
+            throw CtlFailure(.noPeer, message)
+        }
+    }
+
+    static func peer(_ peer: Peer, matches selector: String) -> Bool {
+        peer.name == selector || (!selector.isEmpty && peer.id.rawValue.hasPrefix(selector.lowercased()))
+    }
+
+    private func describeWantedPeer(to: String?) -> String {
+        var text = "Parley peer"
+        if let to { text += " named \"\(to)\" or with an id starting \"\(to)\"" }
+        if !options.endpoints.isEmpty {
+            text += " at " + options.endpoints.map(\.description).joined(separator: ", ")
+        } else if options.usesDiscovery {
+            text += " discovered on \(options.serviceType)"
+        } else {
+            text += " (discovery off and no --peer given)"
+        }
+        return text
+    }
+}
+
+/// Log lines go to standard error at `level`; bootstrapped once per process.
+func bootstrapLogging(_ level: String) {
+    let level = Logger.Level(rawValue: level) ?? .error
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+}
+
+/// Resolves a message type name given on the command line against the types a peer says it accepts: an exact
+/// match first, then a unique match on the part after a '.' (`AddItemCommand` → `listr.AddItemCommand`), else
+/// the name as given.
+func resolveTypeName(_ given: String, accepts: [String]) throws -> String {
+    if accepts.contains(given) { return given }
+    let candidates = accepts.filter { $0.hasSuffix("." + given) }
+    switch candidates.count {
+    case 0: return given
+    case 1: return candidates[0]
+    default:
+        throw CtlFailure.usage(
+            "message type \"\(given)\" is ambiguous for this peer: \(candidates.sorted().joined(separator: ", ")); give the full name"
+        )
+    }
+}
+
+/// Waits for SIGINT or SIGTERM and returns which one came.
+enum TerminationSignal {
+    static func wait() async -> Int32 {
+        let (signals, continuation) = AsyncStream<Int32>.makeStream()
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        var iterator = signals.makeAsyncIterator()
+        let received = await iterator.next() ?? SIGTERM
+        for source in sources { source.cancel() }
+        return received
+    }
+}
+
+/// Runs a blocking call (reading standard input) on a thread of its own, off Swift's cooperative pool.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

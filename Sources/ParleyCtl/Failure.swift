@@ -1,0 +1,45 @@
+import Parley
+
+/// parleyctl's exit statuses, as listed in `parleyctl --help` and docs/cli.md.
+enum ExitStatus: Int32, Sendable {
+    case success = 0
+    case error = 1
+    case usage = 2
+    case noPeer = 3
+    case noReply = 4
+    case daemonUnreachable = 5
+
+    init(for error: TransceiverError) {
+        switch error {
+        case .noPeer: self = .noPeer
+        case .replyTimedOut: self = .noReply
+        default: self = .error
+        }
+    }
+}
+
+/// A failure with a message for the user and the exit status it maps to.
+struct CtlFailure: Error, CustomStringConvertible {
+    var status: ExitStatus
+    var message: String
+
+    init(_ status: ExitStatus, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    var description: String { message }
+
+    static func usage(_ message: String) -> CtlFailure { CtlFailure(.usage, message) }
+
+    /// What `send`, `listen`, `peers` and `status` say without `--direct` until parleyd exists.
+    static func daemonUnreachable(_ command: String) -> CtlFailure {
+        CtlFailure(
+            .daemonUnreachable,
+            "parleyd is not reachable: the daemon is not implemented yet (it arrives with the daemon half of issue #4). "
+                + (command == "status"
+                    ? "There is no daemon status to show."
+                    : "Run `parleyctl \(command) --direct …` to talk to the LAN without a daemon.")
+        )
+    }
+}

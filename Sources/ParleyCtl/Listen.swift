@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import Parley
+
+struct Listen: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print incoming messages of the given types until interrupted.",
+        discussion: """
+            With --direct, runs a transceiver that listens on --port (any free port by
+            default), advertises itself on the service type, connects to the peers it
+            discovers (or to --peer HOST:PORT), and prints every message of a --type
+            it receives: type, sender and payload; with --json one object per line.
+            The port and name go to standard error once listening. Stops on SIGINT or
+            SIGTERM.
+
+            At least one --type is needed for now: Parley's router dispatches
+            registered type names only (they are announced to peers in the handshake).
+
+            Examples:
+              parleyctl listen --direct --type AddItemCommand --type CLIResponse
+              parleyctl listen --direct --type test.Note --no-discovery --port 7300
+            """
+    )
+
+    @Option(name: .customLong("type"), help: ArgumentHelp("A message type name to print; repeatable, at least one.", valueName: "type"))
+    var types: [String] = []
+
+    @Option(help: "With --direct: TCP port to listen on for peers (0: any free port).")
+    var port = 0
+
+    @OptionGroup var connection: DirectOptions
+
+    @OptionGroup var format: OutputOptions
+
+    func validate() throws {
+        guard !types.isEmpty else {
+            throw ValidationError("give at least one --type TYPE: the router dispatches registered message types only")
+        }
+        for type in types where !(1...1024).contains(type.utf8.count) {
+            throw ValidationError("--type must be 1…1024 bytes of UTF-8")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
+    }
+
+    func run() async throws {
+        try connection.requireDirect("listen")
+        let node = DirectNode(connection, listenPort: port)
+        let json = format.json
+        for type in Set(types) {
+            node.transceiver.receiveRaw(typeName: type) { message, peer in
+                let payload = Data(message.payload.readableBytesView)
+                if json {
+                    Output.json(
+                        MessageRecord(type: message.typeName, from: PeerRecord(peer), receivedAt: Date()),
+                        splicing: payload, as: "payload"
+                    )
+                } else {
+                    Output.line("\(message.typeName) from \(peer.name) (\(peer.id.rawValue.prefix(8))): \(String(decoding: payload, as: UTF8.self))")
+                }
+            }
+        }
+        let events = node.transceiver.peerEvents
+        try await node.run {
+            let port = node.transceiver.listeningPort ?? port
+            Output.error("parleyctl: listening for \(types.joined(separator: ", ")) on port \(port) as \(connection.name); Ctrl-C to stop")
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events {
+                        switch event {
+                        case .connected(let peer):
+                            Output.error("parleyctl: connected to \(peer.name) (\(peer.id.rawValue.prefix(8))) at \(peer.address)")
+                        case .disconnected(let peer, let reason):
+                            Output.error("parleyctl: \(peer.name) (\(peer.id.rawValue.prefix(8))) disconnected: \(reason)")
+                        }
+                    }
+                }
+                _ = await TerminationSignal.wait()
+                // Stopping finishes the event stream, which ends the task above.
+                await node.transceiver.stop()
+            }
+        }
+    }
+}
+
+private struct MessageRecord: Encodable {
+    var type: String
+    var from: PeerRecord
+    var receivedAt: Date
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Parley
+
+/// Options of the commands that reach peers: `send`, `listen`, `peers`.
+struct DirectOptions: ParsableArguments {
+    @Flag(help: "Run a transceiver in this process instead of asking parleyd (which is not available yet).")
+    var direct = false
+
+    @Option(
+        name: .customLong("peer"),
+        help: ArgumentHelp(
+            "With --direct: connect to this peer (HOST:PORT, [IPv6]:PORT); repeatable. Turns discovery off.",
+            valueName: "host:port"
+        )
+    )
+    var peers: [String] = []
+
+    @Flag(help: "With --direct: do not use avahi-daemon; only --peer endpoints (and peers connecting to us) count.")
+    var noDiscovery = false
+
+    @Option(help: "DNS-SD service type to discover peers on.")
+    var serviceType = ServiceType.debug.rawValue
+
+    @Option(help: "Name this tool gives in the handshake.")
+    var name = "parleyctl"
+
+    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "error"
+
+    func validate() throws {
+        for text in peers where Endpoint(text) == nil {
+            throw ValidationError("--peer \"\(text)\" is not HOST:PORT (an IPv6 address goes in brackets: [::1]:7206)")
+        }
+        do { _ = try ServiceType(serviceType) } catch { throw ValidationError("--service-type: \(error)") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown --log-level \"\(logLevel)\"; use trace, debug, info, notice, warning, error or critical")
+        }
+    }
+
+    var endpoints: [Endpoint] { peers.compactMap(Endpoint.init) }
+
+    /// Discovery runs unless static peers were given or it was turned off.
+    var usesDiscovery: Bool { endpoints.isEmpty && !noDiscovery }
+
+    /// Fails with exit status 5 unless `--direct` was given (parleyd does not exist yet).
+    func requireDirect(_ command: String) throws {
+        guard direct else { throw CtlFailure.daemonUnreachable(command) }
+    }
+}
+
+/// `--json` on every command that prints something.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON, one object per line.")
+    var json = false
+}
+
+/// Seconds given on the command line, as a `Duration`.
+func seconds(_ value: Double) -> Duration {
+    .milliseconds(Int64((value * 1000).rounded()))
+}
+
+func validatePositive(_ value: Double, _ option: String) throws {
+    guard value > 0, value.isFinite else { throw ValidationError("\(option) must be a positive number of seconds, not \(value)") }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Synchronization
+
+/// Writes whole lines to standard output and standard error, unbuffered (stdout is often a pipe, where `print`
+/// would hold lines back) and one line at a time (handlers of several peers may print at once).
+enum Output {
+    private static let lock = Mutex(())
+
+    static func line(_ text: String) { write(Data((text + "\n").utf8), to: .standardOutput) }
+    static func error(_ text: String) { write(Data((text + "\n").utf8), to: .standardError) }
+    static func bytes(_ data: Data) { write(data, to: .standardOutput) }
+
+    private static func write(_ data: Data, to handle: FileHandle) {
+        lock.withLock { _ in handle.write(data) }
+    }
+
+    /// One JSON object per line: sorted keys, no slashes escaped.
+    static func json<T: Encodable>(_ value: T) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(value) else { return }
+        line(String(decoding: data, as: UTF8.self))
+    }
+
+    /// A JSON object line with an already-encoded JSON value spliced in under `key`. `raw` is inserted as is if
+    /// it is valid JSON (line breaks, which valid JSON only has between tokens, are removed so that the line
+    /// stays one line); otherwise it goes in as a string.
+    static func json<T: Encodable>(_ value: T, splicing raw: Data, as key: String) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        guard var object = try? encoder.encode(value), object.last == UInt8(ascii: "}") else { return }
+        let spliced: Data
+        if JSONText.isValid(raw) {
+            spliced = Data(raw.filter { $0 != 0x0A && $0 != 0x0D })
+        } else {
+            spliced = (try? encoder.encode(String(decoding: raw, as: UTF8.self))) ?? Data("null".utf8)
+        }
+        object.removeLast()
+        if object.count > 1 { object.append(UInt8(ascii: ",")) }
+        object.append(contentsOf: Data("\"\(key)\":".utf8))
+        object.append(spliced)
+        object.append(UInt8(ascii: "}"))
+        line(String(decoding: object, as: UTF8.self))
+    }
+}
+
+enum JSONText {
+    /// Whether `data` is one JSON value (an object, array, string, number, true, false or null).
+    static func isValid(_ data: Data) -> Bool {
+        (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+    }
+}

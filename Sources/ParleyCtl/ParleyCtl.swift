@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Parley
+
+/// `parleyctl`: talk to Parley peers from a shell. Subcommands live one per file; options shared between them
+/// are in Options.swift, the in-process transceiver used by `--direct` in DirectNode.swift.
+@main
+struct ParleyCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parleyctl",
+        abstract: "Find Parley peers on the LAN and talk to them in typed messages.",
+        discussion: """
+            Without --direct, send, listen, peers and status go through parleyd, the
+            Parley daemon. It is not available yet (it arrives with the daemon half of
+            issue #4), so they exit with status 5. With --direct the tool runs its own
+            transceiver: it discovers peers through avahi-daemon (or connects to
+            --peer HOST:PORT), waits for a connected peer, acts and exits. browse needs
+            no daemon at all.
+
+            EXIT STATUS
+              0  success
+              1  error (cannot connect, the peer answered with an error, avahi-daemon
+                 unreachable, ...)
+              2  usage: invalid arguments, or a payload that is not JSON
+              3  no matching peer connected within --wait-peer
+              4  no reply within --reply-timeout
+              5  parleyd not reachable (not implemented yet: use --direct)
+            """,
+        version: "0.1.0",
+        subcommands: [Browse.self, Send.self, Listen.self, Peers.self, Status.self]
+    )
+
+    /// Runs the parsed command and maps every failure to the exit codes above (ArgumentParser's own usage
+    /// errors would otherwise exit with 64, EX_USAGE).
+    static func main() async {
+        let status: Int32
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            status = ExitStatus.success.rawValue
+        } catch {
+            status = report(error)
+        }
+        Foundation.exit(status)
+    }
+
+    /// Prints what went wrong (or the help text, completion script, …) and returns the exit status.
+    static func report(_ error: any Error) -> Int32 {
+        if let failure = error as? CtlFailure {
+            Output.error("parleyctl: \(failure.message)")
+            return failure.status.rawValue
+        }
+        if let failure = error as? TransceiverError {
+            Output.error("parleyctl: \(failure)")
+            return ExitStatus(for: failure).rawValue
+        }
+        let code = exitCode(for: error)
+        let message = fullMessage(for: error)
+        if code == .success {
+            // --help, --version, --generate-completion-script: normal output.
+            if !message.isEmpty { Output.line(message) }
+            return ExitStatus.success.rawValue
+        }
+        if !message.isEmpty { Output.error(message) }
+        if code == .validationFailure { return ExitStatus.usage.rawValue }
+        return code.rawValue
+    }
+}

@@ -1,0 +1,172 @@
+import ArgumentParser
+import Foundation
+import ListrCommands
+import NIOCore
+import Parley
+
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a typed message to a peer; with --reply, print its answer.",
+        discussion: """
+            Waits up to --wait-peer seconds for a connected peer (matching --to, if
+            given), resolves a short TYPE against the types the peer accepts
+            (AddItemCommand -> listr.AddItemCommand when that is the only match),
+            checks that the payload is JSON and sends it unchanged. With --reply it
+            sends a request and prints the reply: the text of a CLIResponse
+            {"message": ...}; the bytes of a CLIResponse {"data": ...} go to
+            --output FILE; any other reply is printed as its JSON.
+
+            Examples:
+              parleyctl send AddItemCommand '{"title":"milk"}' --direct --reply
+              parleyctl send ListItemsCommand --direct --reply --peer 10.0.0.2:7206
+              echo '{}' | parleyctl send ListItemsCommand - --direct --reply
+              parleyctl send DumpDatabaseCommand --direct --reply --output list.json
+            """
+    )
+
+    @Argument(help: "The message type name, or a short name resolved against the peer's accepted types.")
+    var type: String
+
+    @Argument(help: ArgumentHelp("The payload as JSON text, or - to read it from standard input.", valueName: "json|-"))
+    var payload: String = "{}"
+
+    @OptionGroup var connection: DirectOptions
+
+    @Option(help: "Send to the peer with this name or peer-id prefix (default: the first connected peer).")
+    var to: String?
+
+    @Option(help: "Seconds to wait for a connected peer.")
+    var waitPeer: Double = 20
+
+    @Flag(help: "Send a request and print the reply.")
+    var reply = false
+
+    @Option(help: "Seconds to wait for the reply.")
+    var replyTimeout: Double = 5
+
+    @Option(help: ArgumentHelp("With --reply: write the bytes of a data reply to this file (- for standard output).", valueName: "file"))
+    var output: String?
+
+    @OptionGroup var format: OutputOptions
+
+    func validate() throws {
+        try validatePositive(waitPeer, "--wait-peer")
+        try validatePositive(replyTimeout, "--reply-timeout")
+        let length = type.utf8.count
+        guard (1...1024).contains(length) else { throw ValidationError("TYPE must be 1…1024 bytes of UTF-8") }
+        if output != nil, !reply { throw ValidationError("--output needs --reply") }
+    }
+
+    func run() async throws {
+        try connection.requireDirect("send")
+        let payloadBytes = try await readPayload()
+        let node = DirectNode(connection)
+        try await node.run {
+            let peer = try await node.waitForPeer(to: to, timeout: seconds(waitPeer))
+            let typeName = try resolveTypeName(type, accepts: peer.accepts)
+            if !peer.accepts.isEmpty, !peer.accepts.contains(typeName) {
+                Output.error(
+                    "parleyctl: warning: \(peer.name) does not list \(typeName) among the types it accepts "
+                        + "(\(peer.accepts.sorted().joined(separator: ", "))); sending anyway"
+                )
+            }
+            let buffer = ByteBuffer(bytes: payloadBytes)
+            if reply {
+                let answer = try await node.transceiver.requestRaw(
+                    typeName: typeName, payload: buffer, from: peer.id, timeout: seconds(replyTimeout)
+                )
+                try show(answer, from: peer)
+            } else {
+                try await node.transceiver.sendRaw(typeName: typeName, payload: buffer, to: peer.id)
+                if format.json {
+                    Output.json(SentRecord(sent: typeName, bytes: payloadBytes.count, to: PeerRecord(peer)))
+                } else {
+                    Output.line("sent \(typeName) (\(payloadBytes.count) bytes) to \(peer.name) (\(peer.id.rawValue.prefix(8)))")
+                }
+            }
+        }
+    }
+
+    /// The payload argument, or standard input for `-`, checked to be JSON (exit status 2 otherwise).
+    private func readPayload() async throws -> Data {
+        let data: Data
+        let source: String
+        if payload == "-" {
+            data = try await offPool { FileHandle.standardInput.readDataToEndOfFile() }
+            source = "standard input"
+        } else {
+            data = Data(payload.utf8)
+            source = "the JSON argument"
+        }
+        guard JSONText.isValid(data) else {
+            let text = String(decoding: data.prefix(80), as: UTF8.self)
+            throw CtlFailure.usage(
+                "\(source) is not valid JSON: '\(text)\(data.count > 80 ? "…" : "")'"
+                    + " (a string needs quotes: '\"milk\"'; an object: '{\"title\":\"milk\"}')"
+            )
+        }
+        return data
+    }
+
+    /// Prints a reply: a CLIResponse's text, its data (to --output), or the raw JSON.
+    private func show(_ answer: InboundMessage, from peer: Peer) throws {
+        let bytes = Data(answer.payload.readableBytesView)
+        let response = try? JSONDecoder().decode(CLIResponse.self, from: bytes)
+        if case .data(let data)? = response, let output {
+            try write(data, to: output)
+            if !format.json, output != "-" { Output.line("wrote \(data.count) bytes to \(output)") }
+        }
+        if format.json {
+            if output != "-" {
+                Output.json(ReplyRecord(type: answer.typeName, from: PeerRecord(peer)), splicing: bytes, as: "payload")
+            }
+            return
+        }
+        switch response {
+        case .message(let text)?:
+            Output.line(text)
+        case .data(let data)?:
+            if output == nil {
+                Output.line("the reply holds \(data.count) bytes of data; use --output FILE to write them to a file")
+            }
+        case nil:
+            Output.line(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    private func write(_ data: Data, to path: String) throws {
+        if path == "-" {
+            Output.bytes(data)
+            return
+        }
+        do {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CtlFailure(.error, "cannot write the reply's \(data.count) bytes to \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// A peer in JSON output.
+struct PeerRecord: Encodable {
+    var name: String
+    var id: String
+    var address: String
+
+    init(_ peer: Peer) {
+        name = peer.name
+        id = peer.id.rawValue
+        address = peer.address
+    }
+}
+
+private struct SentRecord: Encodable {
+    var sent: String
+    var bytes: Int
+    var to: PeerRecord
+}
+
+private struct ReplyRecord: Encodable {
+    var type: String
+    var from: PeerRecord
+}

@@ -1,0 +1,142 @@
+function __parleyctl_should_offer_completions_for_flags_or_options -a expected_commands
+    set -l non_repeating_flags_or_options $argv[2..]
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __parleyctl_parse_tokens
+    test "$commands" = "$expected_commands"; and return $non_repeating_flags_or_options_absent
+end
+
+function __parleyctl_should_offer_completions_for_positional -a expected_commands positional_index_comparison expected_positional_index
+    set -l non_repeating_flags_or_options
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __parleyctl_parse_tokens
+    test "$commands" = "$expected_commands" -a \( "$positional_index" "$positional_index_comparison" "$expected_positional_index" \)
+end
+
+function __parleyctl_parse_tokens -S
+    set -l unparsed_tokens (__parleyctl_tokens -pc)
+    switch $unparsed_tokens[1]
+    case 'parleyctl'
+        __parleyctl_parse_subcommand 0 'version' 'h/help'
+        switch $unparsed_tokens[1]
+        case 'browse'
+            __parleyctl_parse_subcommand 0 'timeout=' 'type=' 'log-level=' 'json' 'version' 'h/help'
+        case 'send'
+            __parleyctl_parse_subcommand 2 'direct' 'peer=+' 'no-discovery' 'service-type=' 'name=' 'log-level=' 'to=' 'wait-peer=' 'reply' 'reply-timeout=' 'output=' 'json' 'version' 'h/help'
+        case 'listen'
+            __parleyctl_parse_subcommand 0 'type=+' 'port=' 'direct' 'peer=+' 'no-discovery' 'service-type=' 'name=' 'log-level=' 'json' 'version' 'h/help'
+        case 'peers'
+            __parleyctl_parse_subcommand 0 'wait=' 'direct' 'peer=+' 'no-discovery' 'service-type=' 'name=' 'log-level=' 'json' 'version' 'h/help'
+        case 'status'
+            __parleyctl_parse_subcommand 0 'json' 'version' 'h/help'
+        case 'help'
+            __parleyctl_parse_subcommand -r 1 'version'
+        end
+    end
+end
+
+function __parleyctl_tokens
+    if test (string split -m 1 -f 1 -- . "$FISH_VERSION") -gt 3
+        commandline --tokens-raw $argv
+    else
+        commandline -o $argv
+    end
+end
+
+function __parleyctl_parse_subcommand -S -a positional_count
+    argparse -s r -- $argv
+    set -l option_specs $argv[2..]
+    set -l is_repeating_positional $_flag_r
+    set -el _flag_r
+    set -a commands $unparsed_tokens[1]
+    set positional_index 0
+    while true
+        set -e unparsed_tokens[1]
+        argparse -sn "$commands" $option_specs -- $unparsed_tokens 2> /dev/null
+        set unparsed_tokens $argv
+        set positional_index (math $positional_index + 1)
+        for non_repeating_flag_or_option in $non_repeating_flags_or_options
+            if set -ql "_flag_$(string replace -a - _ -- $non_repeating_flag_or_option)"
+                set non_repeating_flags_or_options_absent 1
+                break
+            end
+        end
+        test (count $unparsed_tokens) -eq 0 -o \( -z "$is_repeating_positional" -a "$positional_index" -gt "$positional_count" \) && break
+    end
+end
+
+function __parleyctl_complete_directories
+    set -l token (commandline -t)
+    string match -- '*/' $token
+    set -l subdirs $token*/
+    printf %s\n $subdirs
+end
+
+function __parleyctl_custom_completion
+    set -x SAP_SHELL fish
+    set -x SAP_SHELL_VERSION $FISH_VERSION
+    set -l tokens (__parleyctl_tokens -p)
+    if test -z "$(__parleyctl_tokens -t)"
+        set -l index (count (__parleyctl_tokens -pc))
+        set tokens $tokens[..$index] \'\' $tokens[(math $index + 1)..]
+    end
+    command $tokens[1] $argv $tokens
+end
+
+complete -c 'parleyctl' -f
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'browse' -d 'List the services of a type on the LAN, straight from avahi-daemon (no parleyd needed).'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'send' -d 'Send a typed message to a peer; with --reply, print its answer.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'listen' -d 'Print incoming messages of the given types until interrupted.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'peers' -d 'List the connected peers: name, id, address, connected since, messages in and out.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'status' -d 'Show parleyd\'s name, port, advertisement, discovery state, peer count and uptime.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" timeout' -l 'timeout' -d 'Seconds to browse before printing.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" type' -l 'type' -d 'DNS-SD service type.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" log-level' -l 'log-level' -d 'Log level on standard error: trace, debug, info, notice, warning, error or critical.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" json' -l 'json' -d 'Print JSON, one object per line.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" direct' -l 'direct' -d 'Run a transceiver in this process instead of asking parleyd (which is not available yet).'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send"' -l 'peer' -d 'With --direct: connect to this peer (HOST:PORT, [IPv6]:PORT); repeatable. Turns discovery off.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" no-discovery' -l 'no-discovery' -d 'With --direct: do not use avahi-daemon; only --peer endpoints (and peers connecting to us) count.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" service-type' -l 'service-type' -d 'DNS-SD service type to discover peers on.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" name' -l 'name' -d 'Name this tool gives in the handshake.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" log-level' -l 'log-level' -d 'Log level on standard error: trace, debug, info, notice, warning, error or critical.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" to' -l 'to' -d 'Send to the peer with this name or peer-id prefix (default: the first connected peer).' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" wait-peer' -l 'wait-peer' -d 'Seconds to wait for a connected peer.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" reply' -l 'reply' -d 'Send a request and print the reply.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" reply-timeout' -l 'reply-timeout' -d 'Seconds to wait for the reply.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" output' -l 'output' -d 'With --reply: write the bytes of a data reply to this file (- for standard output).' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" json' -l 'json' -d 'Print JSON, one object per line.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl send" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen"' -l 'type' -d 'A message type name to print; repeatable, at least one.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" port' -l 'port' -d 'With --direct: TCP port to listen on for peers (0: any free port).' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" direct' -l 'direct' -d 'Run a transceiver in this process instead of asking parleyd (which is not available yet).'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen"' -l 'peer' -d 'With --direct: connect to this peer (HOST:PORT, [IPv6]:PORT); repeatable. Turns discovery off.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" no-discovery' -l 'no-discovery' -d 'With --direct: do not use avahi-daemon; only --peer endpoints (and peers connecting to us) count.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" service-type' -l 'service-type' -d 'DNS-SD service type to discover peers on.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" name' -l 'name' -d 'Name this tool gives in the handshake.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" log-level' -l 'log-level' -d 'Log level on standard error: trace, debug, info, notice, warning, error or critical.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" json' -l 'json' -d 'Print JSON, one object per line.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl listen" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" wait' -l 'wait' -d 'Seconds to discover and connect before listing.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" direct' -l 'direct' -d 'Run a transceiver in this process instead of asking parleyd (which is not available yet).'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers"' -l 'peer' -d 'With --direct: connect to this peer (HOST:PORT, [IPv6]:PORT); repeatable. Turns discovery off.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" no-discovery' -l 'no-discovery' -d 'With --direct: do not use avahi-daemon; only --peer endpoints (and peers connecting to us) count.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" service-type' -l 'service-type' -d 'DNS-SD service type to discover peers on.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" name' -l 'name' -d 'Name this tool gives in the handshake.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" log-level' -l 'log-level' -d 'Log level on standard error: trace, debug, info, notice, warning, error or critical.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" json' -l 'json' -d 'Print JSON, one object per line.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl peers" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl status" json' -l 'json' -d 'Print JSON, one object per line.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl status" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl status" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl help" version' -l 'version' -d 'Show the version.'
