@@ -4,25 +4,27 @@ import Parley
 
 struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print incoming messages of the given types until interrupted.",
+        abstract: "Print incoming messages (of the given types, or all) until interrupted.",
         discussion: """
             With --direct, runs a transceiver that listens on --port (any free port by
             default), advertises itself on the service type, connects to the peers it
-            discovers (or to --peer HOST:PORT), and prints every message of a --type
-            it receives: type, sender and payload; with --json one object per line.
+            discovers (or to --peer HOST:PORT), and prints every message it receives
+            (only those of the --type names, when given): type, sender and payload;
+            with --json one object per line.
             The port and name go to standard error once listening. Stops on SIGINT or
             SIGTERM.
 
-            At least one --type is needed for now: Parley's router dispatches
-            registered type names only (they are announced to peers in the handshake).
+            Named --type values are announced to peers in the handshake, so that
+            `parleyctl send` can resolve short names against them.
 
             Examples:
+              parleyctl listen --direct
               parleyctl listen --direct --type AddItemCommand --type CLIResponse
               parleyctl listen --direct --type test.Note --no-discovery --port 7300
             """
     )
 
-    @Option(name: .customLong("type"), help: ArgumentHelp("A message type name to print; repeatable, at least one.", valueName: "type"))
+    @Option(name: .customLong("type"), help: ArgumentHelp("A message type name to print; repeatable. Without it, every type is printed.", valueName: "type"))
     var types: [String] = []
 
     @Option(help: "With --direct: TCP port to listen on for peers (0: any free port).")
@@ -33,9 +35,6 @@ struct Listen: AsyncParsableCommand {
     @OptionGroup var format: OutputOptions
 
     func validate() throws {
-        guard !types.isEmpty else {
-            throw ValidationError("give at least one --type TYPE: the router dispatches registered message types only")
-        }
         for type in types where !(1...1024).contains(type.utf8.count) {
             throw ValidationError("--type must be 1…1024 bytes of UTF-8")
         }
@@ -46,23 +45,26 @@ struct Listen: AsyncParsableCommand {
         try connection.requireDirect("listen")
         let node = DirectNode(connection, listenPort: port)
         let json = format.json
-        for type in Set(types) {
-            node.transceiver.receiveRaw(typeName: type) { message, peer in
-                let payload = Data(message.payload.readableBytesView)
-                if json {
-                    Output.json(
-                        MessageRecord(type: message.typeName, from: PeerRecord(peer), receivedAt: Date()),
-                        splicing: payload, as: "payload"
-                    )
-                } else {
-                    Output.line("\(message.typeName) from \(peer.name) (\(peer.id.rawValue.prefix(8))): \(String(decoding: payload, as: UTF8.self))")
-                }
+        let show: @Sendable (InboundMessage, Peer) async throws -> Void = { message, peer in
+            let payload = Data(message.payload.readableBytesView)
+            if json {
+                Output.json(
+                    MessageRecord(type: message.typeName, from: PeerRecord(peer), receivedAt: Date()),
+                    splicing: payload, as: "payload"
+                )
+            } else {
+                Output.line("\(message.typeName) from \(peer.name) (\(peer.id.rawValue.prefix(8))): \(String(decoding: payload, as: UTF8.self))")
             }
+        }
+        if types.isEmpty {
+            node.transceiver.receiveUnhandled(show)
+        } else {
+            for type in Set(types) { node.transceiver.receiveRaw(typeName: type, handler: show) }
         }
         let events = node.transceiver.peerEvents
         try await node.run {
             let port = node.transceiver.listeningPort ?? port
-            Output.error("parleyctl: listening for \(types.joined(separator: ", ")) on port \(port) as \(connection.name); Ctrl-C to stop")
+            Output.error("parleyctl: listening for \(types.isEmpty ? "all message types" : types.joined(separator: ", ")) on port \(port) as \(connection.name); Ctrl-C to stop")
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await event in events {

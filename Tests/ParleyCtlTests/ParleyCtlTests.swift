@@ -127,7 +127,7 @@ struct ParleyCtlTests {
         #expect(invalid.status == 2 && invalid.stderr.contains("is not valid JSON: 'milk'"), "\(invalid)")
         for arguments in [
             ["send"], ["send", "X", "--wait-peer", "0", "--direct"], ["send", "X", "--direct", "--peer", "nowhere"],
-            ["listen", "--direct"], ["frobnicate"],
+            ["listen", "--direct", "--port", "70000"], ["frobnicate"],
         ] {
             let result = try await Child.run("parleyctl", arguments)
             #expect(result.status == 2, "\(arguments): \(result)")
@@ -163,6 +163,20 @@ struct ParleyCtlTests {
         #expect((object?["from"] as? [String: Any])?["name"] as? String == "sender")
         #expect((object?["payload"] as? [String: Any])?["text"] as? String == "hi")
         #expect(line.contains(#""payload":{"text": "hi", "n": 1}"#))
+        #expect(try await listener.stop(SIGINT) == 0)
+    }
+
+    @Test("listen --direct without --type prints messages of any type")
+    func listenAllTypes() async throws {
+        let listener = try Child("parleyctl", ["listen", "--direct", "--no-discovery", "--name", "listener"])
+        let port = try await listener.waitFor(in: \.stderr) { number(after: "on port ", in: $0) }
+        let sender = try await Child.run(
+            "parleyctl", ["send", "test.Anything", #"{"x": 1}"#, "--direct", "--name", "sender", "--peer", "127.0.0.1:\(port)"]
+        )
+        #expect(sender.status == 0, "\(sender)")
+        let line = try await listener.waitFor(timeout: .seconds(10)) { $0.split(separator: "\n").first.map(String.init) }
+        #expect(line.hasPrefix("test.Anything from sender"))
+        #expect(line.hasSuffix(#"{"x": 1}"#))
         #expect(try await listener.stop(SIGINT) == 0)
     }
 

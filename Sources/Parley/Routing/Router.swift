@@ -28,6 +28,12 @@ final class Router: Sendable {
     }
 
     private let handlers = Mutex<[String: Handler]>([:])
+    /// Receives messages of every type that has no handler of its own (tools such as `parleyctl listen`).
+    private let fallback = Mutex<Handler?>(nil)
+
+    func registerFallback(_ handler: Handler?) {
+        fallback.withLock { $0 = handler }
+    }
 
     func register(_ typeName: String, _ handler: Handler) {
         handlers.withLock { $0[typeName] = handler }
@@ -40,7 +46,7 @@ final class Router: Sendable {
     var registeredTypes: [String] { handlers.withLock { $0.keys.sorted() } }
 
     func dispatch(_ message: InboundMessage, from peer: Peer) async -> Outcome {
-        guard let handler = handlers.withLock({ $0[message.typeName] }) else {
+        guard let handler = handlers.withLock({ $0[message.typeName] }) ?? fallback.withLock({ $0 }) else {
             return .failed(.unknownType, "no handler for message type \"\(message.typeName)\"")
         }
         do {

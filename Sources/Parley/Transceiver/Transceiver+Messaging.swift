@@ -41,6 +41,12 @@ extension Transceiver {
         router.register(typeName, .respond { message, peer in try await handler(message, peer) })
     }
 
+    /// Handles every message whose type has no handler of its own, undecoded — for tools that show or forward
+    /// whatever arrives. Requests reaching it are answered with `no-responder`. Pass `nil` to remove it.
+    public func receiveUnhandled(_ handler: (@Sendable (InboundMessage, Peer) async throws -> Void)?) {
+        router.registerFallback(handler.map { Router.Handler.receive($0) })
+    }
+
     /// Removes the handler for `typeName`; later messages of that type are counted as unknown.
     public func removeHandler(for typeName: String) {
         router.unregister(typeName)
