@@ -12,6 +12,7 @@ let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 let nioFoundation = Target.Dependency.product(name: "NIOFoundationCompat", package: "swift-nio")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 
 let package = Package(
     name: "Parley",
@@ -25,11 +26,13 @@ let package = Package(
         .executable(name: "parley-bench", targets: ["ParleyBench"]),
         .executable(name: "listr-example", targets: ["ListrExample"]),
         .executable(name: "parleyctl", targets: ["ParleyCtl"]),
+        .executable(name: "parleyd", targets: ["Parleyd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
@@ -68,6 +71,16 @@ let package = Package(
             dependencies: ["Parley", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser],
             swiftSettings: strict
         ),
+        // parleyd (#4): layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
+        .target(
+            name: "ParleyDaemon",
+            dependencies: [
+                "Parley", logging, argumentParser, serviceLifecycle,
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "Parleyd", dependencies: ["ParleyDaemon"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
         .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, logging], swiftSettings: strict),
         .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", nioCore, logging], swiftSettings: strict),
@@ -100,6 +113,11 @@ let package = Package(
         .testTarget(
             name: "ParleyCtlTests",
             dependencies: ["ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyDaemonTests",
+            dependencies: ["ParleyDaemon", "Parleyd", "ParleyTestSupport"],
             swiftSettings: strict
         ),
     ]

@@ -1,0 +1,67 @@
+import ArgumentParser
+
+/// parleyd's command line: the top configuration layer. Values are taken as text and validated by
+/// ``ConfigurationLoader`` like those of the other layers, so that every bad value gets the same error.
+public struct CommandLineOptions: ParsableArguments, Sendable {
+    public static let configuration = CommandConfiguration(
+        commandName: "parleyd",
+        abstract: "The Parley daemon: a long-running Parley node on this machine.",
+        discussion: """
+            Configuration, highest precedence first: these flags, PARLEY_* environment variables, the config \
+            file (JSON; --config, PARLEY_CONFIG, default /etc/parley/parleyd.json), defaults. See \
+            docs/operations.md. Exit status: 0 after a clean shutdown, 1 on a runtime failure, 2 on a \
+            configuration or usage error.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Config file (JSON).", valueName: "file"))
+    public var config: String?
+
+    @Option(name: .long, help: "Name in the handshake and the advertised instance name.")
+    public var name: String?
+
+    @Option(name: .long, help: "TCP port (0: any free port).")
+    public var port: String?
+
+    @Option(name: .long, help: "DNS-SD service type.")
+    public var serviceType: String?
+
+    @Flag(inversion: .prefixedNo, help: "Advertise, browse and auto-connect through avahi-daemon.")
+    public var discovery: Bool?
+
+    @Option(name: .long, help: ArgumentHelp("Which discovered peers to connect to.", valueName: "all|none"))
+    public var autoConnect: String?
+
+    @Option(name: .long, help: ArgumentHelp("A peer to keep connected (repeatable); replaces staticPeers.", valueName: "host:port"))
+    public var staticPeer: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Control socket path.", valueName: "path"))
+    public var controlSocket: String?
+
+    @Option(name: .long, help: ArgumentHelp("Directory for the peer id and other state.", valueName: "path"))
+    public var dataDirectory: String?
+
+    @Option(name: .long, help: ArgumentHelp("Largest frame body, in bytes.", valueName: "bytes"))
+    public var maxFrameSize: String?
+
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    public var logLevel: String?
+
+    public init() {}
+
+    /// The values given on the command line, by key.
+    var values: [ConfigurationKey: ConfigurationValue] {
+        var values: [ConfigurationKey: ConfigurationValue] = [:]
+        values[.name] = name.map(ConfigurationValue.string)
+        values[.port] = port.map(ConfigurationValue.string)
+        values[.serviceType] = serviceType.map(ConfigurationValue.string)
+        values[.discovery] = discovery.map(ConfigurationValue.bool)
+        values[.autoConnect] = autoConnect.map(ConfigurationValue.string)
+        if !staticPeer.isEmpty { values[.staticPeers] = .list(staticPeer.map(ConfigurationValue.string)) }
+        values[.controlSocket] = controlSocket.map(ConfigurationValue.string)
+        values[.dataDirectory] = dataDirectory.map(ConfigurationValue.string)
+        values[.maxFrameSize] = maxFrameSize.map(ConfigurationValue.string)
+        values[.logLevel] = logLevel.map(ConfigurationValue.string)
+        return values
+    }
+}

@@ -1,0 +1,74 @@
+/// The keys of parleyd's configuration. The same key is spelled `serviceType` in the config file,
+/// `PARLEY_SERVICE_TYPE` in the environment and `--service-type` on the command line.
+public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, CustomStringConvertible {
+    case name
+    case port
+    case serviceType
+    case discovery
+    case autoConnect
+    case staticPeers
+    case controlSocket
+    case dataDirectory
+    case maxFrameSize
+    case logLevel
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+
+    /// `PARLEY_` + the key in upper snake case.
+    public var environmentVariable: String { "PARLEY_" + words.joined(separator: "_").uppercased() }
+
+    /// `--` + the key in kebab case (`staticPeers` is `--static-peer`, given once per peer).
+    public var flag: String {
+        switch self {
+        case .staticPeers: "--static-peer"
+        case .discovery: "--[no-]discovery"
+        default: "--" + words.joined(separator: "-")
+        }
+    }
+
+    private var words: [String] {
+        var words: [String] = []
+        var current = ""
+        for character in rawValue {
+            if character.isUppercase, !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
+            current.append(Character(character.lowercased()))
+        }
+        words.append(current)
+        return words
+    }
+
+    /// What a valid value looks like, as said in error messages and the docs.
+    public var allowed: String {
+        switch self {
+        case .name: "a non-empty name of at most 63 bytes (the DNS-SD instance name)"
+        case .port: "an integer from 0 to 65535 (0: any free port)"
+        case .serviceType: "a DNS-SD service type such as _debug._tcp (_ + 1-15 letters, digits or hyphens + ._tcp or ._udp)"
+        case .discovery: "true or false (on/off, yes/no, 1/0)"
+        case .autoConnect: "all or none"
+        case .staticPeers: "a list of host:port ([v6]:port for IPv6) endpoints, port 1-65535"
+        case .controlSocket: "an absolute path of at most 107 bytes"
+        case .dataDirectory: "an absolute path"
+        case .maxFrameSize: "an integer number of bytes from \(DaemonConfiguration.maxFrameSizeRange.lowerBound) to \(DaemonConfiguration.maxFrameSizeRange.upperBound)"
+        case .logLevel: "one of trace, debug, info, notice, warning, error, critical"
+        }
+    }
+
+    /// Whether a change of this key takes effect only after a restart (SIGHUP applies the others).
+    public var needsRestart: Bool { self != .logLevel }
+
+    /// Accepts the file spelling (`serviceType`).
+    public init?(fileKey: String) { self.init(rawValue: fileKey) }
+
+    /// Accepts the environment spelling (`PARLEY_SERVICE_TYPE`).
+    public init?(environmentVariable: String) {
+        guard let key = Self.allCases.first(where: { $0.environmentVariable == environmentVariable }) else { return nil }
+        self = key
+    }
+}

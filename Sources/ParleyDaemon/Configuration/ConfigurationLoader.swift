@@ -1,0 +1,178 @@
+import Foundation
+import Logging
+import Parley
+
+/// Builds parleyd's configuration from four layers, each key taken from the highest layer that sets it:
+/// command-line flags, then `PARLEY_…` environment variables, then the config file, then the defaults.
+///
+/// Written here rather than with apple/swift-configuration: its providers answer lookups of keys the reader
+/// asks for but cannot list the keys a file or the environment holds, so an unknown (misspelt) key would pass
+/// silently — and parleyd must refuse it. The whole loader is these few lines, with no extra dependency.
+public struct ConfigurationLoader: Sendable {
+    public static let configVariable = "PARLEY_CONFIG"
+
+    public var options: CommandLineOptions
+    public var environment: [String: String]
+
+    public init(options: CommandLineOptions, environment: [String: String]) {
+        self.options = options
+        self.environment = environment
+    }
+
+    /// The config file to read, and whether it was asked for (then it must exist) or is the default.
+    public var configFile: (path: String, explicit: Bool) {
+        if let path = options.config { return (path, true) }
+        if let path = environment[Self.configVariable], !path.isEmpty { return (path, true) }
+        return (DaemonConfiguration.defaultConfigFile, false)
+    }
+
+    public func load() throws(ConfigurationError) -> DaemonConfiguration {
+        var layers: [(ConfigurationSource, [ConfigurationKey: ConfigurationValue])] = []
+        if let file = try readFile() { layers.append(file) }
+        for (key, value) in try environmentValues() {
+            layers.append((.environment(key.environmentVariable), [key: value]))
+        }
+        for (key, value) in options.values {
+            layers.append((.commandLine(key.flag), [key: value]))
+        }
+        var configuration = DaemonConfiguration.defaults(environment: environment)
+        for (source, values) in layers {
+            for key in values.keys.sorted() {
+                try apply(values[key]!, to: key, source: source, in: &configuration)
+            }
+        }
+        return configuration
+    }
+
+    // MARK: - Layers
+
+    private func readFile() throws(ConfigurationError) -> (ConfigurationSource, [ConfigurationKey: ConfigurationValue])? {
+        let (path, explicit) = configFile
+        guard FileManager.default.fileExists(atPath: path) else {
+            if explicit { throw .unreadableFile(path: path, reason: "no such file") }
+            return nil
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw .unreadableFile(path: path, reason: "cannot read it: \(error.localizedDescription)")
+        }
+        let object: [String: ConfigurationValue]
+        do {
+            object = try JSONDecoder().decode([String: ConfigurationValue].self, from: data)
+        } catch {
+            throw .unreadableFile(path: path, reason: "not a JSON object of keys and values (\(Self.describe(error)))")
+        }
+        let source = ConfigurationSource.file(path)
+        var values: [ConfigurationKey: ConfigurationValue] = [:]
+        for name in object.keys.sorted() {
+            guard let key = ConfigurationKey(fileKey: name) else { throw .unknownKey(name, source: source) }
+            values[key] = object[name]
+        }
+        return (source, values)
+    }
+
+    private func environmentValues() throws(ConfigurationError) -> [(ConfigurationKey, ConfigurationValue)] {
+        var values: [(ConfigurationKey, ConfigurationValue)] = []
+        for variable in environment.keys.sorted() where variable.hasPrefix("PARLEY_") && variable != Self.configVariable {
+            guard let key = ConfigurationKey(environmentVariable: variable) else {
+                throw .unknownKey(variable, source: .environment(variable))
+            }
+            values.append((key, .string(environment[variable]!)))
+        }
+        return values
+    }
+
+    // MARK: - Validation
+
+    private func apply(
+        _ value: ConfigurationValue,
+        to key: ConfigurationKey,
+        source: ConfigurationSource,
+        in configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
+        let bad = ConfigurationError.invalidValue(key: key, value: value.description, source: source)
+        switch key {
+        case .name:
+            guard case .string(let name) = value, !name.isEmpty, name.utf8.count <= 63 else { throw bad }
+            configuration.name = name
+        case .port:
+            guard let port = Self.integer(value), (0...65535).contains(port) else { throw bad }
+            configuration.port = port
+        case .serviceType:
+            guard case .string(let text) = value, let type = try? ServiceType(text) else { throw bad }
+            configuration.serviceType = type.rawValue
+        case .discovery:
+            guard let on = Self.boolean(value) else { throw bad }
+            configuration.discovery = on
+        case .autoConnect:
+            guard case .string(let text) = value, let policy = DaemonConfiguration.AutoConnect(rawValue: text.lowercased()) else { throw bad }
+            configuration.autoConnect = policy
+        case .staticPeers:
+            let texts: [String]
+            switch value {
+            case .list(let items):
+                texts = try items.map { item throws(ConfigurationError) in
+                    guard case .string(let text) = item else { throw bad }
+                    return text
+                }
+            case .string(let text):  // the environment's form: comma- or space-separated
+                texts = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+            default:
+                throw bad
+            }
+            var endpoints: [Endpoint] = []
+            for text in texts {
+                guard let endpoint = Endpoint(text) else {
+                    throw .invalidValue(key: key, value: ConfigurationValue.string(text).description, source: source)
+                }
+                endpoints.append(endpoint)
+            }
+            configuration.staticPeers = endpoints
+        case .controlSocket:
+            guard case .string(let path) = value, path.hasPrefix("/"), path.utf8.count <= 107 else { throw bad }
+            configuration.controlSocket = path
+        case .dataDirectory:
+            guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
+            configuration.dataDirectory = path
+        case .maxFrameSize:
+            guard let size = Self.integer(value), DaemonConfiguration.maxFrameSizeRange.contains(size) else { throw bad }
+            configuration.maxFrameSize = size
+        case .logLevel:
+            guard case .string(let text) = value, let level = Logger.Level(rawValue: text.lowercased()) else { throw bad }
+            configuration.logLevel = level
+        }
+        configuration.sources[key] = source
+    }
+
+    /// A JSON integer, or text holding one (environment, flags).
+    private static func integer(_ value: ConfigurationValue) -> Int? {
+        switch value {
+        case .integer(let number): number
+        case .string(let text): Int(text.trimmingCharacters(in: .whitespaces))
+        default: nil
+        }
+    }
+
+    private static func boolean(_ value: ConfigurationValue) -> Bool? {
+        switch value {
+        case .bool(let on): on
+        case .string(let text):
+            switch text.lowercased() {
+            case "true", "on", "yes", "1": true
+            case "false", "off", "no", "0": false
+            default: nil
+            }
+        default: nil
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): context.underlyingError.map { "\($0)" } ?? context.debugDescription
+        case DecodingError.typeMismatch(_, let context): context.debugDescription
+        default: "\(error)"
+        }
+    }
+}

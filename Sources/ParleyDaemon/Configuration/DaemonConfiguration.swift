@@ -1,0 +1,141 @@
+import Foundation
+import Logging
+import Parley
+
+/// parleyd's settings, after layering (see ``ConfigurationLoader``) and validation.
+public struct DaemonConfiguration: Sendable, Equatable {
+    public enum AutoConnect: String, Sendable, Equatable {
+        case all
+        case none
+    }
+
+    public var name: String
+    public var port: Int
+    public var serviceType: String
+    public var discovery: Bool
+    public var autoConnect: AutoConnect
+    public var staticPeers: [Endpoint]
+    public var controlSocket: String
+    public var dataDirectory: String
+    public var maxFrameSize: Int
+    public var logLevel: Logger.Level
+    /// Where each key's value came from (for the start-up log). Not part of equality.
+    public var sources: [ConfigurationKey: ConfigurationSource] = [:]
+
+    public static let defaultConfigFile = "/etc/parley/parleyd.json"
+    public static let maxFrameSizeRange = 1024...(1 << 30)
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.changedKeys(from: rhs).isEmpty }
+
+    /// The keys whose values differ between `self` and `other`.
+    public func changedKeys(from other: Self) -> [ConfigurationKey] {
+        ConfigurationKey.allCases.filter { key in
+            switch key {
+            case .name: name != other.name
+            case .port: port != other.port
+            case .serviceType: serviceType != other.serviceType
+            case .discovery: discovery != other.discovery
+            case .autoConnect: autoConnect != other.autoConnect
+            case .staticPeers: staticPeers != other.staticPeers
+            case .controlSocket: controlSocket != other.controlSocket
+            case .dataDirectory: dataDirectory != other.dataDirectory
+            case .maxFrameSize: maxFrameSize != other.maxFrameSize
+            case .logLevel: logLevel != other.logLevel
+            }
+        }
+    }
+
+    /// The value of `key` as text, for logs.
+    public func valueDescription(_ key: ConfigurationKey) -> String {
+        switch key {
+        case .name: name
+        case .port: String(port)
+        case .serviceType: serviceType
+        case .discovery: String(discovery)
+        case .autoConnect: autoConnect.rawValue
+        case .staticPeers: staticPeers.isEmpty ? "[]" : staticPeers.map(\.description).joined(separator: ",")
+        case .controlSocket: controlSocket
+        case .dataDirectory: dataDirectory
+        case .maxFrameSize: String(maxFrameSize)
+        case .logLevel: logLevel.rawValue
+        }
+    }
+
+    /// The file holding the node's stable peer id.
+    public var peerIDPath: String { URL(fileURLWithPath: dataDirectory).appendingPathComponent("peer-id").path }
+
+    /// The transceiver's configuration: listens on all addresses at `port`, identity persisted in the data
+    /// directory, discovery (advertise + browse `serviceType`, instance name `name`) unless turned off.
+    public func transceiverConfiguration(logger: Logger) -> TransceiverConfiguration {
+        TransceiverConfiguration(
+            name: name,
+            identity: .persisted(path: peerIDPath),
+            port: port,
+            maximumFrameSize: maxFrameSize,
+            discovery: discovery
+                ? DiscoveryConfiguration(
+                    serviceType: serviceType,
+                    instanceName: name,
+                    autoConnect: autoConnect == .all ? .all : .none
+                )
+                : nil,
+            staticPeers: staticPeers,
+            logger: logger
+        )
+    }
+}
+
+// MARK: - Defaults
+
+extension DaemonConfiguration {
+    /// The defaults; some depend on the environment (systemd's directories, XDG's, the host name).
+    public static func defaults(environment: [String: String]) -> DaemonConfiguration {
+        DaemonConfiguration(
+            name: defaultName(),
+            port: TransceiverConfiguration.defaultPort,
+            serviceType: "_debug._tcp",
+            discovery: true,
+            autoConnect: .all,
+            staticPeers: [],
+            controlSocket: defaultControlSocket(environment: environment),
+            dataDirectory: defaultDataDirectory(environment: environment),
+            maxFrameSize: 64 * 1024 * 1024,
+            logLevel: .info,
+            sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
+        )
+    }
+
+    /// The short host name (up to the first dot), or `parleyd`.
+    static func defaultName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "parleyd" }
+        let host = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let short = host.split(separator: ".").first.map(String.init) ?? ""
+        return short.isEmpty ? "parleyd" : String(decoding: short.utf8.prefix(63), as: UTF8.self)
+    }
+
+    /// `$RUNTIME_DIRECTORY/parleyd.sock` under systemd with `RuntimeDirectory=` (`/run/parley/parleyd.sock` for
+    /// the system unit); `/run/parley/parleyd.sock` for root; else `$XDG_RUNTIME_DIR/parley/parleyd.sock`; else
+    /// `/tmp/parley-<uid>/parleyd.sock`.
+    static func defaultControlSocket(environment: [String: String]) -> String {
+        if let runtime = firstPath(environment["RUNTIME_DIRECTORY"]) { return runtime + "/parleyd.sock" }
+        if getuid() == 0 { return "/run/parley/parleyd.sock" }
+        if let xdg = firstPath(environment["XDG_RUNTIME_DIR"]) { return xdg + "/parley/parleyd.sock" }
+        return "/tmp/parley-\(getuid())/parleyd.sock"
+    }
+
+    /// `$STATE_DIRECTORY` under systemd with `StateDirectory=` (`/var/lib/parley`); else
+    /// `$XDG_STATE_HOME/parley`; else `~/.local/state/parley`.
+    static func defaultDataDirectory(environment: [String: String]) -> String {
+        if let state = firstPath(environment["STATE_DIRECTORY"]) { return state }
+        if let xdg = firstPath(environment["XDG_STATE_HOME"]) { return xdg + "/parley" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/state/parley"
+    }
+
+    /// systemd passes several directories separated by colons; the first is ours.
+    private static func firstPath(_ value: String?) -> String? {
+        guard let first = value?.split(separator: ":").first, first.hasPrefix("/") else { return nil }
+        return String(first)
+    }
+}

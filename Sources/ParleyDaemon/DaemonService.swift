@@ -1,0 +1,163 @@
+import Foundation
+import Logging
+import Parley
+import ServiceLifecycle
+import UnixSignals
+
+/// parleyd as a `Service`: runs the transceiver, tells systemd how it is doing, reloads on SIGHUP, and on
+/// graceful shutdown stops the transceiver (withdraws the advertisement, says goodbye, flushes with a bound).
+public struct DaemonService: Service {
+    public let configuration: DaemonConfiguration
+    public let logger: Logger
+    public let logLevel: LogLevelControl
+    public let notifier: SystemdNotifier
+    /// Re-reads the configuration (SIGHUP).
+    public let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+
+    public init(
+        configuration: DaemonConfiguration,
+        logger: Logger,
+        logLevel: LogLevelControl,
+        notifier: SystemdNotifier,
+        reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.logLevel = logLevel
+        self.notifier = notifier
+        self.reload = reload
+    }
+
+    public func run() async throws {
+        // Trap SIGHUP first: its default action would end the process.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let transceiver = Transceiver(configuration: configuration.transceiverConfiguration(logger: logger))
+        let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
+
+        try await transceiver.start()
+        await waitForDiscoveryToSettle(transceiver)
+        send("READY=1\nSTATUS=\(Self.status(peerCount: 0))\nMAINPID=\(getpid())")
+        logger.notice(
+            "parleyd ready",
+            metadata: [
+                "port": "\(transceiver.listeningPort ?? configuration.port)",
+                "peer-id": "\(transceiver.localPeerID?.description ?? "?")",
+                "name": "\(configuration.name)",
+                "discovery": "\(transceiver.discoveryStatus)",
+                "data-directory": "\(configuration.dataDirectory)",
+            ]
+        )
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.reportPeerCount(events, transceiver: transceiver) }
+            if let interval = notifier.watchdogInterval {
+                group.addTask { await self.pingWatchdog(every: interval) }
+            }
+            group.addTask { await self.reloadOnHangup(hangups) }
+
+            // Until SIGTERM/SIGINT (graceful shutdown) or cancellation.
+            do {
+                try await gracefulShutdown()
+            } catch {
+                logger.notice("parleyd cancelled; stopping")
+            }
+            send("STOPPING=1")
+            logger.notice("parleyd stopping", metadata: ["peers": "\(transceiver.peers.count)"])
+            await transceiver.stop()
+            group.cancelAll()
+        }
+        logger.notice("parleyd stopped")
+    }
+
+    static func status(peerCount: Int) -> String { "\(peerCount) peers connected" }
+
+    /// READY means "advertised, or discovery reported off": with discovery on, wait (up to 10 s) until avahi-daemon
+    /// has answered one way or the other, so that a unit ordered after parleyd finds it on the LAN.
+    private func waitForDiscoveryToSettle(_ transceiver: Transceiver) async {
+        guard configuration.discovery else { return }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while case .starting = transceiver.discoveryStatus, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        // An unavailable avahi-daemon is logged by the transceiver itself; only a silent one is ours to report.
+        if case .starting = transceiver.discoveryStatus {
+            logger.warning("avahi-daemon has not answered within 10 s; reporting ready without an advertisement")
+        }
+    }
+
+    private func reportPeerCount(_ events: AsyncStream<PeerEvent>, transceiver: Transceiver) async {
+        var reported = 0
+        for await event in events {
+            switch event {
+            case .connected(let peer):
+                logger.debug("peer connected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)"])
+            case .disconnected(let peer, let reason):
+                logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
+            }
+            let count = transceiver.peers.count
+            if count != reported {
+                reported = count
+                send("STATUS=\(Self.status(peerCount: count))")
+                logger.info("peer count changed", metadata: ["peers": "\(count)"])
+            }
+        }
+    }
+
+    private func pingWatchdog(every interval: Duration) async {
+        logger.debug("systemd watchdog enabled", metadata: ["interval": "\(interval)"])
+        while !Task.isCancelled {
+            send("WATCHDOG=1")
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    /// SIGHUP: re-reads the configuration. The log level changes at once; any other changed key is named in the
+    /// log as needing a restart (the transceiver's settings are fixed while it runs). A configuration that does
+    /// not load is logged and ignored: the daemon keeps running as it was.
+    private func reloadOnHangup(_ hangups: UnixSignalsSequence) async {
+        var current = configuration
+        for await _ in hangups {
+            send("RELOADING=1\nMONOTONIC_USEC=\(Self.monotonicMicroseconds())")
+            defer { send("READY=1") }
+            let next: DaemonConfiguration
+            do {
+                next = try reload()
+            } catch {
+                logger.error("reload failed; keeping the running configuration", metadata: ["reason": "\(error)"])
+                continue
+            }
+            let changed = next.changedKeys(from: current)
+            if changed.isEmpty {
+                logger.notice("configuration reloaded; nothing changed")
+                continue
+            }
+            if changed.contains(.logLevel) {
+                logLevel.current = next.logLevel
+                current.logLevel = next.logLevel
+                logger.notice("log level changed", metadata: ["log-level": "\(next.logLevel)"])
+            }
+            let pending = changed.filter(\.needsRestart)
+            if !pending.isEmpty {
+                logger.warning(
+                    "configuration changed; restart parleyd to apply",
+                    metadata: [
+                        "keys": "\(pending.map(\.rawValue).joined(separator: ","))",
+                        "new-values": "\(pending.map { "\($0)=\(next.valueDescription($0))" }.joined(separator: " "))",
+                    ]
+                )
+            }
+        }
+    }
+
+    private func send(_ state: String) {
+        if case .failure(let error) = notifier.notify(state) {
+            logger.warning("cannot notify systemd", metadata: ["state": "\(state)", "error": "\(error)"])
+        }
+    }
+
+    private static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// parleyd's entry point, kept out of `main.swift` so that it can be read and tested as a library.
+public enum Parleyd {
+    /// Exit statuses.
+    public enum Status {
+        public static let ok: Int32 = 0
+        public static let failure: Int32 = 1
+        public static let configuration: Int32 = 2
+    }
+
+    /// Parses the command line, loads the configuration, sets up logging and runs the daemon until SIGTERM or
+    /// SIGINT. Returns the exit status.
+    public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
+        let options: CommandLineOptions
+        do {
+            options = try CommandLineOptions.parse(arguments)
+        } catch {
+            let code = CommandLineOptions.exitCode(for: error)
+            if code == .success {  // --help
+                print(CommandLineOptions.fullMessage(for: error))
+                return Status.ok
+            }
+            DaemonLogHandler.writeEarly(.error, "usage error: \(CommandLineOptions.message(for: error))", environment: environment)
+            DaemonLogHandler.writeEarly(.error, "see parleyd --help", environment: environment)
+            return Status.configuration
+        }
+
+        let loader = ConfigurationLoader(options: options, environment: environment)
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try loader.load()
+        } catch {
+            DaemonLogHandler.writeEarly(.error, "configuration error: \(error)", environment: environment)
+            return Status.configuration
+        }
+
+        let format = DaemonLogHandler.format(environment: environment)
+        let control = LogLevelControl(configuration.logLevel)
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, format: format, control: control) }
+        let logger = Logger(label: "parleyd")
+        logger.info(
+            "configuration loaded",
+            metadata: Dictionary(
+                uniqueKeysWithValues: ConfigurationKey.allCases.map { key in
+                    (key.rawValue, "\(configuration.valueDescription(key)) (\(configuration.sources[key]?.shortName ?? "default"))")
+                }
+            )
+        )
+
+        let service = DaemonService(
+            configuration: configuration,
+            logger: logger,
+            logLevel: control,
+            notifier: SystemdNotifier(environment: environment),
+            reload: { () throws(ConfigurationError) -> DaemonConfiguration in
+                // The environment and flags are those of this process; what can change is the file.
+                try ConfigurationLoader(options: options, environment: environment).load()
+            }
+        )
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [service],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+            return Status.ok
+        } catch {
+            logger.critical("parleyd failed", metadata: ["error": "\(error)"])
+            return Status.failure
+        }
+    }
+}

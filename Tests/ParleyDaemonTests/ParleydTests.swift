@@ -1,0 +1,295 @@
+import Foundation
+import Parley
+import ParleyTestSupport
+import Testing
+
+/// These tests run the built `parleyd` on loopback with discovery off: no avahi-daemon, no multicast.
+@Suite("parleyd", .serialized)
+struct ParleydTests {
+    // MARK: (a) configuration errors
+
+    @Test("an unknown key in the config file stops start-up with status 2, naming the key")
+    func unknownKey() async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "prot": 7300}"#)
+        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        defer { daemon.kill() }
+        #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
+        #expect(daemon.log.contains(#"unknown key "prot""#), "\(daemon.log)")
+        #expect(daemon.log.contains(config), "the message names the file: \(daemon.log)")
+    }
+
+    @Test("an unknown PARLEY_ environment variable stops start-up, naming it")
+    func unknownEnvironmentVariable() async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false}"#)
+        let daemon = try DaemonProcess(
+            arguments: [], environment: scratch.environment(config: config, ["PARLEY_PROT": "7300"]), directory: scratch.url
+        )
+        defer { daemon.kill() }
+        #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
+        #expect(daemon.log.contains("PARLEY_PROT"), "\(daemon.log)")
+    }
+
+    @Test("a bad value names the key, the value and what is allowed", arguments: [
+        (#"{"port": "seventy"}"#, [String](), "port", #""seventy""#, "0 to 65535"),
+        (#"{"port": 70000}"#, [], "port", "70000", "0 to 65535"),
+        (#"{}"#, ["--log-level", "loud"], "logLevel", #""loud""#, "trace, debug, info"),
+        (#"{"autoConnect": "some"}"#, [], "autoConnect", #""some""#, "all or none"),
+        (#"{"staticPeers": ["nas.local"]}"#, [], "staticPeers", #""nas.local""#, "host:port"),
+    ])
+    func badValue(file: String, flags: [String], key: String, value: String, allowed: String) async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", file)
+        let daemon = try DaemonProcess(
+            arguments: ["--no-discovery"] + flags, environment: scratch.environment(config: config), directory: scratch.url
+        )
+        defer { daemon.kill() }
+        #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
+        let log = daemon.log
+        #expect(log.contains("bad value for \(key): \(value)"), "\(log)")
+        #expect(log.contains(allowed), "\(log)")
+    }
+
+    @Test("a config file that is not JSON, or a missing --config file, is a configuration error")
+    func unreadableFile() async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", "port: 7300\n")
+        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        defer { daemon.kill() }
+        #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
+        #expect(daemon.log.contains("not a JSON object"), "\(daemon.log)")
+
+        let missing = try DaemonProcess(
+            arguments: ["--config", scratch.url.appendingPathComponent("nope.json").path], environment: [:], directory: scratch.url
+        )
+        defer { missing.kill() }
+        #expect(await missing.waitForExit(timeout: .seconds(10)) == 2)
+        #expect(missing.log.contains("no such file"), "\(missing.log)")
+    }
+
+    // MARK: (b) precedence
+
+    @Test("flags override the environment, which overrides the file, which overrides the defaults")
+    func precedence() async throws {
+        let scratch = try Scratch()
+        let (filePort, environmentPort, flagPort) = (try freePort(), try freePort(), try freePort())
+        let config = try scratch.write(
+            "parleyd.json", #"{"discovery": false, "name": "from-file", "port": \#(filePort), "logLevel": "debug"}"#
+        )
+        let environment = scratch.environment(config: config, ["PARLEY_PORT": "\(environmentPort)", "PARLEY_NAME": "from-env"])
+
+        // All three layers: the flag wins for port; name comes from the environment; logLevel from the file.
+        let all = try DaemonProcess(arguments: ["--port", "\(flagPort)"], environment: environment, directory: scratch.url)
+        defer { all.kill() }
+        let ready = try await all.waitForLine(containing: "parleyd ready")
+        #expect(DaemonProcess.field("port", in: ready) == "\(flagPort)", "\(ready)")
+        #expect(DaemonProcess.field("name", in: ready) == "from-env", "\(ready)")
+        #expect(all.log.contains(" debug "), "logLevel from the file lets debug lines through: \(all.log)")
+        all.signal(SIGTERM)
+        #expect(await all.waitForExit(timeout: .seconds(5)) == 0)
+
+        // Environment over file.
+        let environmentOnly = try DaemonProcess(arguments: [], environment: environment, directory: scratch.url)
+        defer { environmentOnly.kill() }
+        #expect(try await environmentOnly.waitUntilReady() == environmentPort)
+        environmentOnly.signal(SIGTERM)
+        #expect(await environmentOnly.waitForExit(timeout: .seconds(5)) == 0)
+
+        // File over defaults.
+        let fileOnly = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        defer { fileOnly.kill() }
+        let fileReady = try await fileOnly.waitForLine(containing: "parleyd ready")
+        #expect(DaemonProcess.field("port", in: fileReady) == "\(filePort)", "\(fileReady)")
+        #expect(DaemonProcess.field("name", in: fileReady) == "from-file", "\(fileReady)")
+        fileOnly.signal(SIGTERM)
+        #expect(await fileOnly.waitForExit(timeout: .seconds(5)) == 0)
+    }
+
+    @Test("the peer id is persisted in the data directory")
+    func peerIDPersisted() async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
+        let data = scratch.url.appendingPathComponent("state").path
+        var ids: [String] = []
+        for _ in 0..<2 {
+            let daemon = try DaemonProcess(arguments: ["--data-directory", data], environment: scratch.environment(config: config), directory: scratch.url)
+            defer { daemon.kill() }
+            let ready = try await daemon.waitForLine(containing: "parleyd ready")
+            ids.append(try #require(DaemonProcess.field("peer-id", in: ready)))
+            daemon.signal(SIGTERM)
+            #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+        }
+        let stored = try String(contentsOfFile: data + "/peer-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(ids == [stored, stored])
+    }
+
+    // MARK: (c) systemd notify, (d) SIGTERM
+
+    @Test("READY=1, STATUS= on peer changes and STOPPING=1 reach NOTIFY_SOCKET", arguments: ["path", "abstract"])
+    func notifySocket(kind: String) async throws {
+        let scratch = try Scratch()
+        let address = kind == "path" ? scratch.url.appendingPathComponent("notify.sock").path : "@parleyd-test-\(UUID().uuidString.prefix(8))"
+        let notify = try FakeNotifySocket(address: address)
+        let config = try scratch.write("parleyd.json", #"{"port": 0}"#)
+        let daemon = try DaemonProcess(
+            arguments: ["--no-discovery"], environment: scratch.environment(config: config, ["NOTIFY_SOCKET": address]),
+            directory: scratch.url
+        )
+        defer { daemon.kill() }
+        let port = try await daemon.waitUntilReady()
+        try await notify.waitFor("READY=1") { $0 == "READY=1" }
+        #expect(notify.lines.contains("STATUS=0 peers connected"), "\(notify.lines)")
+        #expect(notify.lines.contains("MAINPID=\(daemon.process.processIdentifier)"), "\(notify.lines)")
+
+        // A peer connects: the count goes to 1; it leaves: back to 0.
+        let client = Transceiver(configuration: TransceiverConfiguration(name: "test-client", identity: .ephemeral, listenHost: nil))
+        try await client.start()
+        try await client.connect(to: Endpoint(host: "127.0.0.1", port: port))
+        try await notify.waitFor("STATUS=1") { $0 == "STATUS=1 peers connected" }
+        await client.stop()
+        try await notify.waitFor("STATUS=0 after the peer left") { _ in
+            notify.lines.filter { $0.hasPrefix("STATUS=") }.last == "STATUS=0 peers connected"
+        }
+
+        daemon.signal(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+        #expect(notify.lines.contains("STOPPING=1"), "\(notify.lines)")
+    }
+
+    @Test("watchdog pings come every WATCHDOG_USEC/2")
+    func watchdog() async throws {
+        let scratch = try Scratch()
+        let address = scratch.url.appendingPathComponent("notify.sock").path
+        let notify = try FakeNotifySocket(address: address)
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
+        let daemon = try DaemonProcess(
+            arguments: [], environment: scratch.environment(config: config, ["NOTIFY_SOCKET": address, "WATCHDOG_USEC": "200000"]),
+            directory: scratch.url
+        )
+        defer { daemon.kill() }
+        _ = try await daemon.waitUntilReady()
+        try await Task.sleep(for: .milliseconds(600))
+        let pings = notify.lines.filter { $0 == "WATCHDOG=1" }.count
+        #expect(pings >= 3, "\(notify.lines)")
+        daemon.signal(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+    }
+
+    @Test("SIGTERM and SIGINT end parleyd with status 0 within 2 s", arguments: [SIGTERM, SIGINT])
+    func gracefulShutdown(signal: Int32) async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
+        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        defer { daemon.kill() }
+        _ = try await daemon.waitUntilReady()
+        let start = ContinuousClock.now
+        daemon.signal(signal)
+        let status = await daemon.waitForExit(timeout: .seconds(2))
+        #expect(status == 0, "exit status \(String(describing: status)) after \(ContinuousClock.now - start); log:\n\(daemon.log)")
+        #expect(daemon.log.contains("parleyd stopped"))
+    }
+
+    // MARK: (e) logs
+
+    @Test("with JOURNAL_STREAM set, every line carries its journald priority; metadata stays key=value")
+    func journalPrefixes() async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
+        let daemon = try DaemonProcess(
+            arguments: [], environment: scratch.environment(config: config, ["JOURNAL_STREAM": "8:12345"]), directory: scratch.url
+        )
+        defer { daemon.kill() }
+        let ready = try await daemon.waitForLine(containing: "parleyd ready")
+        #expect(ready.hasPrefix("<5>parleyd: parleyd ready "), "notice is priority 5: \(ready)")
+        #expect(DaemonProcess.field("port", in: ready).flatMap(Int.init) != nil)
+        daemon.signal(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+        let lines = daemon.log.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>") }, "info lines are priority 6")
+        for line in lines {
+            #expect(line.range(of: #"^<[2-7]>"#, options: .regularExpression) != nil, "no priority: \(line)")
+        }
+    }
+
+    @Test("without JOURNAL_STREAM, lines are timestamped and carry the level")
+    func humanLines() async throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
+        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        defer { daemon.kill() }
+        let ready = try await daemon.waitForLine(containing: "parleyd ready")
+        #expect(ready.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z notice parleyd: parleyd ready "#, options: .regularExpression) != nil, "\(ready)")
+        daemon.signal(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+    }
+
+    // MARK: SIGHUP
+
+    @Test("SIGHUP applies a new log level and names the keys that need a restart")
+    func reload() async throws {
+        let scratch = try Scratch()
+        let port = try freePort()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": \#(port), "logLevel": "info"}"#)
+        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        defer { daemon.kill() }
+        _ = try await daemon.waitUntilReady()
+
+        _ = try scratch.write("parleyd.json", #"{"discovery": false, "port": \#(port + 1), "logLevel": "warning", "name": "renamed"}"#)
+        daemon.signal(SIGHUP)
+        let restart = try await daemon.waitForLine(containing: "restart parleyd to apply")
+        #expect(DaemonProcess.field("keys", in: restart) == "name,port", "\(restart)")
+
+        _ = try scratch.write("parleyd.json", #"{"discovery": false, "port": "bad"}"#)
+        daemon.signal(SIGHUP)
+        try await daemon.waitForLine(containing: "reload failed")
+        #expect(daemon.process.isRunning, "a bad configuration on reload does not stop the daemon")
+
+        daemon.signal(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+        // At warning, the transceiver's info lines (e.g. "parley transceiver stopping") no longer appear.
+        let afterReload = daemon.log.components(separatedBy: "restart parleyd to apply").last ?? ""
+        #expect(!afterReload.contains(" info "), "info lines after the level went to warning:\n\(afterReload)")
+    }
+
+    // MARK: (f) the unit file
+
+    @Test("systemd-analyze verify accepts systemd/parleyd.service")
+    func unitFile() async throws {
+        let analyze = "/usr/bin/systemd-analyze"
+        guard FileManager.default.isExecutableFile(atPath: analyze) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("systemd-analyze is missing (Debian package systemd) and CI=true")
+                return
+            }
+            try Test.cancel("skipped: systemd-analyze is not installed (Debian package systemd)")
+        }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let unit = try String(contentsOf: repository.appendingPathComponent("systemd/parleyd.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=/usr/local/bin/parleyd\n"))
+        #expect(unit.contains("Type=notify\n"))
+        // The installed path does not exist here: verify a copy that starts the binary just built.
+        let scratch = try Scratch()
+        let built = PeerProcess.productsDirectory.appendingPathComponent("parleyd").path
+        let copy = try scratch.write(
+            "parleyd.service", unit.replacingOccurrences(of: "ExecStart=/usr/local/bin/parleyd", with: "ExecStart=\(built)")
+        )
+        let output = scratch.url.appendingPathComponent("verify.log")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: analyze)
+        process.arguments = ["verify", copy]
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try handle.close()
+        let text = try String(contentsOf: output, encoding: .utf8)
+        #expect(!process.isRunning)
+        #expect(process.terminationStatus == 0, "systemd-analyze verify: \(text)")
+        #expect(text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "warnings: \(text)")
+    }
+}
