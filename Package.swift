@@ -13,6 +13,7 @@ let nioFoundation = Target.Dependency.product(name: "NIOFoundationCompat", packa
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
 
 let package = Package(
     name: "Parley",
@@ -62,21 +63,20 @@ let package = Package(
         .target(name: "ListrCommands", dependencies: ["Parley"], swiftSettings: strict),
         .executableTarget(
             name: "ListrExample",
-            dependencies: ["Parley", "ListrCommands", logging, argumentParser],
+            dependencies: ["Parley", "ListrCommands", logging, argumentParser, unixSignals],
             swiftSettings: strict
         ),
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
         .executableTarget(
             name: "ParleyCtl",
-            dependencies: ["Parley", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser],
+            dependencies: ["Parley", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser, unixSignals],
             swiftSettings: strict
         ),
         // parleyd (#4): layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "Parley", logging, argumentParser, serviceLifecycle,
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                "Parley", logging, argumentParser, serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
         ),

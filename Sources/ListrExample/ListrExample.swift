@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import UnixSignals
 import ListrCommands
 import Logging
 import Parley
@@ -97,7 +98,8 @@ struct ListrExample: AsyncParsableCommand {
 
         try await parley.start()
         say("listr ready on port \(parley.listeningPort ?? port) as \(name)")
-        let signal = await TerminationSignal.wait()
+        var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
+        let signal = await signals.next().map { "\($0)" } ?? "end of signals"
         say("listr stopping (signal \(signal))")
         await parley.stop()
     }
@@ -157,21 +159,3 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-/// Waits for SIGINT or SIGTERM and returns which one came.
-enum TerminationSignal {
-    static func wait() async -> Int32 {
-        let (signals, continuation) = AsyncStream<Int32>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            sources.append(source)
-        }
-        var iterator = signals.makeAsyncIterator()
-        let received = await iterator.next() ?? SIGTERM
-        for source in sources { source.cancel() }
-        return received
-    }
-}

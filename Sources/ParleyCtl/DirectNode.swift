@@ -107,24 +107,6 @@ func resolveTypeName(_ given: String, accepts: [String]) throws -> String {
     }
 }
 
-/// Waits for SIGINT or SIGTERM and returns which one came.
-enum TerminationSignal {
-    static func wait() async -> Int32 {
-        let (signals, continuation) = AsyncStream<Int32>.makeStream()
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            sources.append(source)
-        }
-        var iterator = signals.makeAsyncIterator()
-        let received = await iterator.next() ?? SIGTERM
-        for source in sources { source.cancel() }
-        return received
-    }
-}
 
 /// Runs a blocking call (reading standard input) on a thread of its own, off Swift's cooperative pool.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Parley
+import UnixSignals
 
 struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -76,7 +77,8 @@ struct Listen: AsyncParsableCommand {
                         }
                     }
                 }
-                _ = await TerminationSignal.wait()
+                var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
+                _ = await signals.next()
                 // Stopping finishes the event stream, which ends the task above.
                 await node.transceiver.stop()
             }
