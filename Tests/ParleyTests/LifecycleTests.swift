@@ -92,3 +92,49 @@ struct LifecycleTests {
         }
     }
 }
+
+@Suite("Control socket", .timeLimit(.minutes(1)))
+struct ControlSocketTests {
+    @Test("a Unix control socket speaks the same protocol, with mode 0660, and its clients are local peers")
+    func controlSocket() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-ctl-\(UUID().uuidString.prefix(8))")
+        let path = directory.appendingPathComponent("node.sock").path
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = makeTransceiver("server") { $0.controlSocketPath = path }
+        let client = makeTransceiver("tool", listen: nil)
+        let seen = Inbox<Peer>()
+        server.respond(to: Echo.self) { echo, peer in
+            seen.put(peer)
+            return echo
+        }
+        try await withRunning([server, client]) {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o660)
+            let peer = try await client.connect(toUnixSocket: path)
+            #expect(peer.name == "server" && peer.isLocal)
+            #expect(try await client.request(Echo(text: "local"), from: peer, expecting: Echo.self).text == "local")
+            let asSeen = try #require(try await seen.take().first)
+            #expect(asSeen.isLocal && asSeen.name == "tool")
+        }
+    }
+
+    @Test("routeUnhandled answers requests with what the router returns, and no-responder when it returns nothing")
+    func routing() async throws {
+        let server = makeTransceiver("router")
+        let client = makeTransceiver("client", listen: nil)
+        server.routeUnhandled { message, _ in
+            message.typeName == "forward.me" ? (typeName: "forwarded", payload: message.payload) : nil
+        }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            let reply = try await client.requestRaw(typeName: "forward.me", payload: ByteBuffer(string: #"{"a":1}"#), from: peer.id)
+            #expect(reply.typeName == "forwarded" && reply.payload == ByteBuffer(string: #"{"a":1}"#))
+            do {
+                _ = try await client.requestRaw(typeName: "drop.me", payload: ByteBuffer(string: "{}"), from: peer.id)
+                Issue.record("an unrouted request was answered")
+            } catch TransceiverError.remoteError(let code, _) {
+                #expect(code == .noResponder)
+            }
+        }
+    }
+}

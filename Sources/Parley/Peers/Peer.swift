@@ -65,6 +65,8 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
     /// The message type names the peer said it handles.
     public let accepts: [String]
     public let connectedAt: Date
+    /// Connected over the control socket (a local tool such as parleyctl), not over the network.
+    public var isLocal: Bool { address.hasPrefix("unix:") }
 
     public init(
         id: PeerID, name: String, kind: Kind, address: String, protocolVersion: UInt16,

@@ -18,6 +18,8 @@ final class Router: Sendable {
         case receive(@Sendable (InboundMessage, Peer) async throws -> Void)
         /// Produces a reply: a type name and an encoded payload.
         case respond(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer))
+        /// Forwards: replies when it returns something, and a request it returns nothing for gets `no-responder`.
+        case route(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer)?)
     }
 
     /// The outcome of dispatching one message, for the caller to act on (reply, count, log).
@@ -60,6 +62,14 @@ final class Router: Sendable {
             case .respond(let body):
                 let (typeName, payload) = try await body(message, peer)
                 return .reply(typeName: typeName, payload: payload)
+            case .route(let body):
+                if let (typeName, payload) = try await body(message, peer) {
+                    return .reply(typeName: typeName, payload: payload)
+                }
+                if message.header.flags.contains(.expectsReply) {
+                    return .failed(.noResponder, "\"\(message.typeName)\" was forwarded, but nothing answered it")
+                }
+                return .handled
             }
         } catch let error as PayloadDecodingError {
             return .failed(.undecodablePayload, error.description)

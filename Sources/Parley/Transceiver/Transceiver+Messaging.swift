@@ -47,6 +47,14 @@ extension Transceiver {
         router.registerFallback(handler.map { Router.Handler.receive($0) })
     }
 
+    /// Like ``receiveUnhandled(_:)``, for routers: a request is answered with what `handler` returns (a type name
+    /// and an undecoded payload, e.g. the reply it got by forwarding the request); `nil` answers nothing.
+    public func routeUnhandled(
+        _ handler: @escaping @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
+    ) {
+        router.registerFallback(.route { message, peer in try await handler(message, peer).map { ($0.typeName, $0.payload) } })
+    }
+
     /// Removes the handler for `typeName`; later messages of that type are counted as unknown.
     public func removeHandler(for typeName: String) {
         router.unregister(typeName)

@@ -58,6 +58,7 @@ public final class Transceiver: Sendable {
         var localPeerID: PeerID?
         var listeningAddress: SocketAddress?
         var serverChannel: (any Channel)?
+        var controlChannel: (any Channel)?
         var runTask: Task<Void, any Error>?
         var startWaiters: [CheckedContinuation<Void, any Error>] = []
         var table = PeerTable<PeerConnection>()
@@ -193,12 +194,15 @@ public final class Transceiver: Sendable {
             state.lifecycle = .running(jobs: jobsContinuation)
         }
         var server: NIOAsyncChannel<ConnectionChannel, Never>?
+        var controlServer: NIOAsyncChannel<ConnectionChannel, Never>?
         do {
             let localID = try configuration.identity.resolve()
             state.withLock { $0.localPeerID = localID }
             server = try await bindListener()
+            controlServer = try await bindControlSocket()
             let waiters = state.withLock { state in
                 state.serverChannel = server?.channel
+                state.controlChannel = controlServer?.channel
                 state.listeningAddress = server?.channel.localAddress
                 defer { state.startWaiters.removeAll() }
                 return state.startWaiters
@@ -219,8 +223,8 @@ public final class Transceiver: Sendable {
 
             await withTaskCancellationHandler {
                 await withDiscardingTaskGroup { group in
-                    if let server {
-                        group.addTask { await self.acceptLoop(server, jobs: jobsContinuation) }
+                    for listener in [server, controlServer].compactMap({ $0 }) {
+                        group.addTask { await self.acceptLoop(listener, jobs: jobsContinuation) }
                     }
                     if let discovery, let settings = configuration.discovery {
                         group.addTask { await self.runDiscovery(discovery, settings: settings, localID: localID) }
@@ -243,6 +247,7 @@ public final class Transceiver: Sendable {
             finishStopping()
         } catch {
             try? await server?.channel.close()
+            try? await controlServer?.channel.close()
             let waiters = state.withLock { state in
                 state.lifecycle = .stopped
                 defer { state.startWaiters.removeAll() }
@@ -275,6 +280,35 @@ public final class Transceiver: Sendable {
         }
     }
 
+    /// The control socket: the same protocol on a Unix domain socket, for local tools. Mode 0660, so that only
+    /// the owner and its group can drive this node.
+    private func bindControlSocket() async throws -> NIOAsyncChannel<ConnectionChannel, Never>? {
+        guard let path = configuration.controlSocketPath else { return nil }
+        let configuration = self.configuration
+        let counters = self.counters
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true
+            )
+            let server = try await ServerBootstrap(group: group)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
+                    }
+                }
+            guard chmod(path, 0o660) == 0 else {
+                try? await server.channel.close()
+                throw TransceiverError.bindFailed(host: path, port: 0, underlying: "cannot set mode 0660 (errno \(errno))")
+            }
+            return server
+        } catch let error as TransceiverError {
+            throw error
+        } catch {
+            throw TransceiverError.bindFailed(host: path, port: 0, underlying: String(describing: error))
+        }
+    }
+
     private func acceptLoop(
         _ server: NIOAsyncChannel<ConnectionChannel, Never>,
         jobs: AsyncStream<Job>.Continuation
@@ -294,20 +328,27 @@ public final class Transceiver: Sendable {
 
     /// Stops taking new work: closes the listener and every connection (gracefully), finishes the job stream.
     func beginShutdown() {
-        let (jobs, server, connections, waiters, discovery) = state.withLock { state in
+        let (jobs, server, connections, waiters, discovery, controlChannel) = state.withLock { state in
             guard case .running(let jobs) = state.lifecycle else {
                 if case .idle = state.lifecycle, state.runTask != nil { state.stopRequested = true }
-                return (AsyncStream<Job>.Continuation?.none, (any Channel)?.none, [PeerConnection](), [GateWaiter](), AvahiDiscovery?.none)
+                return (
+                    AsyncStream<Job>.Continuation?.none, (any Channel)?.none, [PeerConnection](), [GateWaiter](),
+                    AvahiDiscovery?.none, (any Channel)?.none
+                )
             }
             state.lifecycle = .stopping
             defer { state.gateWaiters.removeAll() }
-            return (jobs, state.serverChannel, Array(state.connections), Array(state.gateWaiters.values), state.discovery)
+            return (
+                jobs, state.serverChannel, Array(state.connections), Array(state.gateWaiters.values), state.discovery,
+                state.controlChannel
+            )
         }
         guard let jobs else { return }
         logger.info("parley transceiver stopping", metadata: ["connections": "\(connections.count)"])
         // First withdraw the advertisement, so that nobody discovers a node that is going away.
         discovery?.stop()
         server?.close(promise: nil)
+        controlChannel?.close(promise: nil)
         jobs.finish()
         for connection in connections {
             connection.noteEnd("this node (\(configuration.name)) is shutting down")
@@ -362,6 +403,11 @@ public final class Transceiver: Sendable {
         } catch {
             throw TransceiverError.connectFailed(endpoint, underlying: String(describing: error))
         }
+        return try await handOver(channel, endpoint: endpoint)
+    }
+
+    /// Gives a freshly dialled channel to `run()`'s task group and waits for its handshake.
+    private func handOver(_ channel: ConnectionChannel, endpoint: Endpoint) async throws -> Peer {
         // The dialer speaks first, straight away: the acceptor's handshake deadline runs from the moment it
         // accepted, and must not depend on how soon the serving task gets scheduled here.
         channel.frames.channel.writeAndFlush(try helloFrame(localPeerID!), promise: nil)
@@ -376,6 +422,28 @@ public final class Transceiver: Sendable {
                 continuation.resume(throwing: TransceiverError.notRunning)
             }
         }
+    }
+
+    /// Connects to a node's control socket (a local parleyd) and completes the handshake.
+    @discardableResult
+    public func connect(toUnixSocket path: String) async throws -> Peer {
+        guard case .running = state.withLock({ $0.lifecycle }) else { throw TransceiverError.notRunning }
+        let configuration = self.configuration
+        let counters = self.counters
+        let endpoint = Endpoint(host: "unix:" + path, port: 0)
+        let channel: ConnectionChannel
+        do {
+            channel = try await ClientBootstrap(group: group)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .connect(unixDomainSocketPath: path) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try ChannelSetup.configure(channel, role: .dialer, configuration: configuration, counters: counters)
+                    }
+                }
+        } catch {
+            throw TransceiverError.connectFailed(endpoint, underlying: String(describing: error))
+        }
+        return try await handOver(channel, endpoint: endpoint)
     }
 
     func emit(_ event: PeerEvent, in state: inout State) {

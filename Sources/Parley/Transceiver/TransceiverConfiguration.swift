@@ -32,6 +32,8 @@ public struct TransceiverConfiguration: Sendable {
     public var handlersRunOnEventLoop: Bool
     /// On shutdown, how long queued messages get to reach their peers.
     public var shutdownFlushTimeout: Duration
+    /// A Unix domain socket to accept local clients on (same protocol as TCP; mode 0660). `nil`: none.
+    public var controlSocketPath: String?
     /// Avahi discovery: advertise, browse and auto-connect. `nil` turns discovery off.
     public var discovery: DiscoveryConfiguration?
     /// Peers to keep connected whatever discovery does (`host:port`): the fallback where multicast is blocked.
@@ -65,6 +67,7 @@ public struct TransceiverConfiguration: Sendable {
         slowPeerTimeout: Duration = .seconds(5),
         handlersRunOnEventLoop: Bool = true,
         shutdownFlushTimeout: Duration = .seconds(2),
+        controlSocketPath: String? = nil,
         discovery: DiscoveryConfiguration? = nil,
         staticPeers: [Endpoint] = [],
         capabilities: [String] = ["heartbeat"],
@@ -83,6 +86,7 @@ public struct TransceiverConfiguration: Sendable {
         self.slowPeerTimeout = slowPeerTimeout
         self.handlersRunOnEventLoop = handlersRunOnEventLoop
         self.shutdownFlushTimeout = shutdownFlushTimeout
+        self.controlSocketPath = controlSocketPath
         self.discovery = discovery
         self.staticPeers = staticPeers
         self.capabilities = capabilities
