@@ -49,6 +49,9 @@ let package = Package(
             providers: [.apt(["libavahi-client-dev"])]
         ),
         .target(name: "ParleyDiscovery", dependencies: ["CAvahi", logging], swiftSettings: strict),
+        // parleyd's control protocol, shared by parleyd and parleyctl: the `@<target>/<Type>` routing prefix, the
+        // `parley.control.*` requests and replies, the default control socket path.
+        .target(name: "ParleyControl", dependencies: ["Parley"], swiftSettings: strict),
         // A CLI over ParleyDiscovery printing JSON-lines events; the discovery tests run it inside network namespaces.
         .executableTarget(
             name: "ParleyDiscoveryProbe",
@@ -69,14 +72,14 @@ let package = Package(
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
         .executableTarget(
             name: "ParleyCtl",
-            dependencies: ["Parley", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser, unixSignals],
+            dependencies: ["Parley", "ParleyControl", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser, unixSignals],
             swiftSettings: strict
         ),
         // parleyd (#4): layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "Parley", logging, argumentParser, serviceLifecycle, unixSignals,
+                "Parley", "ParleyControl", "ParleyWire", logging, argumentParser, serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
         ),
@@ -112,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyCtlTests",
-            dependencies: ["ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer"],
+            dependencies: ["ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|help)
+    browse|send|listen|peers|status|reload|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload help' -- "${cur}"))
         ;;
     esac
 }
@@ -209,7 +209,7 @@ _parleyctl_send() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --reply --json --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--service-type --name --log-level --to --wait-peer --reply-timeout --output)
+    non_repeating_options=(--service-type --name --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2
 
     # Offer option value completions
@@ -224,6 +224,9 @@ _parleyctl_send() {
         return
         ;;
     '--log-level')
+        return
+        ;;
+    '--socket')
         return
         ;;
     '--to')
@@ -245,7 +248,7 @@ _parleyctl_listen() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --json --version -h --help)
     repeating_options=(--type --peer)
-    non_repeating_options=(--port --service-type --name --log-level)
+    non_repeating_options=(--port --service-type --name --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -268,6 +271,9 @@ _parleyctl_listen() {
     '--log-level')
         return
         ;;
+    '--socket')
+        return
+        ;;
     esac
 }
 
@@ -275,7 +281,7 @@ _parleyctl_peers() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --json --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--wait --service-type --name --log-level)
+    non_repeating_options=(--wait --service-type --name --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -295,6 +301,9 @@ _parleyctl_peers() {
     '--log-level')
         return
         ;;
+    '--socket')
+        return
+        ;;
     esac
 }
 
@@ -302,8 +311,30 @@ _parleyctl_status() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_reload() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
 }
 
 _parleyctl_help() {

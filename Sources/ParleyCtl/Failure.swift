@@ -32,14 +32,12 @@ struct CtlFailure: Error, CustomStringConvertible {
 
     static func usage(_ message: String) -> CtlFailure { CtlFailure(.usage, message) }
 
-    /// What `send`, `listen`, `peers` and `status` say without `--direct` until parleyd exists.
-    static func daemonUnreachable(_ command: String) -> CtlFailure {
+    /// parleyd's control socket cannot be reached (exit status 5): where, why, and what to do.
+    static func daemonUnreachable(_ path: String, reason: String) -> CtlFailure {
         CtlFailure(
             .daemonUnreachable,
-            "parleyd is not reachable: the daemon is not implemented yet (it arrives with the daemon half of issue #4). "
-                + (command == "status"
-                    ? "There is no daemon status to show."
-                    : "Run `parleyctl \(command) --direct …` to talk to the LAN without a daemon.")
+            "parleyd is not reachable at \(path) (\(reason)). Start it (`parleyd`, or `systemctl start parleyd`), "
+                + "point to its socket with --socket PATH, or use --direct to talk to the LAN without parleyd."
         )
     }
 }

@@ -1,12 +1,17 @@
 import ArgumentParser
 import Foundation
 import Parley
+import ParleyControl
 import UnixSignals
 
 struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print incoming messages (of the given types, or all) until interrupted.",
         discussion: """
+            Through parleyd (--socket): subscribes to the LAN messages of the --type
+            names (all, without --type) that parleyd has no handler for, and prints
+            them with their sender. Exits 5 if parleyd goes away.
+
             With --direct, runs a transceiver that listens on --port (any free port by
             default), advertises itself on the service type, connects to the peers it
             discovers (or to --peer HOST:PORT), and prints every message it receives
@@ -19,6 +24,7 @@ struct Listen: AsyncParsableCommand {
             `parleyctl send` can resolve short names against them.
 
             Examples:
+              parleyctl listen --type listr.AddItemCommand --json
               parleyctl listen --direct
               parleyctl listen --direct --type AddItemCommand --type CLIResponse
               parleyctl listen --direct --type test.Note --no-discovery --port 7300
@@ -33,6 +39,8 @@ struct Listen: AsyncParsableCommand {
 
     @OptionGroup var connection: DirectOptions
 
+    @OptionGroup var daemon: DaemonOptions
+
     @OptionGroup var format: OutputOptions
 
     func validate() throws {
@@ -43,7 +51,10 @@ struct Listen: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try connection.requireDirect("listen")
+        guard connection.direct else {
+            try await listenThroughDaemon()
+            return
+        }
         let node = DirectNode(connection, listenPort: port)
         let json = format.json
         let show: @Sendable (InboundMessage, Peer) async throws -> Void = { message, peer in
@@ -81,6 +92,69 @@ struct Listen: AsyncParsableCommand {
                 _ = await signals.next()
                 // Stopping finishes the event stream, which ends the task above.
                 await node.transceiver.stop()
+            }
+        }
+    }
+}
+
+extension Listen {
+    /// A message parleyd forwarded: `@<sender id>/<Type>` and the untouched payload.
+    private struct Forwarded: Sendable {
+        var sender: String
+        var typeName: String
+        var payload: Data
+    }
+
+    /// Subscribes with parleyd and prints what it forwards until SIGINT/SIGTERM (exit 0) or until parleyd closes
+    /// the connection (exit 5). Sender names come from parleyd's peer list, asked again for an unknown sender.
+    private func listenThroughDaemon() async throws {
+        let (stream, continuation) = AsyncStream.makeStream(of: Forwarded.self)
+        let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel)
+        client.transceiver.receiveUnhandled { message, _ in
+            guard let routed = RoutedType(parsing: message.typeName) else { return }
+            continuation.yield(Forwarded(sender: routed.target, typeName: routed.typeName, payload: Data(message.payload.readableBytesView)))
+        }
+        let events = client.transceiver.peerEvents
+        let json = format.json
+        let types = types
+        try await client.run { client in
+            _ = try await client.control(Control.Subscribe(types: types), expecting: Control.OK.self)
+            Output.error("parleyctl: listening for \(types.isEmpty ? "all message types" : types.joined(separator: ", ")) through parleyd (\(client.socketPath)); Ctrl-C to stop")
+            let lostDaemon = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    var names: [String: Control.PeerInfo] = [:]
+                    for await message in stream {
+                        if names[message.sender] == nil, let peers = try? await client.peers() {
+                            for peer in peers { names[peer.id] = peer }
+                        }
+                        let peer = names[message.sender]
+                        let record = PeerRecord(name: peer?.name ?? "?", id: message.sender, address: peer?.address ?? "?")
+                        if json {
+                            Output.json(MessageRecord(type: message.typeName, from: record, receivedAt: Date()), splicing: message.payload, as: "payload")
+                        } else {
+                            Output.line("\(message.typeName) from \(record.name) (\(message.sender.prefix(8))): \(String(decoding: message.payload, as: UTF8.self))")
+                        }
+                    }
+                    return false
+                }
+                group.addTask {
+                    for await event in events {
+                        if case .disconnected(let peer, _) = event, peer.isLocal { return true }
+                    }
+                    return false
+                }
+                group.addTask {
+                    var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
+                    _ = await signals.next()
+                    return false
+                }
+                let first = try await group.next() ?? false
+                continuation.finish()
+                group.cancelAll()
+                return first
+            }
+            if lostDaemon {
+                throw CtlFailure(.daemonUnreachable, "parleyd (\(client.socketPath)) closed the connection")
             }
         }
     }

@@ -2,10 +2,11 @@ import ArgumentParser
 import Foundation
 import Logging
 import Parley
+import ParleyControl
 
 /// Options of the commands that reach peers: `send`, `listen`, `peers`.
 struct DirectOptions: ParsableArguments {
-    @Flag(help: "Run a transceiver in this process instead of asking parleyd (which is not available yet).")
+    @Flag(help: "Run a transceiver in this process instead of going through parleyd.")
     var direct = false
 
     @Option(
@@ -43,11 +44,19 @@ struct DirectOptions: ParsableArguments {
 
     /// Discovery runs unless static peers were given or it was turned off.
     var usesDiscovery: Bool { endpoints.isEmpty && !noDiscovery }
+}
 
-    /// Fails with exit status 5 unless `--direct` was given (parleyd does not exist yet).
-    func requireDirect(_ command: String) throws {
-        guard direct else { throw CtlFailure.daemonUnreachable(command) }
-    }
+/// `--socket`: where parleyd's control socket is (the commands that go through parleyd).
+struct DaemonOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "parleyd's control socket (default: parleyd's own default: $RUNTIME_DIRECTORY/parleyd.sock, /run/parley/parleyd.sock for root, else $XDG_RUNTIME_DIR/parley/parleyd.sock).",
+            valueName: "path"
+        )
+    )
+    var socket: String?
+
+    var socketPath: String { socket ?? ControlSocket.defaultPath(environment: ProcessInfo.processInfo.environment) }
 }
 
 /// `--json` on every command that prints something.

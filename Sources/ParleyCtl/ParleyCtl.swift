@@ -10,12 +10,11 @@ struct ParleyCtl: AsyncParsableCommand {
         commandName: "parleyctl",
         abstract: "Find Parley peers on the LAN and talk to them in typed messages.",
         discussion: """
-            Without --direct, send, listen, peers and status go through parleyd, the
-            Parley daemon. It is not available yet (it arrives with the daemon half of
-            issue #4), so they exit with status 5. With --direct the tool runs its own
-            transceiver: it discovers peers through avahi-daemon (or connects to
-            --peer HOST:PORT), waits for a connected peer, acts and exits. browse needs
-            no daemon at all.
+            Without --direct, send, listen, peers, status and reload go through parleyd,
+            the Parley daemon, over its control socket (--socket). With --direct, send,
+            listen and peers run their own transceiver: they discover peers through
+            avahi-daemon (or connect to --peer HOST:PORT), wait for a connected peer,
+            act and exit. browse needs no daemon at all.
 
             EXIT STATUS
               0  success
@@ -24,10 +23,10 @@ struct ParleyCtl: AsyncParsableCommand {
               2  usage: invalid arguments, or a payload that is not JSON
               3  no matching peer connected within --wait-peer
               4  no reply within --reply-timeout
-              5  parleyd not reachable (not implemented yet: use --direct)
+              5  parleyd not reachable (its control socket; or use --direct)
             """,
         version: "0.1.0",
-        subcommands: [Browse.self, Send.self, Listen.self, Peers.self, Status.self]
+        subcommands: [Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self]
     )
 
     /// Runs the parsed command and maps every failure to the exit codes above (ArgumentParser's own usage

@@ -1,26 +1,33 @@
 import ArgumentParser
 import Foundation
 import Parley
+import ParleyControl
 
 struct Peers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the connected peers: name, id, address, connected since, messages in and out.",
         discussion: """
+            Through parleyd (--socket): the LAN peers parleyd is connected to, with the
+            messages in and out on each of its connections.
+
             With --direct, discovers peers (or connects to --peer HOST:PORT) for
             --wait seconds, then lists those connected; with --peer it stops waiting
             as soon as every endpoint is connected. The message counts are those of
-            this short-lived connection; parleyd will report its own.
+            this short-lived connection.
 
             Examples:
+              parleyctl peers
               parleyctl peers --direct
               parleyctl peers --direct --peer 127.0.0.1:7206 --json
             """
     )
 
-    @Option(help: "Seconds to discover and connect before listing.")
+    @Option(help: "With --direct: seconds to discover and connect before listing.")
     var wait: Double = 3
 
     @OptionGroup var connection: DirectOptions
+
+    @OptionGroup var daemon: DaemonOptions
 
     @OptionGroup var format: OutputOptions
 
@@ -29,39 +36,49 @@ struct Peers: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try connection.requireDirect("peers")
-        let node = DirectNode(connection)
-        let wanted = connection.endpoints.count
-        let peers = try await node.run {
-            let deadline = ContinuousClock.now + seconds(wait)
-            while ContinuousClock.now < deadline {
-                if wanted > 0, node.transceiver.peers.count >= wanted { break }
-                try await Task.sleep(for: .milliseconds(50))
+        let listings: [PeerListing]
+        if connection.direct {
+            let node = DirectNode(connection)
+            let wanted = connection.endpoints.count
+            let peers = try await node.run {
+                let deadline = ContinuousClock.now + seconds(wait)
+                while ContinuousClock.now < deadline {
+                    if wanted > 0, node.transceiver.peers.count >= wanted { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return node.transceiver.peers.map { peer in
+                    (peer, node.transceiver.messageCounts(for: peer.id) ?? (received: 0, sent: 0))
+                }
             }
-            return node.transceiver.peers.map { peer in
-                (peer, node.transceiver.messageCounts(for: peer.id) ?? (received: 0, sent: 0))
+            listings = peers.map { peer, counts in
+                PeerListing(
+                    name: peer.name, id: peer.id.rawValue, kind: peer.kind.rawValue, address: peer.address,
+                    connectedAt: peer.connectedAt, messagesIn: counts.received, messagesOut: counts.sent,
+                    accepts: peer.accepts
+                )
+            }
+        } else {
+            let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel)
+            listings = try await client.run { client in try await client.peers() }.map { peer in
+                PeerListing(
+                    name: peer.name, id: peer.id, kind: peer.kind, address: peer.address,
+                    connectedAt: peer.connectedDate ?? Date(timeIntervalSince1970: 0), messagesIn: peer.messagesIn,
+                    messagesOut: peer.messagesOut, accepts: peer.accepts
+                )
             }
         }
         if format.json {
-            for (peer, counts) in peers {
-                Output.json(
-                    PeerListing(
-                        name: peer.name, id: peer.id.rawValue, kind: peer.kind.rawValue, address: peer.address,
-                        connectedAt: peer.connectedAt, messagesIn: counts.received, messagesOut: counts.sent,
-                        accepts: peer.accepts
-                    )
-                )
-            }
+            for listing in listings { Output.json(listing) }
             return
         }
-        guard !peers.isEmpty else {
-            Output.error("parleyctl: no peers connected within \(wait) s")
+        guard !listings.isEmpty else {
+            Output.error(connection.direct ? "parleyctl: no peers connected within \(wait) s" : "parleyctl: parleyd has no peers connected")
             return
         }
         let time = ISO8601DateFormatter()
         let rows = [["NAME", "ID", "ADDRESS", "CONNECTED SINCE", "IN", "OUT"]]
-            + peers.map { peer, counts in
-                [peer.name, peer.id.rawValue, peer.address, time.string(from: peer.connectedAt), "\(counts.received)", "\(counts.sent)"]
+            + listings.map { peer in
+                [peer.name, peer.id, peer.address, time.string(from: peer.connectedAt), "\(peer.messagesIn)", "\(peer.messagesOut)"]
             }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {

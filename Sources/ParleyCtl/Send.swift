@@ -3,13 +3,15 @@ import Foundation
 import ListrCommands
 import NIOCore
 import Parley
+import ParleyControl
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a typed message to a peer; with --reply, print its answer.",
         discussion: """
-            Waits up to --wait-peer seconds for a connected peer (matching --to, if
-            given), resolves a short TYPE against the types the peer accepts
+            Goes through parleyd's control socket (--socket), or with --direct runs
+            its own transceiver. Waits up to --wait-peer seconds for a connected
+            peer (matching --to, if given), resolves a short TYPE against the types the peer accepts
             (AddItemCommand -> listr.AddItemCommand when that is the only match),
             checks that the payload is JSON and sends it unchanged. With --reply it
             sends a request and prints the reply: the text of a CLIResponse
@@ -17,6 +19,7 @@ struct Send: AsyncParsableCommand {
             --output FILE; any other reply is printed as its JSON.
 
             Examples:
+              parleyctl send AddItemCommand '{"title":"milk"}' --reply
               parleyctl send AddItemCommand '{"title":"milk"}' --direct --reply
               parleyctl send ListItemsCommand --direct --reply --peer 10.0.0.2:7206
               echo '{}' | parleyctl send ListItemsCommand - --direct --reply
@@ -31,6 +34,8 @@ struct Send: AsyncParsableCommand {
     var payload: String = "{}"
 
     @OptionGroup var connection: DirectOptions
+
+    @OptionGroup var daemon: DaemonOptions
 
     @Option(help: "Send to the peer with this name or peer-id prefix (default: the first connected peer).")
     var to: String?
@@ -58,32 +63,73 @@ struct Send: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try connection.requireDirect("send")
         let payloadBytes = try await readPayload()
+        guard connection.direct else {
+            try await DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel).run { client in
+                try await sendThroughDaemon(payloadBytes, client: client)
+            }
+            return
+        }
         let node = DirectNode(connection)
         try await node.run {
             let peer = try await node.waitForPeer(to: to, timeout: seconds(waitPeer))
-            let typeName = try resolveTypeName(type, accepts: peer.accepts)
-            if !peer.accepts.isEmpty, !peer.accepts.contains(typeName) {
-                Output.error(
-                    "parleyctl: warning: \(peer.name) does not list \(typeName) among the types it accepts "
-                        + "(\(peer.accepts.sorted().joined(separator: ", "))); sending anyway"
-                )
-            }
+            let typeName = try resolveType(for: peer.name, accepts: peer.accepts)
             let buffer = ByteBuffer(bytes: payloadBytes)
             if reply {
                 let answer = try await node.transceiver.requestRaw(
                     typeName: typeName, payload: buffer, from: peer.id, timeout: seconds(replyTimeout)
                 )
-                try show(answer, from: peer)
+                try show(answer.typeName, Data(answer.payload.readableBytesView), from: PeerRecord(peer))
             } else {
                 try await node.transceiver.sendRaw(typeName: typeName, payload: buffer, to: peer.id)
-                if format.json {
-                    Output.json(SentRecord(sent: typeName, bytes: payloadBytes.count, to: PeerRecord(peer)))
-                } else {
-                    Output.line("sent \(typeName) (\(payloadBytes.count) bytes) to \(peer.name) (\(peer.id.rawValue.prefix(8)))")
-                }
+                sent(typeName, bytes: payloadBytes.count, to: PeerRecord(peer))
             }
+        }
+    }
+
+    /// Through parleyd: the peer gate polls parleyd's peer list; the message goes out as `@<peer id>/<Type>`, and
+    /// parleyd forwards it (and relays the reply) with the payload untouched.
+    private func sendThroughDaemon(_ payloadBytes: Data, client: DaemonClient) async throws {
+        let peer = try await client.waitForPeer(to: to, timeout: seconds(waitPeer))
+        let typeName = try resolveType(for: peer.name, accepts: peer.accepts)
+        let routed = RoutedType(target: peer.id, typeName: typeName).wireName
+        let buffer = ByteBuffer(bytes: payloadBytes)
+        let record = PeerRecord(name: peer.name, id: peer.id, address: peer.address)
+        guard let daemonPeer = client.daemon else { return }
+        if reply {
+            let answer: InboundMessage
+            do {
+                answer = try await client.transceiver.requestRaw(
+                    typeName: routed, payload: buffer, from: daemonPeer.id, timeout: seconds(replyTimeout)
+                )
+            } catch TransceiverError.replyTimedOut {
+                throw CtlFailure(.noReply, "no reply to \(typeName) from \(peer.name) (\(peer.id.prefix(8))) within \(seconds(replyTimeout).secondsText)")
+            }
+            try show(answer.typeName, Data(answer.payload.readableBytesView), from: record)
+        } else {
+            try await client.transceiver.sendRaw(typeName: routed, payload: buffer, to: daemonPeer.id)
+            sent(typeName, bytes: payloadBytes.count, to: record)
+        }
+    }
+
+    /// The full type name for this peer (see ``resolveTypeName(_:accepts:)``), with a warning when the peer does
+    /// not list it.
+    private func resolveType(for peerName: String, accepts: [String]) throws -> String {
+        let typeName = try resolveTypeName(type, accepts: accepts)
+        if !accepts.isEmpty, !accepts.contains(typeName) {
+            Output.error(
+                "parleyctl: warning: \(peerName) does not list \(typeName) among the types it accepts "
+                    + "(\(accepts.sorted().joined(separator: ", "))); sending anyway"
+            )
+        }
+        return typeName
+    }
+
+    private func sent(_ typeName: String, bytes: Int, to peer: PeerRecord) {
+        if format.json {
+            Output.json(SentRecord(sent: typeName, bytes: bytes, to: peer))
+        } else {
+            Output.line("sent \(typeName) (\(bytes) bytes) to \(peer.name) (\(peer.id.prefix(8)))")
         }
     }
 
@@ -109,8 +155,7 @@ struct Send: AsyncParsableCommand {
     }
 
     /// Prints a reply: a CLIResponse's text, its data (to --output), or the raw JSON.
-    private func show(_ answer: InboundMessage, from peer: Peer) throws {
-        let bytes = Data(answer.payload.readableBytesView)
+    private func show(_ replyType: String, _ bytes: Data, from peer: PeerRecord) throws {
         let response = try? JSONDecoder().decode(CLIResponse.self, from: bytes)
         if case .data(let data)? = response, let output {
             try write(data, to: output)
@@ -118,7 +163,7 @@ struct Send: AsyncParsableCommand {
         }
         if format.json {
             if output != "-" {
-                Output.json(ReplyRecord(type: answer.typeName, from: PeerRecord(peer)), splicing: bytes, as: "payload")
+                Output.json(ReplyRecord(type: replyType, from: peer), splicing: bytes, as: "payload")
             }
             return
         }
@@ -154,9 +199,13 @@ struct PeerRecord: Encodable {
     var address: String
 
     init(_ peer: Peer) {
-        name = peer.name
-        id = peer.id.rawValue
-        address = peer.address
+        self.init(name: peer.name, id: peer.id.rawValue, address: peer.address)
+    }
+
+    init(name: String, id: String, address: String) {
+        self.name = name
+        self.id = id
+        self.address = address
     }
 }
 

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import Parley
+import ParleyControl
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// parleyd as a `Service`: runs the transceiver, tells systemd how it is doing, reloads on SIGHUP, and on
@@ -33,6 +35,9 @@ public struct DaemonService: Service {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let transceiver = Transceiver(configuration: configuration.transceiverConfiguration(logger: logger))
         let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
+        let reloader = Reloader(configuration)
+        let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
+        router.install { try self.reload(reloader) }
 
         try await transceiver.start()
         await waitForDiscoveryToSettle(transceiver)
@@ -45,15 +50,16 @@ public struct DaemonService: Service {
                 "name": "\(configuration.name)",
                 "discovery": "\(transceiver.discoveryStatus)",
                 "data-directory": "\(configuration.dataDirectory)",
+                "control-socket": "\(configuration.controlSocket)",
             ]
         )
 
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.reportPeerCount(events, transceiver: transceiver) }
+            group.addTask { await self.reportPeerCount(events, transceiver: transceiver, router: router) }
             if let interval = notifier.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
-            group.addTask { await self.reloadOnHangup(hangups) }
+            group.addTask { await self.reloadOnHangup(hangups, reloader: reloader) }
 
             // Until SIGTERM/SIGINT (graceful shutdown) or cancellation.
             do {
@@ -85,13 +91,14 @@ public struct DaemonService: Service {
         }
     }
 
-    private func reportPeerCount(_ events: AsyncStream<PeerEvent>, transceiver: Transceiver) async {
+    private func reportPeerCount(_ events: AsyncStream<PeerEvent>, transceiver: Transceiver, router: ControlRouter) async {
         var reported = 0
         for await event in events {
             switch event {
             case .connected(let peer):
                 logger.debug("peer connected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)"])
             case .disconnected(let peer, let reason):
+                router.clientDisconnected(peer)
                 logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
             }
             let count = transceiver.peers.count
@@ -111,12 +118,19 @@ public struct DaemonService: Service {
         }
     }
 
-    /// SIGHUP: re-reads the configuration. The log level changes at once; any other changed key is named in the
-    /// log as needing a restart (the transceiver's settings are fixed while it runs). A configuration that does
-    /// not load is logged and ignored: the daemon keeps running as it was.
-    private func reloadOnHangup(_ hangups: UnixSignalsSequence) async {
-        var current = configuration
+    /// SIGHUP: see ``reload(_:)``. A configuration that does not load is logged and ignored.
+    private func reloadOnHangup(_ hangups: UnixSignalsSequence, reloader: Reloader) async {
         for await _ in hangups {
+            _ = try? reload(reloader)
+        }
+    }
+
+    /// SIGHUP and `parleyctl reload` (`parley.control.Reload`): re-reads the configuration. The log level changes
+    /// at once; any other changed key is named in the log as needing a restart (the transceiver's settings are
+    /// fixed while it runs). A configuration that does not load is logged and thrown: the daemon keeps running as
+    /// it was.
+    func reload(_ reloader: Reloader) throws -> Control.ReloadResult {
+        try reloader.current.withLock { current in
             send("RELOADING=1\nMONOTONIC_USEC=\(Self.monotonicMicroseconds())")
             defer { send("READY=1") }
             let next: DaemonConfiguration
@@ -124,16 +138,18 @@ public struct DaemonService: Service {
                 next = try reload()
             } catch {
                 logger.error("reload failed; keeping the running configuration", metadata: ["reason": "\(error)"])
-                continue
+                throw error
             }
             let changed = next.changedKeys(from: current)
             if changed.isEmpty {
                 logger.notice("configuration reloaded; nothing changed")
-                continue
+                return Control.ReloadResult(applied: [], needRestart: [])
             }
+            var applied: [String] = []
             if changed.contains(.logLevel) {
                 logLevel.current = next.logLevel
                 current.logLevel = next.logLevel
+                applied.append(ConfigurationKey.logLevel.rawValue)
                 logger.notice("log level changed", metadata: ["log-level": "\(next.logLevel)"])
             }
             let pending = changed.filter(\.needsRestart)
@@ -146,6 +162,7 @@ public struct DaemonService: Service {
                     ]
                 )
             }
+            return Control.ReloadResult(applied: applied, needRestart: pending.map(\.rawValue))
         }
     }
 
@@ -160,4 +177,10 @@ public struct DaemonService: Service {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
     }
+}
+
+/// The configuration parleyd runs with, as reloads change it; one reload at a time (SIGHUP or a control request).
+final class Reloader: Sendable {
+    let current: Mutex<DaemonConfiguration>
+    init(_ configuration: DaemonConfiguration) { current = Mutex(configuration) }
 }

@@ -5,6 +5,9 @@ import ServiceLifecycle
 
 /// parleyd's entry point, kept out of `main.swift` so that it can be read and tested as a library.
 public enum Parleyd {
+    /// parleyd's version, reported by `parleyctl status`.
+    public static let version = "0.1.0"
+
     /// Exit statuses.
     public enum Status {
         public static let ok: Int32 = 0

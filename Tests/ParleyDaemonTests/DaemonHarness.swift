@@ -102,7 +102,11 @@ struct Scratch: ~Copyable {
     /// An environment for parleyd that reads this directory's config file, keeps its state here and never
     /// touches /etc/parley or the user's directories.
     func environment(config: String, _ extra: [String: String] = [:]) -> [String: String] {
-        var environment = ["PARLEY_CONFIG": config, "HOME": url.path, "XDG_RUNTIME_DIR": url.path]
+        var environment = [
+            "PARLEY_CONFIG": config, "HOME": url.path, "XDG_RUNTIME_DIR": url.path,
+            // Never the default /run/parley/parleyd.sock (the tests may run as root, and in parallel).
+            "PARLEY_CONTROL_SOCKET": url.appendingPathComponent("parleyd.sock").path,
+        ]
         environment.merge(extra) { _, new in new }
         return environment
     }

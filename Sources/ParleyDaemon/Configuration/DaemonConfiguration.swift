@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Parley
+import ParleyControl
 
 /// parleyd's settings, after layering (see ``ConfigurationLoader``) and validation.
 public struct DaemonConfiguration: Sendable, Equatable {
@@ -72,6 +73,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             identity: .persisted(path: peerIDPath),
             port: port,
             maximumFrameSize: maxFrameSize,
+            controlSocketPath: controlSocket,
             discovery: discovery
                 ? DiscoveryConfiguration(
                     serviceType: serviceType,
@@ -97,7 +99,7 @@ extension DaemonConfiguration {
             discovery: true,
             autoConnect: .all,
             staticPeers: [],
-            controlSocket: defaultControlSocket(environment: environment),
+            controlSocket: ControlSocket.defaultPath(environment: environment),
             dataDirectory: defaultDataDirectory(environment: environment),
             maxFrameSize: 64 * 1024 * 1024,
             logLevel: .info,
@@ -114,28 +116,12 @@ extension DaemonConfiguration {
         return short.isEmpty ? "parleyd" : String(decoding: short.utf8.prefix(63), as: UTF8.self)
     }
 
-    /// `$RUNTIME_DIRECTORY/parleyd.sock` under systemd with `RuntimeDirectory=` (`/run/parley/parleyd.sock` for
-    /// the system unit); `/run/parley/parleyd.sock` for root; else `$XDG_RUNTIME_DIR/parley/parleyd.sock`; else
-    /// `/tmp/parley-<uid>/parleyd.sock`.
-    static func defaultControlSocket(environment: [String: String]) -> String {
-        if let runtime = firstPath(environment["RUNTIME_DIRECTORY"]) { return runtime + "/parleyd.sock" }
-        if getuid() == 0 { return "/run/parley/parleyd.sock" }
-        if let xdg = firstPath(environment["XDG_RUNTIME_DIR"]) { return xdg + "/parley/parleyd.sock" }
-        return "/tmp/parley-\(getuid())/parleyd.sock"
-    }
-
     /// `$STATE_DIRECTORY` under systemd with `StateDirectory=` (`/var/lib/parley`); else
     /// `$XDG_STATE_HOME/parley`; else `~/.local/state/parley`.
     static func defaultDataDirectory(environment: [String: String]) -> String {
-        if let state = firstPath(environment["STATE_DIRECTORY"]) { return state }
-        if let xdg = firstPath(environment["XDG_STATE_HOME"]) { return xdg + "/parley" }
+        if let state = ControlSocket.firstPath(environment["STATE_DIRECTORY"]) { return state }
+        if let xdg = ControlSocket.firstPath(environment["XDG_STATE_HOME"]) { return xdg + "/parley" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return home + "/.local/state/parley"
-    }
-
-    /// systemd passes several directories separated by colons; the first is ours.
-    private static func firstPath(_ value: String?) -> String? {
-        guard let first = value?.split(separator: ":").first, first.hasPrefix("/") else { return nil }
-        return String(first)
     }
 }

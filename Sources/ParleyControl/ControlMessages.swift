@@ -1,0 +1,128 @@
+import Foundation
+import Parley
+
+/// The control requests parleyd answers itself on its control socket, and their replies. Wire names are
+/// `parley.control.*`; payloads are JSON like every Parley message. Only local clients (connected over the
+/// control socket) get answers; a LAN peer asking receives an error reply.
+public enum Control {
+    /// `parley.control.Peers` → ``PeerList``: the connected LAN peers (local clients are not listed).
+    public struct Peers: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.Peers"
+        public init() {}
+    }
+
+    public struct PeerList: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.PeerList"
+        public var peers: [PeerInfo]
+        public init(peers: [PeerInfo]) { self.peers = peers }
+    }
+
+    public struct PeerInfo: Codable, Sendable, Hashable {
+        public var name: String
+        public var id: String
+        public var address: String
+        /// `parley` or `legacyDebugger`.
+        public var kind: String
+        /// ISO 8601, UTC.
+        public var connectedAt: String
+        public var messagesIn: Int
+        public var messagesOut: Int
+        public var accepts: [String]
+
+        public init(
+            name: String, id: String, address: String, kind: String, connectedAt: String,
+            messagesIn: Int, messagesOut: Int, accepts: [String]
+        ) {
+            self.name = name
+            self.id = id
+            self.address = address
+            self.kind = kind
+            self.connectedAt = connectedAt
+            self.messagesIn = messagesIn
+            self.messagesOut = messagesOut
+            self.accepts = accepts
+        }
+
+        /// `peer` with the message counts of its connection.
+        public init(_ peer: Peer, counts: (received: Int, sent: Int)) {
+            self.init(
+                name: peer.name, id: peer.id.rawValue, address: peer.address, kind: peer.kind.rawValue,
+                connectedAt: Control.timestamp(peer.connectedAt), messagesIn: counts.received,
+                messagesOut: counts.sent, accepts: peer.accepts
+            )
+        }
+
+        public var connectedDate: Date? { ISO8601DateFormatter().date(from: connectedAt) }
+    }
+
+    /// `parley.control.Status` → ``StatusReport``.
+    public struct Status: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.Status"
+        public init() {}
+    }
+
+    public struct StatusReport: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.StatusReport"
+        public var name: String
+        public var peerID: String
+        public var port: Int
+        /// The discovery state as text (`off`, `running, advertised as "kitchen"`, …).
+        public var discovery: String
+        /// The DNS-SD instance name parleyd is advertised under, if any.
+        public var advertisedName: String?
+        /// Connected LAN peers.
+        public var peerCount: Int
+        public var uptimeSeconds: Double
+        public var version: String
+
+        public init(
+            name: String, peerID: String, port: Int, discovery: String, advertisedName: String?,
+            peerCount: Int, uptimeSeconds: Double, version: String
+        ) {
+            self.name = name
+            self.peerID = peerID
+            self.port = port
+            self.discovery = discovery
+            self.advertisedName = advertisedName
+            self.peerCount = peerCount
+            self.uptimeSeconds = uptimeSeconds
+            self.version = version
+        }
+    }
+
+    /// `parley.control.Subscribe` → ``OK``: from now on, LAN messages of these types (all, when empty) that no
+    /// handler of parleyd takes are forwarded to this client as `@<sender id>/<Type>`. A new Subscribe replaces
+    /// the previous one; the subscription ends with the connection.
+    public struct Subscribe: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.Subscribe"
+        public var types: [String]
+        public init(types: [String]) { self.types = types }
+    }
+
+    public struct OK: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.OK"
+        public init() {}
+    }
+
+    /// `parley.control.Reload` → ``ReloadResult``: the same as SIGHUP. A configuration that does not load is an
+    /// error reply naming the problem.
+    public struct Reload: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.Reload"
+        public init() {}
+    }
+
+    public struct ReloadResult: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.ReloadResult"
+        /// Changed keys that took effect at once.
+        public var applied: [String]
+        /// Changed keys that take effect only after a restart.
+        public var needRestart: [String]
+        public init(applied: [String], needRestart: [String]) {
+            self.applied = applied
+            self.needRestart = needRestart
+        }
+    }
+
+    /// ISO 8601 in UTC, as used in ``PeerInfo/connectedAt``.
+    public static func timestamp(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+}

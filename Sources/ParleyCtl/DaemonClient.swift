@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import Parley
+import ParleyControl
+
+/// parleyctl as a local client of parleyd: a transceiver without a listener or discovery, connected to
+/// parleyd's control socket. Control requests (`parley.control.*`) are answered by parleyd; messages for LAN
+/// peers go out as `@<peer id>/<Type>` (see ``RoutedType``).
+struct DaemonClient {
+    /// How long a control request (peers, status, subscribe, reload) may take.
+    static let controlTimeout = Duration.seconds(5)
+
+    let socketPath: String
+    let transceiver: Transceiver
+    /// parleyd, as the handshake introduced it.
+    private(set) var daemon: Peer?
+
+    init(socketPath: String, name: String, logLevel: String) {
+        bootstrapLogging(logLevel)
+        self.socketPath = socketPath
+        var configuration = TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: nil, port: 0)
+        configuration.logger = Logger(label: "parleyctl")
+        transceiver = Transceiver(configuration: configuration)
+    }
+
+    /// Connects, runs `body`, and always stops the transceiver afterwards. Not reaching parleyd is exit status 5.
+    func run<T: Sendable>(_ body: (DaemonClient) async throws -> T) async throws -> T {
+        try await transceiver.start()
+        do {
+            var connected = self
+            do {
+                connected.daemon = try await transceiver.connect(toUnixSocket: socketPath)
+            } catch {
+                throw CtlFailure.daemonUnreachable(socketPath, reason: "\(error)")
+            }
+            let result = try await body(connected)
+            await transceiver.stop()
+            return result
+        } catch {
+            await transceiver.stop()
+            throw error
+        }
+    }
+
+    /// A control request to parleyd.
+    func control<Request: Encodable & Sendable, Reply: Decodable & Sendable>(
+        _ request: Request, expecting reply: Reply.Type
+    ) async throws -> Reply {
+        guard let daemon else { throw CtlFailure.daemonUnreachable(socketPath, reason: "not connected") }
+        return try await transceiver.request(request, from: daemon, expecting: reply, timeout: Self.controlTimeout)
+    }
+
+    /// The LAN peers parleyd is connected to.
+    func peers() async throws -> [Control.PeerInfo] {
+        try await control(Control.Peers(), expecting: Control.PeerList.self).peers
+    }
+
+    /// The peer gate, through parleyd: polls its peer list until a Parley peer matching `to` (a name or an id
+    /// prefix; any when nil) is connected, within `timeout`. Fails with exit status 3 naming what was waited for.
+    func waitForPeer(to: String?, timeout: Duration) async throws -> Control.PeerInfo {
+        let deadline = ContinuousClock.now + timeout
+        var connected: [Control.PeerInfo] = []
+        while true {
+            connected = try await peers().filter { $0.kind == Peer.Kind.parley.rawValue }
+            if let peer = connected.first(where: { peer in to.map { PeerSelector.matches($0, id: peer.id, name: peer.name) } ?? true }) {
+                return peer
+            }
+            guard ContinuousClock.now < deadline else { break }
+            try await Task.sleep(for: min(.milliseconds(200), deadline - ContinuousClock.now))
+        }
+        var message = "no Parley peer"
+        if let to { message += " named \"\(to)\" or with an id starting \"\(to)\"" }
+        message += " connected to parleyd (\(socketPath)) within \(timeout.secondsText)"
+        if to != nil, !connected.isEmpty {
+            message += "; connected: " + connected.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")
+        }
+        throw CtlFailure(.noPeer, message)
+    }
+}
+
+extension Duration {
+    /// `1 s`, `0.5 s`.
+    var secondsText: String {
+        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+import Parley
+import ParleyControl
+import ParleyWire
+import Synchronization
+
+/// parleyd's half of the control protocol (see ``Control`` and ``RoutedType``): answers `parley.control.*`
+/// requests from local clients and routes messages between local clients and LAN peers without ever decoding
+/// or re-encoding a payload.
+final class ControlRouter: Sendable {
+    /// How long a forwarded request waits for the LAN peer's reply.
+    static let forwardedRequestTimeout = Duration.seconds(60)
+
+    private let transceiver: Transceiver
+    private let logger: Logger
+    private let started = ContinuousClock.now
+    private let configuration: DaemonConfiguration
+    /// Local client → the types it subscribed to (empty: every type).
+    private let subscriptions = Mutex<[PeerID: Set<String>]>([:])
+
+    init(transceiver: Transceiver, configuration: DaemonConfiguration, logger: Logger) {
+        self.transceiver = transceiver
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Registers the control handlers and the router. Call before the transceiver starts.
+    func install(reload: @escaping @Sendable () throws -> Control.ReloadResult) {
+        transceiver.respond(to: Control.Peers.self) { [self] _, peer in
+            try Self.requireLocal(peer, Control.Peers.messageType)
+            return Control.PeerList(
+                peers: lanPeers(kinds: nil).map { Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0)) }
+            )
+        }
+        transceiver.respond(to: Control.Status.self) { [self] _, peer in
+            try Self.requireLocal(peer, Control.Status.messageType)
+            let discovery = transceiver.discoveryStatus
+            let advertised: String? = if case .running(let name) = discovery { name } else { nil }
+            return Control.StatusReport(
+                name: configuration.name,
+                peerID: transceiver.localPeerID?.rawValue ?? "",
+                port: transceiver.listeningPort ?? configuration.port,
+                discovery: discovery.description,
+                advertisedName: advertised,
+                peerCount: lanPeers(kinds: nil).count,
+                uptimeSeconds: Double((ContinuousClock.now - started).components.seconds),
+                version: Parleyd.version
+            )
+        }
+        transceiver.respond(to: Control.Subscribe.self) { [self] request, peer in
+            try Self.requireLocal(peer, Control.Subscribe.messageType)
+            subscriptions.withLock { $0[peer.id] = Set(request.types) }
+            logger.debug("local client subscribed", metadata: ["peer-id": "\(peer.id)", "types": "\(request.types.sorted())"])
+            return Control.OK()
+        }
+        transceiver.respond(to: Control.Reload.self) { _, peer in
+            try Self.requireLocal(peer, Control.Reload.messageType)
+            return try reload()
+        }
+        transceiver.routeUnhandled { [self] message, peer in
+            if peer.isLocal {
+                return try await forwardFromLocal(message, client: peer).map { ($0.typeName, $0.payload) }
+            }
+            await forwardToSubscribers(message, from: peer)
+            return nil
+        }
+    }
+
+    /// Ends the subscription of a local client that disconnected.
+    func clientDisconnected(_ peer: Peer) {
+        guard peer.isLocal else { return }
+        _ = subscriptions.withLock { $0.removeValue(forKey: peer.id) }
+    }
+
+    // MARK: - Routing
+
+    /// A local client's `@<target>/<Type>`: a request goes to its one target and the reply comes back as it is;
+    /// a one-way message goes to every target.
+    private func forwardFromLocal(_ message: InboundMessage, client: Peer) async throws -> InboundMessage? {
+        guard let routed = RoutedType(parsing: message.typeName) else {
+            throw RoutingError.notRouted(message.typeName)
+        }
+        let candidates = lanPeers(kinds: [.parley])
+        let targets = PeerSelector.select(routed.target, among: candidates, id: \.id.rawValue, name: \.name)
+        guard !targets.isEmpty else {
+            throw RoutingError.noMatchingPeer(routed.target, connected: candidates)
+        }
+        if message.header.flags.contains(.expectsReply) {
+            guard targets.count == 1 else { throw RoutingError.severalTargets(routed.target, targets) }
+            logger.debug(
+                "forwarding request",
+                metadata: ["type": "\(routed.typeName)", "from-peer-id": "\(client.id)", "to-peer-id": "\(targets[0].id)"]
+            )
+            return try await transceiver.requestRaw(
+                typeName: routed.typeName, payload: message.payload, from: targets[0].id, timeout: Self.forwardedRequestTimeout
+            )
+        }
+        var failures: [String] = []
+        for target in targets {
+            do {
+                try await transceiver.sendRaw(typeName: routed.typeName, payload: message.payload, to: target.id)
+            } catch {
+                failures.append("\(target.name) (\(target.id.rawValue.prefix(8))): \(error)")
+            }
+        }
+        if !failures.isEmpty { throw RoutingError.sendFailed(routed.typeName, failures) }
+        return nil
+    }
+
+    /// A LAN message nothing handles: to every local client subscribed to its type (or to all types), as
+    /// `@<sender id>/<Type>`.
+    private func forwardToSubscribers(_ message: InboundMessage, from sender: Peer) async {
+        let wanted = subscriptions.withLock { subscriptions in
+            subscriptions.compactMap { client, types in types.isEmpty || types.contains(message.typeName) ? client : nil }
+        }
+        guard !wanted.isEmpty else {
+            logger.debug("no local client subscribed", metadata: ["type": "\(message.typeName)", "peer-id": "\(sender.id)"])
+            return
+        }
+        let typeName = RoutedType(from: sender.id, typeName: message.typeName).wireName
+        for client in wanted {
+            do {
+                try await transceiver.sendRaw(typeName: typeName, payload: message.payload, to: client)
+            } catch {
+                logger.debug("cannot forward to local client", metadata: ["peer-id": "\(client)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The connected peers that are not local clients.
+    private func lanPeers(kinds: Set<Peer.Kind>?) -> [Peer] {
+        transceiver.peers.filter { !$0.isLocal && (kinds?.contains($0.kind) ?? true) }.sorted { $0.connectedAt < $1.connectedAt }
+    }
+
+    private static func requireLocal(_ peer: Peer, _ type: String) throws {
+        guard peer.isLocal else { throw RoutingError.notLocal(type) }
+    }
+}
+
+/// Why parleyd refused to route a message; the text is what the requester receives in the error reply.
+enum RoutingError: Error, CustomStringConvertible {
+    case notRouted(String)
+    case noMatchingPeer(String, connected: [Peer])
+    case severalTargets(String, [Peer])
+    case sendFailed(String, [String])
+    case notLocal(String)
+
+    var description: String {
+        switch self {
+        case .notRouted(let type):
+            "\"\(type)\" is not routed: a local client's message needs a type name @<peer id, id prefix, name or *>/<Type>"
+        case .noMatchingPeer(let target, let connected):
+            "no connected peer matches \"\(target)\""
+                + (connected.isEmpty
+                    ? " (no LAN peer is connected)"
+                    : "; connected: " + connected.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", "))
+        case .severalTargets(let target, let peers):
+            "\"\(target)\" matches \(peers.count) peers (\(peers.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", "))); a request needs exactly one: give a peer id"
+        case .sendFailed(let type, let failures):
+            "could not forward \(type) to \(failures.joined(separator: "; "))"
+        case .notLocal(let type):
+            "\(type) is only answered on parleyd's control socket"
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import NIOCore
+import Parley
+import ParleyTestSupport
+import Testing
+
+/// parleyctl through parleyd's control socket: a `listr-example` and a `parleyd` (static peer: the example) on
+/// loopback, discovery off everywhere, the socket in a temporary directory. Every process is bounded in time.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct DaemonBackedTests {
+    final class Daemon: Sendable {
+        let child: Child
+        let port: Int
+        let socket: String
+        let directory: URL
+
+        init(staticPeer: Int?) async throws {
+            directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("pctl-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            socket = directory.appendingPathComponent("parleyd.sock").path
+            let config = directory.appendingPathComponent("parleyd.json")
+            try Data("{}".utf8).write(to: config)
+            child = try Child(
+                "parleyd",
+                ["--no-discovery", "--port", "0", "--name", "testd", "--control-socket", socket, "--data-directory", directory.path]
+                    + (staticPeer.map { ["--static-peer", "127.0.0.1:\($0)"] } ?? []),
+                environment: ["PARLEY_CONFIG": config.path]
+            )
+            _ = try await child.waitFor(in: \.stderr) { $0.contains("parleyd ready") ? true : nil }
+            port = try await child.waitFor(in: \.stderr) { text in
+                text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { number(after: " port=", in: String($0)) }
+            }
+        }
+
+        func ctl(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+            try await Child.run("parleyctl", arguments + ["--socket", socket])
+        }
+
+        func stop() async throws {
+            #expect(try await child.stop(SIGTERM) == 0)
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    @Test("send --reply, peers, status and reload go through parleyd to the example app")
+    func throughDaemon() async throws {
+        let listr = try await ParleyCtlTests.Listr()
+        let daemon = try await Daemon(staticPeer: listr.port)
+
+        // --wait-peer covers the moment parleyd needs to connect to its static peer.
+        let added = try await daemon.ctl(["send", "AddItemCommand", #"{"title":"milk"}"#, "--reply", "--wait-peer", "10"])
+        #expect(added.status == 0, "\(added)")
+        #expect(added.stdout == "added \"milk\" (1 item on the list)\n")
+
+        let listed = try await daemon.ctl(["send", "ListItemsCommand", "--reply", "--json", "--to", "listr"])
+        #expect(listed.status == 0, "\(listed)")
+        let line = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
+        #expect((line?["payload"] as? [String: Any])?["message"] as? String == "[ ] milk")
+        #expect((line?["from"] as? [String: Any])?["name"] as? String == "listr")
+
+        let refused = try await daemon.ctl(["send", "AddItemCommand", #"{"title":" "}"#, "--reply"])
+        #expect(refused.status == 1 && refused.stderr.contains("the title is empty"), "\(refused)")
+
+        let peers = try await daemon.ctl(["peers", "--json"])
+        #expect(peers.status == 0, "\(peers)")
+        let peer = try JSONSerialization.jsonObject(with: Data(peers.stdout.utf8)) as? [String: Any]
+        #expect(peer?["name"] as? String == "listr")
+        #expect(peer?["address"] as? String == "127.0.0.1:\(listr.port)")
+        #expect((peer?["messagesOut"] as? Int ?? 0) >= 3, "\(peers.stdout)")
+        let accepts = peer?["accepts"] as? [String] ?? []
+        #expect(accepts.contains("AddItemCommand"), "\(peers.stdout)")
+
+        let status = try await daemon.ctl(["status"])
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("name:          testd") && status.stdout.contains("peers:         1"), "\(status.stdout)")
+        #expect(status.stdout.contains("port:          \(daemon.port)"), "\(status.stdout)")
+        let statusJSON = try await daemon.ctl(["status", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(statusJSON.stdout.utf8)) as? [String: Any]
+        #expect(object?["peerCount"] as? Int == 1 && object?["discovery"] as? String == "off", "\(statusJSON)")
+
+        let reload = try await daemon.ctl(["reload"])
+        #expect(reload.status == 0 && reload.stdout.contains("nothing changed"), "\(reload)")
+        _ = try await daemon.child.waitFor(in: \.stderr) { $0.contains("configuration reloaded") ? true : nil }
+
+        let nobody = try await daemon.ctl(["send", "AddItemCommand", "{}", "--wait-peer", "1", "--to", "nobody"])
+        #expect(nobody.status == 3, "\(nobody)")
+        #expect(nobody.stderr.contains("no Parley peer named \"nobody\""), "\(nobody.stderr)")
+
+        try await daemon.stop()
+        try await listr.stop()
+    }
+
+    @Test("a local client's request for a peer parleyd does not have gets an error reply: no connected peer matches")
+    func noMatchingPeer() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let client = Transceiver(configuration: TransceiverConfiguration(name: "client", identity: .ephemeral, listenHost: nil, port: 0))
+        try await client.start()
+        let parleyd = try await client.connect(toUnixSocket: daemon.socket)
+        #expect(parleyd.name == "testd")
+        await #expect {
+            _ = try await client.requestRaw(typeName: "@nobody/test.X", payload: ByteBuffer(string: "{}"), from: parleyd.id, timeout: .seconds(5))
+        } throws: { error in
+            "\(error)".contains("no connected peer matches \"nobody\"")
+        }
+        // Without the prefix, a local client's message is refused too (parleyd routes only @target/Type).
+        await #expect(throws: TransceiverError.self) {
+            _ = try await client.requestRaw(typeName: "test.X", payload: ByteBuffer(string: "{}"), from: parleyd.id, timeout: .seconds(5))
+        }
+        await client.stop()
+        try await daemon.stop()
+    }
+
+    @Test("listen through parleyd prints a message a LAN peer sends to parleyd; SIGINT exits 0")
+    func listenThroughDaemon() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let listener = try Child("parleyctl", ["listen", "--json", "--type", "test.Note", "--socket", daemon.socket])
+        _ = try await listener.waitFor(in: \.stderr) { $0.contains("listening for test.Note through parleyd") ? true : nil }
+        let other = try Child("parleyctl", ["listen", "--type", "test.Other", "--socket", daemon.socket])
+        _ = try await other.waitFor(in: \.stderr) { $0.contains("listening for test.Other") ? true : nil }
+
+        let sender = try await Child.run(
+            "parleyctl",
+            ["send", "test.Note", #"{"text": "hi", "n": 1}"#, "--direct", "--name", "lanpeer", "--peer", "127.0.0.1:\(daemon.port)", "--wait-peer", "10"]
+        )
+        #expect(sender.status == 0, "\(sender)")
+        let line = try await listener.waitFor(timeout: .seconds(10)) { $0.split(separator: "\n").first.map(String.init) }
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        #expect(object?["type"] as? String == "test.Note")
+        #expect(((object?["from"] as? [String: Any])?["id"] as? String)?.count == 36, "\(line)")
+        // The payload arrives byte for byte (parleyd never decodes it).
+        #expect(line.contains(#""payload":{"text": "hi", "n": 1}"#), "\(line)")
+        #expect(try await listener.stop(SIGINT) == 0)
+        #expect(try await other.stop(SIGINT) == 0)
+        #expect(other.stdout.isEmpty, "a subscriber of another type got: \(other.stdout)")
+        try await daemon.stop()
+    }
+
+    @Test("without --direct and no parleyd at --socket, every daemon-backed command exits 5 saying where and how to start it")
+    func daemonNotReachable() async throws {
+        let missing = "/tmp/parleyctl-no-such-\(UUID().uuidString.prefix(8)).sock"
+        for arguments in [["send", "AddItemCommand", "{}"], ["listen", "--type", "X"], ["peers"], ["status"], ["reload"]] {
+            let result = try await Child.run("parleyctl", arguments + ["--socket", missing])
+            #expect(result.status == 5, "\(arguments): \(result)")
+            #expect(result.stderr.contains("parleyd is not reachable at \(missing)"), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("Start it"), "\(arguments): \(result.stderr)")
+        }
+    }
+}
