@@ -1,0 +1,340 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// parleyd, parleyctl and listr-example with discovery ON, inside the two-host lab (issue #4, "Tests"): each host
+/// has its own avahi-daemon, and the products find each other through it. Sockets, data directories and config
+/// files live under /run/pd inside the host (a private tmpfs per host). Every process runs inside the lab and
+/// dies with it; every wait polls.
+@Suite("parleyd and parleyctl in a two-host lab", .serialized, .timeLimit(.minutes(3)))
+struct DaemonLabTests {
+    static let directory = "/run/pd"
+    static let socket = "/run/pd/parleyd.sock"
+
+    /// The products, built next to the probe (`swift build --build-tests` / `swift test` build every product).
+    static func binary(_ name: String) throws -> String {
+        let path = URL(fileURLWithPath: NetnsLab.probePath).deletingLastPathComponent().appendingPathComponent(name).path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw NetnsLab.CommandFailed(command: [path], status: -1, output: "\(name) was not built (looked at \(path))")
+        }
+        return path
+    }
+
+    /// A process inside a lab host, its stdout and stderr kept as text, its PID inside the host known.
+    final class LabProcess: Sendable {
+        struct Timeout: Error, CustomStringConvertible {
+            var waitingFor: String
+            var stdout: String
+            var stderr: String
+            var description: String { "timed out waiting for \(waitingFor)\nstdout:\n\(stdout)\nstderr:\n\(stderr)" }
+        }
+
+        private struct Output {
+            var stdout: [UInt8] = []
+            var stderr: [UInt8] = []
+            var closed = 0
+        }
+
+        let command: [String]
+        private let process: Subprocess
+        private let output = Mutex(Output())
+
+        init(_ lab: NetnsLab, _ host: NetnsLab.Host, _ command: [String]) throws {
+            self.command = command
+            // The shell prints its PID inside the host, then becomes the command (same PID).
+            process = try Subprocess(
+                [NetnsLab.script, "exec", lab.name, host.rawValue, "sh", "-c", #"echo "lab-pid=$$" >&2; exec "$@""#, "sh"]
+                    + command
+            )
+            for (fd, isStdout) in [(process.stdoutFD, true), (process.stderrFD, false)] {
+                Thread.detachNewThread { [process, self] in
+                    _ = process
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    while true {
+                        let count = read(fd, &buffer, buffer.count)
+                        if count < 0 && errno == EINTR { continue }
+                        guard count > 0 else { break }
+                        self.output.withLock {
+                            if isStdout { $0.stdout += buffer[..<count] } else { $0.stderr += buffer[..<count] }
+                        }
+                    }
+                    self.output.withLock { $0.closed += 1 }
+                }
+            }
+        }
+
+        var stdout: String { output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+        /// Standard error without the wrapper's `lab-pid=` line.
+        var stderr: String {
+            output.withLock { String(decoding: $0.stderr, as: UTF8.self) }
+                .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("lab-pid=") }
+                .joined(separator: "\n")
+        }
+        var isRunning: Bool { process.isRunning }
+
+        /// The exit status once the process has ended and both pipes are drained; nil before.
+        var exitStatus: Int32? {
+            guard !process.isRunning, output.withLock({ $0.closed == 2 }) else { return nil }
+            return process.terminationStatus
+        }
+
+        /// The PID inside the host (for `kill` run there).
+        func hostPID() async throws -> String {
+            try await waitFor("its PID", timeout: .seconds(5)) { _, _ in
+                let raw = self.output.withLock { String(decoding: $0.stderr, as: UTF8.self) }
+                return raw.split(separator: "\n").first { $0.hasPrefix("lab-pid=") }.map { String($0.dropFirst(8)) }
+            }
+        }
+
+        /// Polls `probe(stdout, stderr)` until it returns a value.
+        @discardableResult
+        func waitFor<T>(
+            _ what: String, timeout: Duration = .seconds(10), _ probe: (String, String) -> T?
+        ) async throws -> T {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                if let value = probe(stdout, stderr) { return value }
+                if ContinuousClock.now >= deadline || exitStatus != nil {
+                    if let value = probe(stdout, stderr) { return value }
+                    let state = exitStatus.map { " (exited with \($0))" } ?? ""
+                    throw Timeout(waitingFor: what + state, stdout: stdout, stderr: stderr)
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
+        func waitForLog(_ text: String, timeout: Duration = .seconds(10)) async throws {
+            try await waitFor("'\(text)' on stderr", timeout: timeout) { _, err in err.contains(text) ? true : nil }
+        }
+
+        /// Waits for the end (polling); nil if it still runs after `timeout`.
+        func waitForExit(timeout: Duration) async throws -> Int32? {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if let status = exitStatus { return status }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return exitStatus
+        }
+    }
+
+    struct Result: CustomStringConvertible {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var seconds: Double
+        var description: String { "status \(status) after \(String(format: "%.2f", seconds)) s\nstdout: \(stdout)\nstderr: \(stderr)" }
+    }
+
+    /// Runs a command inside `host` to its end, polling; a command still running after `timeout` is an error.
+    static func run(
+        _ lab: NetnsLab, _ host: NetnsLab.Host, _ command: [String], timeout: Duration = .seconds(30)
+    ) async throws -> Result {
+        let start = ContinuousClock.now
+        let process = try LabProcess(lab, host, command)
+        guard let status = try await process.waitForExit(timeout: timeout) else {
+            throw LabProcess.Timeout(
+                waitingFor: "\(command.joined(separator: " ")) to end", stdout: process.stdout, stderr: process.stderr)
+        }
+        let elapsed = ContinuousClock.now - start
+        return Result(
+            status: status, stdout: process.stdout, stderr: process.stderr,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    static func parleyctl(
+        _ lab: NetnsLab, _ host: NetnsLab.Host, _ arguments: [String], timeout: Duration = .seconds(30)
+    ) async throws -> Result {
+        try await run(lab, host, [try binary("parleyctl")] + arguments, timeout: timeout)
+    }
+
+    /// parleyd inside `host`, discovery on (the default), socket and data under /run/pd, an empty config file
+    /// (so the machine's /etc/parley is never read). Returns once it logged `parleyd ready`.
+    static func parleyd(_ lab: NetnsLab, _ host: NetnsLab.Host, _ extra: [String] = []) async throws -> LabProcess {
+        try lab.exec(host, ["sh", "-c", "mkdir -p \(directory) && echo '{}' > \(directory)/parleyd.json"])
+        let daemon = try LabProcess(
+            lab, host,
+            ["env", "PARLEY_CONFIG=\(directory)/parleyd.json", try binary("parleyd"),
+             "--control-socket", socket, "--data-directory", directory, "--log-level", "info"] + extra)
+        try await daemon.waitForLog("parleyd ready", timeout: .seconds(15))
+        return daemon
+    }
+
+    /// listr-example inside `host`, discovery on (it advertises; auto-connect none), its list under /run/pd.
+    static func listr(_ lab: NetnsLab, _ host: NetnsLab.Host) async throws -> LabProcess {
+        try lab.exec(host, ["mkdir", "-p", directory])
+        let listr = try LabProcess(
+            lab, host,
+            ["env", "XDG_STATE_HOME=\(directory)", try binary("listr-example"), "--data", "\(directory)/list.json"])
+        try await listr.waitFor("listr ready", timeout: .seconds(15)) { out, err in
+            (out + err).contains("listr ready on port") ? true : nil
+        }
+        return listr
+    }
+
+    /// The `name` fields of `parleyctl peers --json` through the daemon of `host`.
+    static func peerNames(_ lab: NetnsLab, _ host: NetnsLab.Host) async throws -> [String] {
+        let result = try await parleyctl(lab, host, ["peers", "--json", "--socket", socket], timeout: .seconds(10))
+        guard result.status == 0 else { throw NetnsLab.CommandFailed(command: ["parleyctl peers"], status: result.status, output: "\(result)") }
+        return result.stdout.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["name"] as? String
+        }
+    }
+
+    /// Polls `parleyctl peers` on `host` until `name` is listed.
+    static func waitForPeer(_ lab: NetnsLab, _ host: NetnsLab.Host, _ name: String, timeout: Duration) async throws -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        var names: [String] = []
+        while ContinuousClock.now < deadline {
+            names = try await peerNames(lab, host)
+            if names.contains(name) { return names }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        Issue.record("parleyd on \(host) did not list \(name) within \(timeout); peers: \(names)")
+        return names
+    }
+
+    /// The lines of `avahi-browse -r -p -t TYPE` on `host` that are resolved services named `instance`.
+    static func browse(_ lab: NetnsLab, _ host: NetnsLab.Host, _ instance: String) async throws -> [String] {
+        let result = try await run(lab, host, ["avahi-browse", "-r", "-p", "-t", "_debug._tcp"], timeout: .seconds(15))
+        #expect(result.status == 0, "\(result)")
+        return result.stdout.split(separator: "\n").map(String.init).filter {
+            $0.hasPrefix("=;") && $0.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first == Substring(instance)
+        }
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    // MARK: - Tests
+
+    @Test("parleyd on A and parleyd on B find each other through avahi-daemon and connect")
+    func daemonsFindEachOther() async throws {
+        try await NetnsLab.with { lab in
+            let a = try await Self.parleyd(lab, .a)
+            let b = try await Self.parleyd(lab, .b)
+            let start = ContinuousClock.now
+            let onB = try await Self.waitForPeer(lab, .b, "hosta", timeout: .seconds(10))
+            let onA = try await Self.waitForPeer(lab, .a, "hostb", timeout: .seconds(10))
+            print("DaemonLabTests: parleyd peers after \(Self.seconds(since: start)) s: B sees \(onB), A sees \(onA)")
+            // Both dialled: the duplicate is closed, one connection remains.
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await Self.peerNames(lab, .b) == ["hosta"])
+            #expect(try await Self.peerNames(lab, .a) == ["hostb"])
+            let status = try await Self.parleyctl(lab, .b, ["status", "--json", "--socket", Self.socket])
+            #expect(status.status == 0, "\(status)")
+            #expect(!status.stdout.contains(#""discovery":"off""#), "\(status.stdout)")
+            #expect(a.isRunning && b.isRunning, "a: \(a.stderr)\nb: \(b.stderr)")
+        }
+    }
+
+    @Test("parleyctl send --reply through parleyd on B reaches listr-example on A, found by discovery")
+    func sendThroughDaemonToDiscoveredListr() async throws {
+        try await NetnsLab.with { lab in
+            let listr = try await Self.listr(lab, .a)
+            _ = try await Self.parleyd(lab, .b)
+            let sent = try await Self.parleyctl(
+                lab, .b, ["send", "AddItemCommand", #"{"title":"milk"}"#, "--reply", "--wait-peer", "15", "--socket", Self.socket])
+            print("DaemonLabTests: send through parleyd: \(sent)")
+            #expect(sent.status == 0, "\(sent)")
+            #expect(sent.stdout == "added \"milk\" (1 item on the list)\n", "\(sent)")
+            let listed = try await Self.parleyctl(
+                lab, .b, ["send", "ListItemsCommand", "--reply", "--to", "listr", "--socket", Self.socket])
+            #expect(listed.status == 0 && listed.stdout == "[ ] milk\n", "\(listed)")
+            #expect(try await Self.peerNames(lab, .b) == ["listr"])
+            #expect(listr.isRunning, "\(listr.stderr)")
+        }
+    }
+
+    @Test("parleyctl send --direct --reply on B, with no parleyd on B, reaches listr-example on A by discovery")
+    func sendDirectByDiscovery() async throws {
+        try await NetnsLab.with { lab in
+            _ = try await Self.listr(lab, .a)
+            let daemons = try await Self.run(lab, .b, ["pgrep", "-x", "parleyd"])
+            #expect(daemons.status == 1, "a parleyd runs on B: \(daemons)")
+            let sent = try await Self.parleyctl(
+                lab, .b, ["send", "AddItemCommand", #"{"title":"milk"}"#, "--direct", "--reply", "--wait-peer", "15"])
+            print("DaemonLabTests: send --direct: \(sent)")
+            #expect(sent.status == 0, "\(sent)")
+            #expect(sent.stdout == "added \"milk\" (1 item on the list)\n", "\(sent)")
+        }
+    }
+
+    @Test("parleyctl listen through parleyd on B sees a message a LAN peer on A sends (found by discovery)")
+    func listenThroughDaemon() async throws {
+        try await NetnsLab.with { lab in
+            _ = try await Self.parleyd(lab, .b)
+            let listener = try LabProcess(
+                lab, .b, [try Self.binary("parleyctl"), "listen", "--json", "--type", "test.Note", "--socket", Self.socket])
+            try await listener.waitForLog("listening for test.Note through parleyd")
+            let sent = try await Self.parleyctl(
+                lab, .a,
+                ["send", "test.Note", #"{"text": "hi", "n": 1}"#, "--direct", "--name", "lanpeer", "--to", "hostb", "--wait-peer", "15"])
+            print("DaemonLabTests: LAN send from A: \(sent)")
+            #expect(sent.status == 0, "\(sent)")
+            let line = try await listener.waitFor("the note on listen's stdout", timeout: .seconds(10)) { out, _ in
+                out.split(separator: "\n").first.map(String.init)
+            }
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["type"] as? String == "test.Note", "\(line)")
+            #expect(line.contains(#""payload":{"text": "hi", "n": 1}"#), "\(line)")
+            let from = object?["from"] as? [String: Any]
+            #expect(from?["name"] as? String == "lanpeer" || from?["name"] as? String == "?", "\(line)")
+            try lab.exec(.b, ["kill", "-INT", try await listener.hostPID()])
+            #expect(try await listener.waitForExit(timeout: .seconds(5)) == 0, "\(listener.stderr)")
+        }
+    }
+
+    @Test("send with no peer anywhere exits 3 after --wait-peer, with --direct and through a lone parleyd")
+    func noPeerExits3() async throws {
+        try await NetnsLab.with { lab in
+            let direct = try await Self.parleyctl(lab, .b, ["send", "X", "--direct", "--wait-peer", "2"], timeout: .seconds(15))
+            print("DaemonLabTests: send --direct, nobody: \(direct)")
+            #expect(direct.status == 3, "\(direct)")
+            #expect(direct.seconds >= 2 && direct.seconds < 6, "\(direct)")
+            #expect(direct.stderr.contains("parleyctl:"), "\(direct)")
+
+            _ = try await Self.parleyd(lab, .b)
+            let daemon = try await Self.parleyctl(lab, .b, ["send", "X", "--wait-peer", "2", "--socket", Self.socket], timeout: .seconds(15))
+            print("DaemonLabTests: send through a lone parleyd: \(daemon)")
+            #expect(daemon.status == 3, "\(daemon)")
+            #expect(daemon.seconds >= 2 && daemon.seconds < 6, "\(daemon)")
+        }
+    }
+
+    @Test("SIGTERM to parleyd on A: exit 0 within 2 s, and its service leaves avahi-browse on B")
+    func sigtermWithdraws() async throws {
+        try await NetnsLab.with { lab in
+            let a = try await Self.parleyd(lab, .a)
+            // B sees A's service first.
+            let seenBy = ContinuousClock.now + .seconds(10)
+            var lines: [String] = []
+            while ContinuousClock.now < seenBy {
+                lines = try await Self.browse(lab, .b, "hosta")
+                if !lines.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            try #require(!lines.isEmpty, "avahi-browse on B never showed hosta")
+
+            let pid = try await a.hostPID()
+            let killedAt = ContinuousClock.now
+            try lab.exec(.a, ["kill", "-TERM", pid])
+            let status = try await a.waitForExit(timeout: .seconds(5))
+            let stopSeconds = Self.seconds(since: killedAt)
+            print("DaemonLabTests: parleyd exited \(status.map(String.init) ?? "not") \(stopSeconds) s after SIGTERM")
+            #expect(status == 0, "\(a.stderr)")
+            #expect(stopSeconds < 2, "parleyd took \(stopSeconds) s to stop")
+
+            let goneBy = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < goneBy {
+                lines = try await Self.browse(lab, .b, "hosta")
+                if lines.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            print("DaemonLabTests: hosta left avahi-browse on B \(Self.seconds(since: killedAt)) s after SIGTERM")
+            #expect(lines.isEmpty, "still browsed on B: \(lines)")
+        }
+    }
+}
