@@ -94,7 +94,7 @@ complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_op
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'browse' -d 'List the services of a type on the LAN, straight from avahi-daemon (no parleyd needed).'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'send' -d 'Send a typed message to a peer; with --reply, print its answer.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'listen' -d 'Print incoming messages (of the given types, or all) until interrupted.'
-complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'peers' -d 'List the connected peers: name, id, address, connected since, messages in and out.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'peers' -d 'List the peers: name, id, addresses, connected or not and since when, messages in and out.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'status' -d 'Show parleyd\'s name, port, advertisement, discovery state, peer count and uptime.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'reload' -d 'Make parleyd re-read its configuration, as SIGHUP does.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'help' -d 'Show subcommand help information.'

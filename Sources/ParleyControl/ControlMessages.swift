@@ -28,10 +28,14 @@ public enum Control {
         public var messagesIn: Int
         public var messagesOut: Int
         public var accepts: [String]
+        /// False for a peer parleyd knows from discovery but is not connected to (yet, or any more).
+        public var connected: Bool
+        /// Every address known for the peer: the connection's, or the advertised ones.
+        public var addresses: [String]
 
         public init(
             name: String, id: String, address: String, kind: String, connectedAt: String,
-            messagesIn: Int, messagesOut: Int, accepts: [String]
+            messagesIn: Int, messagesOut: Int, accepts: [String], connected: Bool = true, addresses: [String]? = nil
         ) {
             self.name = name
             self.id = id
@@ -41,6 +45,18 @@ public enum Control {
             self.messagesIn = messagesIn
             self.messagesOut = messagesOut
             self.accepts = accepts
+            self.connected = connected
+            self.addresses = addresses ?? [address]
+        }
+
+        /// A peer seen on the LAN that parleyd is not connected to.
+        public init(discovered service: DiscoveredService) {
+            let addresses = service.addresses.map { Endpoint(host: $0.connectHost, port: Int(service.port)).description }
+            self.init(
+                name: service.txt[TXTRecord.ParleyKey.displayName] ?? service.instanceName, id: service.peerID ?? "",
+                address: addresses.first ?? "", kind: Peer.Kind.parley.rawValue, connectedAt: "",
+                messagesIn: 0, messagesOut: 0, accepts: [], connected: false, addresses: addresses
+            )
         }
 
         /// `peer` with the message counts of its connection.

@@ -61,7 +61,7 @@ struct DaemonClient {
         let deadline = ContinuousClock.now + timeout
         var connected: [Control.PeerInfo] = []
         while true {
-            connected = try await peers().filter { $0.kind == Peer.Kind.parley.rawValue }
+            connected = try await peers().filter { $0.connected && $0.kind == Peer.Kind.parley.rawValue }
             if let peer = connected.first(where: { peer in to.map { PeerSelector.matches($0, id: peer.id, name: peer.name) } ?? true }) {
                 return peer
             }

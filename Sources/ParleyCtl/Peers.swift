@@ -5,10 +5,11 @@ import ParleyControl
 
 struct Peers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the connected peers: name, id, address, connected since, messages in and out.",
+        abstract: "List the peers: name, id, addresses, connected or not and since when, messages in and out.",
         discussion: """
             Through parleyd (--socket): the LAN peers parleyd is connected to, with the
-            messages in and out on each of its connections.
+            messages in and out on each of its connections, and the Parley peers it
+            sees advertised but is not connected to.
 
             With --direct, discovers peers (or connects to --peer HOST:PORT) for
             --wait seconds, then lists those connected; with --peer it stops waiting
@@ -53,16 +54,16 @@ struct Peers: AsyncParsableCommand {
             listings = peers.map { peer, counts in
                 PeerListing(
                     name: peer.name, id: peer.id.rawValue, kind: peer.kind.rawValue, address: peer.address,
-                    connectedAt: peer.connectedAt, messagesIn: counts.received, messagesOut: counts.sent,
-                    accepts: peer.accepts
+                    addresses: [peer.address], connected: true, connectedAt: peer.connectedAt,
+                    messagesIn: counts.received, messagesOut: counts.sent, accepts: peer.accepts
                 )
             }
         } else {
             let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel)
             listings = try await client.run { client in try await client.peers() }.map { peer in
                 PeerListing(
-                    name: peer.name, id: peer.id, kind: peer.kind, address: peer.address,
-                    connectedAt: peer.connectedDate ?? Date(timeIntervalSince1970: 0), messagesIn: peer.messagesIn,
+                    name: peer.name, id: peer.id, kind: peer.kind, address: peer.address, addresses: peer.addresses,
+                    connected: peer.connected, connectedAt: peer.connectedDate, messagesIn: peer.messagesIn,
                     messagesOut: peer.messagesOut, accepts: peer.accepts
                 )
             }
@@ -76,9 +77,13 @@ struct Peers: AsyncParsableCommand {
             return
         }
         let time = ISO8601DateFormatter()
-        let rows = [["NAME", "ID", "ADDRESS", "CONNECTED SINCE", "IN", "OUT"]]
+        let rows = [["NAME", "ID", "ADDRESS", "CONNECTED", "IN", "OUT"]]
             + listings.map { peer in
-                [peer.name, peer.id, peer.address, time.string(from: peer.connectedAt), "\(peer.messagesIn)", "\(peer.messagesOut)"]
+                let since = peer.connectedAt.map { "since " + time.string(from: $0) } ?? ""
+                return [
+                    peer.name, peer.id, peer.addresses.joined(separator: ","), peer.connected ? "yes, \(since)" : "no",
+                    "\(peer.messagesIn)", "\(peer.messagesOut)",
+                ]
             }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
@@ -95,7 +100,9 @@ private struct PeerListing: Encodable {
     var id: String
     var kind: String
     var address: String
-    var connectedAt: Date
+    var addresses: [String]
+    var connected: Bool
+    var connectedAt: Date?
     var messagesIn: Int
     var messagesOut: Int
     var accepts: [String]

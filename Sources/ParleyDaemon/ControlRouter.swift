@@ -29,9 +29,16 @@ final class ControlRouter: Sendable {
     func install(reload: @escaping @Sendable () throws -> Control.ReloadResult) {
         transceiver.respond(to: Control.Peers.self) { [self] _, peer in
             try Self.requireLocal(peer, Control.Peers.messageType)
-            return Control.PeerList(
-                peers: lanPeers(kinds: nil).map { Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0)) }
-            )
+            let connected = lanPeers(kinds: nil).map {
+                Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0))
+            }
+            // Known but not connected: Parley services on the LAN (not this node itself) without a connection.
+            let connectedIDs = Set(connected.map(\.id))
+            let ownID = transceiver.localPeerID?.rawValue
+            let known = transceiver.discoveredServices
+                .filter { $0.peerID != nil && $0.peerID != ownID && !connectedIDs.contains($0.peerID!) }
+                .map { Control.PeerInfo(discovered: $0) }
+            return Control.PeerList(peers: connected + known)
         }
         transceiver.respond(to: Control.Status.self) { [self] _, peer in
             try Self.requireLocal(peer, Control.Status.messageType)

@@ -172,12 +172,14 @@ struct DaemonLabTests {
         return listr
     }
 
-    /// The `name` fields of `parleyctl peers --json` through the daemon of `host`.
-    static func peerNames(_ lab: NetnsLab, _ host: NetnsLab.Host) async throws -> [String] {
+    /// The `name` fields of `parleyctl peers --json` through the daemon of `host`: connected peers, or (with
+    /// `connected: false`) those only known from discovery.
+    static func peerNames(_ lab: NetnsLab, _ host: NetnsLab.Host, connected: Bool = true) async throws -> [String] {
         let result = try await parleyctl(lab, host, ["peers", "--json", "--socket", socket], timeout: .seconds(10))
         guard result.status == 0 else { throw NetnsLab.CommandFailed(command: ["parleyctl peers"], status: result.status, output: "\(result)") }
         return result.stdout.split(separator: "\n").compactMap { line in
-            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["name"] as? String
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return object?["connected"] as? Bool == connected ? object?["name"] as? String : nil
         }
     }
 
@@ -245,6 +247,22 @@ struct DaemonLabTests {
             #expect(listed.status == 0 && listed.stdout == "[ ] milk\n", "\(listed)")
             #expect(try await Self.peerNames(lab, .b) == ["listr"])
             #expect(listr.isRunning, "\(listr.stderr)")
+        }
+    }
+
+    @Test("parleyctl peers lists a peer parleyd knows from discovery but is not connected to, as not connected")
+    func knownButNotConnected() async throws {
+        try await NetnsLab.with { lab in
+            _ = try await Self.listr(lab, .a)
+            _ = try await Self.parleyd(lab, .b, ["--auto-connect", "none"])
+            let deadline = ContinuousClock.now + .seconds(15)
+            var known: [String] = []
+            while ContinuousClock.now < deadline, !known.contains("listr") {
+                known = try await Self.peerNames(lab, .b, connected: false)
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(known.contains("listr"))
+            #expect(try await Self.peerNames(lab, .b, connected: true).isEmpty)
         }
     }
 
