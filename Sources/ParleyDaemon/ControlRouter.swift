@@ -35,9 +35,15 @@ final class ControlRouter: Sendable {
             // Known but not connected: Parley services on the LAN (not this node itself) without a connection.
             let connectedIDs = Set(connected.map(\.id))
             let ownID = transceiver.localPeerID?.rawValue
+            // TXT ids are normalised the way handshake ids are (lowercase UUIDs); anything else is not a Parley peer.
             let known = transceiver.discoveredServices
-                .filter { $0.peerID != nil && $0.peerID != ownID && !connectedIDs.contains($0.peerID!) }
-                .map { Control.PeerInfo(discovered: $0) }
+                .compactMap { service in service.peerID.flatMap(PeerID.init(rawValue:)).map { (service, $0.rawValue) } }
+                .filter { _, id in id != ownID && !connectedIDs.contains(id) }
+                .map { service, id in
+                    var info = Control.PeerInfo(discovered: service)
+                    info.id = id
+                    return info
+                }
             return Control.PeerList(peers: connected + known)
         }
         transceiver.respond(to: Control.Status.self) { [self] _, peer in
@@ -126,11 +132,36 @@ final class ControlRouter: Sendable {
             return
         }
         let typeName = RoutedType(from: sender.id, typeName: message.typeName).wireName
-        for client in wanted {
-            do {
-                try await transceiver.sendRaw(typeName: typeName, payload: message.payload, to: client)
-            } catch {
-                logger.debug("cannot forward to local client", metadata: ["peer-id": "\(client)", "error": "\(error)"])
+        // Concurrently, and each bounded: a local client that stops reading must not hold up the others, nor the
+        // LAN peer's further messages (which wait behind this handler). One that stays full is unsubscribed.
+        let patience = transceiver.configuration.slowPeerTimeout
+        await withTaskGroup(of: Void.self) { group in
+            for client in wanted {
+                group.addTask { [self] in
+                    let delivered = await withTaskGroup(of: Bool.self) { race in
+                        race.addTask { [transceiver] in
+                            do {
+                                try await transceiver.sendRaw(typeName: typeName, payload: message.payload, to: client)
+                                return true
+                            } catch {
+                                return false
+                            }
+                        }
+                        race.addTask {
+                            try? await Task.sleep(for: patience)
+                            return false
+                        }
+                        defer { race.cancelAll() }
+                        return await race.next() ?? false
+                    }
+                    if !delivered {
+                        _ = subscriptions.withLock { $0.removeValue(forKey: client) }
+                        logger.warning(
+                            "local client not taking forwarded messages; unsubscribed",
+                            metadata: ["peer-id": "\(client)", "type": "\(message.typeName)"]
+                        )
+                    }
+                }
             }
         }
     }

@@ -40,7 +40,8 @@ public struct DaemonService: Service {
         router.install { try self.reload(reloader) }
 
         try await transceiver.start()
-        await waitForDiscoveryToSettle(transceiver)
+        // A SIGTERM while we wait for avahi-daemon must not be held up for the whole wait.
+        await cancelWhenGracefulShutdown { await self.waitForDiscoveryToSettle(transceiver) }
         send("READY=1\nSTATUS=\(Self.status(peerCount: 0))\nMAINPID=\(getpid())")
         logger.notice(
             "parleyd ready",
@@ -82,7 +83,7 @@ public struct DaemonService: Service {
     private func waitForDiscoveryToSettle(_ transceiver: Transceiver) async {
         guard configuration.discovery else { return }
         let deadline = ContinuousClock.now + .seconds(10)
-        while case .starting = transceiver.discoveryStatus, ContinuousClock.now < deadline {
+        while case .starting = transceiver.discoveryStatus, ContinuousClock.now < deadline, !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))
         }
         // An unavailable avahi-daemon is logged by the transceiver itself; only a silent one is ours to report.

@@ -40,7 +40,7 @@ struct InstallTests {
             #expect(FileManager.default.fileExists(atPath: stage + prefix + "/" + file), "\(file) missing")
         }
         let unit = try String(contentsOfFile: stage + prefix + "/lib/systemd/system/parleyd.service", encoding: .utf8)
-        #expect(unit.contains("ExecStart=\(prefix)/bin/parleyd\n"))
+        #expect(unit.contains("ExecStart=\"\(prefix)/bin/parleyd\"\n"))
 
         // The installed default configuration is one parleyd accepts.
         let config = stage + prefix + "/etc/parley/parleyd.json"
