@@ -12,12 +12,13 @@ struct BadInputTests {
     /// Runs `attack` against a server that also serves a normal client, then checks the normal client still works.
     func withServer(
         maximumFrameSize: Int = FrameLayout.defaultMaximumBodySize,
+        handshakeTimeout: Duration = .seconds(5),
         _ attack: (Transceiver, LogCapture) async throws -> Void
     ) async throws {
         let logs = LogCapture()
         let server = makeTransceiver("server", logs: logs) {
             $0.maximumFrameSize = maximumFrameSize
-            $0.handshakeTimeout = .seconds(1)
+            $0.handshakeTimeout = handshakeTimeout
         }
         let client = makeTransceiver("client", listen: nil)
         server.respond(to: Echo.self) { echo, _ in echo }
@@ -115,7 +116,7 @@ struct BadInputTests {
 
     @Test("a connection that never sends a hello is closed after the handshake timeout")
     func handshakeTimeout() async throws {
-        try await withServer { server, logs in
+        try await withServer(handshakeTimeout: .seconds(1)) { server, logs in
             let socket = try RawSocket(port: server.listeningPort!)
             let started = Date()
             let (frames, closed) = try await socket.frames(timeout: 10)

@@ -337,7 +337,12 @@ extension Transceiver {
     /// other for good. After ``TransceiverConfiguration/slowPeerTimeout`` the peer is dropped as too slow.
     private func sendOrLog(_ frame: Frame, on connection: PeerConnection, logger: Logger) async {
         do {
-            try await withTimeout(configuration.slowPeerTimeout) { try await connection.send(frame) }
+            // The common case needs no waiting, and so no timer.
+            if try connection.outbound.enqueueIfRoom(frame) {
+                connection.messagesOut.add(1, ordering: .relaxed)
+            } else {
+                try await withTimeout(configuration.slowPeerTimeout) { try await connection.send(frame) }
+            }
             counters.messagesSent.add(1, ordering: .relaxed)
         } catch is TimeoutExpired {
             if let peer = connection.peer { dropSlowPeer(peer, connection) }

@@ -50,14 +50,18 @@ final class OutboundQueue: Sendable {
     /// Queues `frame`, waiting first while the queue is above its high watermark. Throws once the queue is closed.
     func enqueue(_ frame: Frame) async throws {
         while true {
-            let admitted: Bool = try state.withLock { state in
-                if let error = state.closedError { throw error }
-                guard state.queuedBytes < highWatermark, state.waiters.isEmpty else { return false }
-                append(frame, to: &state)
-                return true
-            }
-            if admitted { return }
+            if try enqueueIfRoom(frame) { return }
             try await waitForRoom()
+        }
+    }
+
+    /// Queues `frame` if that needs no waiting; returns false (and queues nothing) when the queue is full.
+    func enqueueIfRoom(_ frame: Frame) throws -> Bool {
+        try state.withLock { state in
+            if let error = state.closedError { throw error }
+            guard state.queuedBytes < highWatermark, state.waiters.isEmpty else { return false }
+            append(frame, to: &state)
+            return true
         }
     }
 
