@@ -57,6 +57,14 @@ struct DaemonOptions: ParsableArguments {
     var socket: String?
 
     var socketPath: String { socket ?? ControlSocket.defaultPath(environment: ProcessInfo.processInfo.environment) }
+
+    /// One control request to parleyd, for the commands that need nothing else (status, reload).
+    func ask<Request: Encodable & Sendable, Reply: Decodable & Sendable>(
+        _ request: Request, expecting reply: Reply.Type
+    ) async throws -> Reply {
+        let client = DaemonClient(socketPath: socketPath, name: "parleyctl", logLevel: "error")
+        return try await client.run { client in try await client.control(request, expecting: reply) }
+    }
 }
 
 /// `--json` on every command that prints something.

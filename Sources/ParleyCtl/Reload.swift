@@ -20,8 +20,7 @@ struct Reload: AsyncParsableCommand {
     @OptionGroup var format: OutputOptions
 
     func run() async throws {
-        let client = DaemonClient(socketPath: daemon.socketPath, name: "parleyctl", logLevel: "error")
-        let result = try await client.run { client in try await client.control(Control.Reload(), expecting: Control.ReloadResult.self) }
+        let result = try await daemon.ask(Control.Reload(), expecting: Control.ReloadResult.self)
         if format.json {
             Output.json(result)
             return

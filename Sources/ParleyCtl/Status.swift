@@ -20,8 +20,7 @@ struct Status: AsyncParsableCommand {
     @OptionGroup var format: OutputOptions
 
     func run() async throws {
-        let client = DaemonClient(socketPath: daemon.socketPath, name: "parleyctl", logLevel: "error")
-        let status = try await client.run { client in try await client.control(Control.Status(), expecting: Control.StatusReport.self) }
+        let status = try await daemon.ask(Control.Status(), expecting: Control.StatusReport.self)
         if format.json {
             Output.json(status)
             return
@@ -35,7 +34,7 @@ struct Status: AsyncParsableCommand {
             ("peers", "\(status.peerCount)"),
             ("uptime", Self.uptime(status.uptimeSeconds)),
             ("version", status.version),
-            ("socket", client.socketPath),
+            ("socket", daemon.socketPath),
         ]
         for (key, value) in rows {
             Output.line((key + ":").padding(toLength: 15, withPad: " ", startingAt: 0) + value)

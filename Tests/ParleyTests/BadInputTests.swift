@@ -96,7 +96,7 @@ struct BadInputTests {
         let listener = try RawSocket.Listener()
         let client = makeTransceiver("client", listen: nil)
         try await withRunning([client]) {
-            async let serverSide = RawSocket.offPool {
+            async let serverSide = PeerProcess.offPool {
                 let socket = listener.accept()
                 let (frames, _) = try socket.readFrames(timeout: 1)
                 socket.write(rawHello(minimum: 5, maximum: 6))

@@ -269,7 +269,7 @@ struct MessagingTests {
             let peer = try #require(server.peers.first)
             let stop = Counter()
             // Answer pings on a thread of its own: blocking reads must not occupy the cooperative pool.
-            async let answering = RawSocket.offPool {
+            async let answering = PeerProcess.offPool {
                 var decoder = FrameDecoder()
                 var buffer = ByteBuffer()
                 while stop.count == 0 {

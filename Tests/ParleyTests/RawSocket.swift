@@ -75,18 +75,14 @@ final class RawSocket: Sendable {
         return (frames, closed)
     }
 
-    /// Runs a blocking socket call on its own thread, so that waiting never occupies one of the few threads
+    /// The blocking reads, each on a thread of its own, so that waiting never occupies one of the few threads
     /// of Swift's cooperative pool (which the transceivers under test need).
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await PeerProcess.offPool(body)
-    }
-
     func frames(timeout: TimeInterval = 5) async throws -> (frames: [Frame], closed: Bool) {
-        try await Self.offPool { try self.readFrames(timeout: timeout) }
+        try await PeerProcess.offPool { try self.readFrames(timeout: timeout) }
     }
 
     func bytes(timeout: TimeInterval = 5) async throws -> (bytes: [UInt8], closed: Bool) {
-        try await Self.offPool { self.readUntilClosed(timeout: timeout) }
+        try await PeerProcess.offPool { self.readUntilClosed(timeout: timeout) }
     }
 
     /// A listening socket on 127.0.0.1 (any port) for playing the server side by hand.
