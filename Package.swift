@@ -79,7 +79,7 @@ let package = Package(
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "Parley", "ParleyControl", "ParleyWire", logging, argumentParser, serviceLifecycle, unixSignals,
+                "Parley", "ParleyControl", logging, argumentParser, serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
         ),

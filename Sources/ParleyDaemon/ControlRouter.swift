@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import Parley
 import ParleyControl
-import ParleyWire
 import Synchronization
 
 /// parleyd's half of the control protocol (see ``Control`` and ``RoutedType``): answers `parley.control.*`
@@ -99,7 +98,7 @@ final class ControlRouter: Sendable {
         guard !targets.isEmpty else {
             throw RoutingError.noMatchingPeer(routed.target, connected: candidates)
         }
-        if message.header.flags.contains(.expectsReply) {
+        if message.expectsReply {
             guard targets.count == 1 else { throw RoutingError.severalTargets(routed.target, targets) }
             logger.debug(
                 "forwarding request",

@@ -9,6 +9,8 @@ public struct InboundMessage: Sendable {
     public var header: MessageHeader
     public var payload: ByteBuffer
     public var typeName: String { header.typeName }
+    /// The sender waits for a reply (a request).
+    public var expectsReply: Bool { header.flags.contains(.expectsReply) }
 }
 
 /// Type name → handler for one transceiver. Never shared between transceivers: each owns its router.
@@ -55,7 +57,7 @@ final class Router: Sendable {
             switch handler {
             case .receive(let body):
                 try await body(message, peer)
-                if message.header.flags.contains(.expectsReply) {
+                if message.expectsReply {
                     return .failed(.noResponder, "\"\(message.typeName)\" is handled without a reply; register it with respond(to:) to answer requests")
                 }
                 return .handled
@@ -66,7 +68,7 @@ final class Router: Sendable {
                 if let (typeName, payload) = try await body(message, peer) {
                     return .reply(typeName: typeName, payload: payload)
                 }
-                if message.header.flags.contains(.expectsReply) {
+                if message.expectsReply {
                     return .failed(.noResponder, "\"\(message.typeName)\" was forwarded, but nothing answered it")
                 }
                 return .handled

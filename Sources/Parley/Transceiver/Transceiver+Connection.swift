@@ -297,7 +297,7 @@ extension Transceiver {
     /// Dispatches one message to its handler and answers requests.
     private func handle(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
         let outcome = await router.dispatch(message, from: peer)
-        let expectsReply = message.header.flags.contains(.expectsReply)
+        let expectsReply = message.expectsReply
         switch outcome {
         case .handled:
             return
