@@ -110,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDiscoveryTests",
-            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample"],
+            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -43,7 +43,7 @@ struct AutoConnectLabTests {
             let ready = try await a.waitFor(event: "ready")
             _ = try await b.waitFor("B connected to A", timeout: .seconds(15)) { $0.event == "connected" && $0.name == "Alpha" }
             let killedAt = Date().timeIntervalSince1970 * 1000
-            try lab.exec(.a, ["kill", "-KILL", String(try #require(ready.pid))])
+            try await lab.exec(.a, ["kill", "-KILL", String(try #require(ready.pid))])
             let gone = try await b.waitFor("B reports A gone", timeout: .seconds(8)) {
                 $0.event == "disconnected" && $0.name == "Alpha"
             }
@@ -58,7 +58,7 @@ struct AutoConnectLabTests {
             let b = try node(lab, .b, "Bravo")
             _ = try await b.waitFor("B connected to A", timeout: .seconds(15)) { $0.event == "connected" && $0.name == "Alpha" }
             let cutAt = Date().timeIntervalSince1970 * 1000
-            try lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "down"])
+            try await lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "down"])
             let gone = try await b.waitFor("B reports A gone", timeout: .seconds(8)) {
                 $0.event == "disconnected" && $0.name == "Alpha"
             }
@@ -73,12 +73,12 @@ struct AutoConnectLabTests {
             _ = try node(lab, .a, "Alpha")
             let b = try node(lab, .b, "Bravo")
             _ = try await b.waitFor("B connected to A", timeout: .seconds(15)) { $0.event == "connected" && $0.name == "Alpha" }
-            try lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "down"])
+            try await lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "down"])
             let gone = try await b.waitFor("B reports A gone", timeout: .seconds(8)) {
                 $0.event == "disconnected" && $0.name == "Alpha"
             }
             let mark = b.events.count
-            try lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "up"])
+            try await lab.exec(.a, ["ip", "link", "set", "dev", lab.interface(.a), "up"])
             // mDNS still holds A's records (120 s lifetime), so B keeps retrying with backoff and gets through.
             let back = try await b.waitFor("B reconnected to A", timeout: .seconds(25), after: mark) {
                 $0.event == "exchanged" && $0.name == "Alpha"
@@ -103,7 +103,8 @@ struct AutoConnectLabTests {
         try await NetnsLab.with(NetnsLab.Options(avahi: false)) { lab in
             let a = try node(lab, .a, "Alpha")
             _ = try await a.waitFor(event: "ready")
-            let b = try node(lab, .b, "Bravo", ["\(try lab.ipv4(.a)):7206"])
+            let addressOfA = try await lab.ipv4(.a)
+            let b = try node(lab, .b, "Bravo", ["\(addressOfA):7206"])
             try await b.waitForLog("LAN discovery is off")
             let exchanged = try await b.waitFor("B exchanged with A over the static address", timeout: .seconds(15)) {
                 $0.event == "exchanged" && $0.name == "Alpha"

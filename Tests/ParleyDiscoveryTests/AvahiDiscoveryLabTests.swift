@@ -35,17 +35,17 @@ struct AvahiDiscoveryLabTests {
             #expect(service.txtValue("id") == "4f0c7a3e-1d2b-4c5d-8e9f-a0b1c2d3e4f5")
             #expect(service.txtValue("nm") == "Ann")
             let v4 = try #require(service.addresses.first { $0.family == "ipv4" })
-            #expect(v4.host == (try lab.ipv4(.a)))
+            #expect(v4.host == (try await lab.ipv4(.a)))
             #expect(!v4.linkLocal && v4.connect == v4.host)
             let v6 = try #require(service.addresses.first { $0.family == "ipv6" })
             #expect(v6.linkLocal && v6.host.hasPrefix("fe80:"))
             #expect(v6.interface == lab.interface(.b))
             #expect(v6.connect == "\(v6.host)%\(lab.interface(.b))")
-            #expect(v6.host == (try lab.exec(.a, ["sh", "-c", "ip -6 -o addr show scope link | awk '{print $4}' | cut -d/ -f1"]))
+            #expect(v6.host == (try await lab.exec(.a, ["sh", "-c", "ip -6 -o addr show scope link | awk '{print $4}' | cut -d/ -f1"]))
                 .trimmingCharacters(in: .whitespacesAndNewlines))
 
             // The subtype is published too (checked with Avahi's own tool).
-            let subtypeBrowse = try lab.exec(.b, ["avahi-browse", "-p", "-t", "_relay._sub._debug._tcp"])
+            let subtypeBrowse = try await lab.exec(.b, ["avahi-browse", "-p", "-t", "_relay._sub._debug._tcp"])
             #expect(subtypeBrowse.contains("Kitchen"))
 
             // A sees its own advertisement and can recognise it by peer id.
@@ -83,7 +83,7 @@ struct AvahiDiscoveryLabTests {
             try await browser.waitFor("Doomed found") { $0.event == "found" && $0.service?.name == "Doomed" }
             // SIGKILL: no goodbye from the process; avahi-daemon notices the client is gone and withdraws.
             let pid = try #require(started.pid)
-            try lab.exec(.a, ["kill", "-KILL", String(pid)])
+            try await lab.exec(.a, ["kill", "-KILL", String(pid)])
             try await browser.waitFor("Doomed removed", timeout: .seconds(5)) {
                 $0.event == "removed" && $0.name == "Doomed"
             }
@@ -159,7 +159,7 @@ struct AvahiDiscoveryLabTests {
             let markA = a.events.count
             let markB = b.events.count
 
-            try lab.avahi(.b, "restart")
+            try await lab.avahi(.b, "restart")
 
             let lost = try await b.waitFor(event: "daemonUnavailable", after: markB)
             #expect(lost.reason?.contains("avahi-daemon") == true)
@@ -189,7 +189,7 @@ struct AvahiDiscoveryLabTests {
             #expect(probe.stderr.components(separatedBy: "LAN discovery is off").count == 2, "exactly one line")
             #expect(probe.events.filter { $0.event == "daemonUnavailable" }.count == 1)
 
-            try lab.avahi(.a, "start")
+            try await lab.avahi(.a, "start")
             try await probe.waitFor(event: "daemonAvailable")
             try await probe.waitFor("advertised once the daemon is there") { $0.event == "advertised" && $0.name == "Patient" }
             try await probe.waitFor("own service found") { $0.event == "found" && $0.service?.name == "Patient" }
@@ -226,7 +226,7 @@ struct AvahiDiscoveryLabTests {
             let address = try #require(service.addresses.first)
             #expect(address.interface == lab.interface(.b))
             #expect(address.connect == "\(address.host)%\(lab.interface(.b))")
-            let connected = try lab.exec(.b, [python, "-c", Interop.connectScript, address.connect, String(service.port)])
+            let connected = try await lab.exec(.b, [python, "-c", Interop.connectScript, address.connect, String(service.port)])
             #expect(connected.contains("connected"))
             await advertiser.finish()
             await browser.finish()
@@ -250,7 +250,8 @@ struct AvahiDiscoveryLabTests {
             #expect(service.txtKeys == ["id", "pv", "nm", "auth"])
             #expect(service.txtValue("id") == "4f0c7a3e-1d2b-4c5d-8e9f-a0b1c2d3e4f5")
             #expect(service.txtValue("pv") == "1" && service.txtValue("nm") == "Ann" && service.txtValue("auth") == "0")
-            #expect(service.addresses.contains { $0.host == (try? lab.ipv4(.a)) })
+            let addressOfA = try await lab.ipv4(.a)
+            #expect(service.addresses.contains { $0.host == addressOfA })
             await advertiser.finish()
             await zeroconf.finish()
         }
@@ -261,7 +262,7 @@ struct AvahiDiscoveryLabTests {
         try await NetnsLab.with { lab in
             let python = try Interop.python()
             let browser = try lab.probe(.b, ["--browse", "-"])
-            let address = try lab.ipv4(.a)
+            let address = try await lab.ipv4(.a)
             let zeroconf = try lab.spawn(
                 .a, [python, Interop.peerScript, "advertise", "ZC Peer", "5151", address, "id=zc-1", "pv=1", "nm=Zed"])
             try await zeroconf.waitFor(event: "registered", timeout: .seconds(15))
@@ -352,7 +353,7 @@ enum Interop {
     /// The interpreter that has python-zeroconf (an absolute path: lab hosts get a minimal PATH). Without it the
     /// test is skipped, or fails with CI=true.
     static func python() throws -> String {
-        let result = try? NetnsLab.run(["/usr/bin/env", "python3", "-c", "import sys, zeroconf; print(sys.executable)"])
+        let result = try? Subprocess.run(["/usr/bin/env", "python3", "-c", "import sys, zeroconf; print(sys.executable)"])
         guard let result, result.status == 0 else {
             let reason = "python3 with python-zeroconf is needed (pip install zeroconf): \(result?.output ?? "no python3")"
             if ProcessInfo.processInfo.environment["CI"] == "true" { throw Unavailable(description: reason) }

@@ -151,7 +151,7 @@ struct DaemonLabTests {
     /// parleyd inside `host`, discovery on (the default), socket and data under /run/pd, an empty config file
     /// (so the machine's /etc/parley is never read). Returns once it logged `parleyd ready`.
     static func parleyd(_ lab: NetnsLab, _ host: NetnsLab.Host, _ extra: [String] = []) async throws -> LabProcess {
-        try lab.exec(host, ["sh", "-c", "mkdir -p \(directory) && echo '{}' > \(directory)/parleyd.json"])
+        try await lab.exec(host, ["sh", "-c", "mkdir -p \(directory) && echo '{}' > \(directory)/parleyd.json"])
         let daemon = try LabProcess(
             lab, host,
             ["env", "PARLEY_CONFIG=\(directory)/parleyd.json", try binary("parleyd"),
@@ -162,7 +162,7 @@ struct DaemonLabTests {
 
     /// listr-example inside `host`, discovery on (it advertises; auto-connect none), its list under /run/pd.
     static func listr(_ lab: NetnsLab, _ host: NetnsLab.Host) async throws -> LabProcess {
-        try lab.exec(host, ["mkdir", "-p", directory])
+        try await lab.exec(host, ["mkdir", "-p", directory])
         let listr = try LabProcess(
             lab, host,
             ["env", "XDG_STATE_HOME=\(directory)", try binary("listr-example"), "--data", "\(directory)/list.json"])
@@ -300,7 +300,7 @@ struct DaemonLabTests {
             #expect(line.contains(#""payload":{"text": "hi", "n": 1}"#), "\(line)")
             let from = object?["from"] as? [String: Any]
             #expect(from?["name"] as? String == "lanpeer" || from?["name"] as? String == "?", "\(line)")
-            try lab.exec(.b, ["kill", "-INT", try await listener.hostPID()])
+            try await lab.exec(.b, ["kill", "-INT", try await listener.hostPID()])
             #expect(try await listener.waitForExit(timeout: .seconds(5)) == 0, "\(listener.stderr)")
         }
     }
@@ -338,7 +338,7 @@ struct DaemonLabTests {
 
             let pid = try await a.hostPID()
             let killedAt = ContinuousClock.now
-            try lab.exec(.a, ["kill", "-TERM", pid])
+            try await lab.exec(.a, ["kill", "-TERM", pid])
             let status = try await a.waitForExit(timeout: .seconds(5))
             let stopSeconds = Self.seconds(since: killedAt)
             print("DaemonLabTests: parleyd exited \(status.map(String.init) ?? "not") \(stopSeconds) s after SIGTERM")

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ParleyTestSupport
 
 /// A two-host lab (network namespaces "a" and "b", each with its own D-Bus and avahi-daemon) built by
 /// scripts/netns/parley-netns.sh, and the probes (ParleyDiscoveryProbe) the tests run inside it.
@@ -43,7 +44,7 @@ final class NetnsLab: Sendable {
     /// nil if a lab can be built here, else why not.
     static let unavailableReason: String? = {
         guard FileManager.default.isExecutableFile(atPath: script) else { return "\(script) is missing" }
-        guard let result = try? run([script, "check"]) else { return "cannot run \(script)" }
+        guard let result = try? Subprocess.run([script, "check"]) else { return "cannot run \(script)" }
         guard result.status == 0 else {
             let why = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
             return why.isEmpty ? "network namespaces are unavailable" : why
@@ -79,29 +80,29 @@ final class NetnsLab: Sendable {
         if options.ipv6Only { arguments.append("--ipv6-only") }
         if !options.avahi { arguments.append("--no-avahi") }
         do {
-            try check(arguments)
+            try await check(arguments)
             try await body(lab)
         } catch {
-            lab.tearDown()
+            await lab.tearDown()
             throw error
         }
-        lab.tearDown()
+        await lab.tearDown()
     }
 
-    func tearDown() {
-        _ = try? Self.run([Self.script, "down", name])
+    func tearDown() async {
+        _ = try? await Self.run([Self.script, "down", name])
     }
 
     /// The name of host `host`'s end of the veth pair (the interface services are seen on).
     func interface(_ host: Host) -> String { name + host.rawValue }
 
-    func avahi(_ host: Host, _ action: String) throws {
-        try Self.check([Self.script, "avahi", name, host.rawValue, action])
+    func avahi(_ host: Host, _ action: String) async throws {
+        try await Self.check([Self.script, "avahi", name, host.rawValue, action])
     }
 
     @discardableResult
-    func exec(_ host: Host, _ command: [String]) throws -> String {
-        try Self.check([Self.script, "exec", name, host.rawValue] + command)
+    func exec(_ host: Host, _ command: [String]) async throws -> String {
+        try await Self.check([Self.script, "exec", name, host.rawValue] + command)
     }
 
     /// Starts the probe inside `host` with these arguments.
@@ -114,8 +115,8 @@ final class NetnsLab: Sendable {
     }
 
     /// Host `host`'s IPv4 address on its veth.
-    func ipv4(_ host: Host) throws -> String {
-        let output = try exec(host, ["ip", "-4", "-o", "addr", "show", "dev", interface(host)])
+    func ipv4(_ host: Host) async throws -> String {
+        let output = try await exec(host, ["ip", "-4", "-o", "addr", "show", "dev", interface(host)])
         guard let field = output.split(separator: " ").drop(while: { $0 != "inet" }).dropFirst().first,
             let address = field.split(separator: "/").first
         else { throw CommandFailed(command: ["ip addr"], status: 0, output: output) }
@@ -139,14 +140,16 @@ final class NetnsLab: Sendable {
     // MARK: - Processes
 
     @discardableResult
-    static func check(_ command: [String]) throws -> String {
-        let result = try run(command)
+    static func check(_ command: [String]) async throws -> String {
+        let result = try await run(command)
         guard result.status == 0 else { throw CommandFailed(command: command, status: result.status, output: result.output) }
         return result.output
     }
 
-    static func run(_ command: [String]) throws -> (status: Int32, output: String) {
-        try Subprocess.run(command)
+    /// Runs `command` to completion on a thread of its own: setting up a lab takes seconds, and blocking one of
+    /// the two threads of Swift's cooperative pool for that long stalls every other test in the process.
+    static func run(_ command: [String]) async throws -> (status: Int32, output: String) {
+        try await PeerProcess.offPool { try Subprocess.run(command) }
     }
 }
 
@@ -302,7 +305,7 @@ final class Probe: Sendable {
         }
         if process.isRunning {
             process.signal(SIGKILL)
-            process.waitForExit()
+            _ = try? await PeerProcess.offPool { self.process.waitForExit() }
         }
     }
 }

@@ -76,12 +76,13 @@ final class RawSocket: Sendable {
     }
 
     /// The blocking reads, each on a thread of its own, so that waiting never occupies one of the few threads
-    /// of Swift's cooperative pool (which the transceivers under test need).
-    func frames(timeout: TimeInterval = 5) async throws -> (frames: [Frame], closed: Bool) {
+    /// of Swift's cooperative pool (which the transceivers under test need). Callers mostly wait for a close,
+    /// which ends the read at once; the generous default only matters on a machine loaded by parallel tests.
+    func frames(timeout: TimeInterval = 15) async throws -> (frames: [Frame], closed: Bool) {
         try await PeerProcess.offPool { try self.readFrames(timeout: timeout) }
     }
 
-    func bytes(timeout: TimeInterval = 5) async throws -> (bytes: [UInt8], closed: Bool) {
+    func bytes(timeout: TimeInterval = 15) async throws -> (bytes: [UInt8], closed: Bool) {
         try await PeerProcess.offPool { self.readUntilClosed(timeout: timeout) }
     }
 
