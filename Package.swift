@@ -14,6 +14,7 @@ let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 
 let package = Package(
     name: "Parley",
@@ -22,6 +23,7 @@ let package = Package(
         .library(name: "ParleyWire", targets: ["ParleyWire"]),
         .library(name: "Parley", targets: ["Parley"]),
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
+        .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
         .executable(name: "parley-bench", targets: ["ParleyBench"]),
@@ -34,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
@@ -58,6 +61,14 @@ let package = Package(
             dependencies: ["ParleyDiscovery", logging],
             swiftSettings: strict
         ),
+
+        // The remote state debugger (#5). ParleyDebugger: what apps, parleyd and parleyctl share — the wire format
+        // of recorded states, state diffs, action patterns, the control requests and their replies (no storage).
+        .target(name: "ParleyDebugger", dependencies: ["Parley", nioCore], swiftSettings: strict),
+        // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
+        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", grdb, logging], swiftSettings: strict),
+        // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd.
+        .target(name: "ParleyRemoteDebugger", dependencies: ["Parley", "ParleyDebugger", nioCore, logging], swiftSettings: strict),
 
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
@@ -116,6 +127,11 @@ let package = Package(
         .testTarget(
             name: "ParleyCtlTests",
             dependencies: ["ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyDebuggerTests",
+            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", nioCore, logging],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,2 @@
+// The history store lands here (GRDB); see issue #5.
+import ParleyDebugger

@@ -1,0 +1,2 @@
+// The app-side client lands here; see issue #5.
+import ParleyDebugger
