@@ -98,6 +98,9 @@ final class ConnectionAdmission: Sendable {
         return false
     }
 
+    /// Connections held now: accepted from the network, and on the control socket.
+    var held: (network: Int, local: Int) { state.withLock { ($0.network, $0.local) } }
+
     private func release(local: Bool, address: String?) {
         state.withLock { state in
             if local { state.local -= 1 } else { state.network -= 1 }
