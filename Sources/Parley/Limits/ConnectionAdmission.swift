@@ -86,7 +86,7 @@ final class ConnectionAdmission: Sendable {
             return true
         }
         counters.connectionsRefused.add(1, ordering: .relaxed)
-        log(limit, remote: channel.remoteAddress)
+        log(limit, remote: channel.remoteAddress, address: address)
         guard answer else {
             channel.close(promise: nil)
             return false
@@ -112,7 +112,7 @@ final class ConnectionAdmission: Sendable {
 
     /// One line per refusal, but at most one a second: a flood of connections must not become a flood of logs.
     /// The next line says how many went unlogged.
-    private func log(_ limit: Limit, remote: SocketAddress?) {
+    private func log(_ limit: Limit, remote: SocketAddress?, address: String?) {
         let now = NIODeadline.now()
         let unlogged: Int? = state.withLock { state in
             if let last = state.lastLogged, now - last < .seconds(1) {
@@ -128,6 +128,8 @@ final class ConnectionAdmission: Sendable {
             "remote": "\(remote.map(PeerConnection.describe) ?? "unknown")",
             "limit": "\(limit)",
         ]
+        // The address as counted: a dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d.
+        if let address { metadata["address"] = "\(address)" }
         if unlogged > 0 { metadata["refused-unlogged"] = "\(unlogged)" }
         logger.warning("connection refused: too many connections", metadata: metadata)
     }
