@@ -116,11 +116,11 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .incompatibleVersion(let local, let remote):
             "incompatible protocol versions: this peer speaks \(Self.text(local)), the remote peer speaks \(Self.text(remote)); upgrade the older side"
         case .malformedHello(let reason):
-            "malformed hello: \(reason)"
+            "malformed hello: \(reason.excerpt())"
         case .unexpectedFrame(let name):
             "expected a hello frame first, received a \(name) frame"
         case .refusedByPeer(let code, let message):
-            "the remote peer refused the connection (\(code)): \(message)"
+            "the remote peer refused the connection (\(code)): \(message.excerpt())"
         case .timedOut(let seconds):
             "no hello within \(seconds) s"
         }

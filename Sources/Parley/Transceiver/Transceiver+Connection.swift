@@ -246,7 +246,7 @@ extension Transceiver {
                 case .legacyDebugger(let json) where peer.kind == .legacyDebugger:
                     await deliver(legacyMessage(json, on: connection), from: peer, on: connection, logger: logger)
                 case .close(let close):
-                    endReason = "the peer closed the connection (\(close.code)): \(close.message)"
+                    endReason = "the peer closed the connection (\(close.code)): \(close.message.excerpt())"
                     // Nothing more will come; finish our side once our queue is written.
                     break reading
                 case .errorReply(let reply):

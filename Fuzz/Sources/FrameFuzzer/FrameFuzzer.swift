@@ -1,0 +1,39 @@
+import FuzzSupport
+import NIOCore
+import ParleyWire
+
+/// Input: a byte choosing the maximum body size, a byte choosing how many split points follow (0–7), the split
+/// points (UInt16 LE offsets into the stream), then the byte stream itself.
+///
+/// Properties: decoding never crashes and throws only `WireError`; the stream decodes to the same frames and the
+/// same error whether it arrives whole or in the chosen pieces; a decoder asking for more bytes consumed none;
+/// every frame decoded re-encodes to a frame that decodes back to it.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzFrames(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    var input = FuzzInput(data, count: count)
+    let maximums = [0, 1, 9, 64, 1024, FrameLayout.defaultMaximumBodySize]
+    let maximum = maximums[Int(input.byte()) % maximums.count]
+    let splits = (0..<Int(input.byte() % 8)).map { _ in Int(input.uint16()) }
+    let stream = input.rest()
+
+    let whole = decodeStream(stream, maximumBodySize: maximum)
+    let pieces = decodeStream(stream, maximumBodySize: maximum, splits: splits)
+    check(whole == pieces, "whole stream gave \(whole), pieces at \(splits) gave \(pieces)")
+    let oneByteAtATime = decodeStream(stream, maximumBodySize: maximum, splits: Array(0..<min(stream.count, 64)))
+    check(whole == oneByteAtATime, "whole stream gave \(whole), byte by byte \(oneByteAtATime)")
+
+    for (frame, size) in zip(whole.frames, whole.wireSizes) {
+        check(size - FrameLayout.prefixSize <= maximum, "a \(size - FrameLayout.prefixSize)-byte body passed a maximum of \(maximum)")
+        checkRoundTrip(frame)
+    }
+    if case .failed(let error) = whole.ending {
+        check(!error.description.isEmpty, "an error without a description")
+        _ = error.closeCode
+    }
+    return 0
+}
+
+@_cdecl("FrameFuzzer_main")
+public func frameFuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv, fuzzFrames)
+}

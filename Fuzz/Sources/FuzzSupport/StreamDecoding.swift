@@ -1,0 +1,74 @@
+import NIOCore
+import ParleyWire
+
+/// What decoding a whole byte stream produced: the frames, then how it ended.
+public struct DecodedStream: Equatable {
+    public enum Ending: Equatable {
+        /// Every byte belonged to a complete frame.
+        case clean
+        /// The decoder refused the stream (after `frames`), as `ByteToMessageHandler` would report it.
+        case failed(WireError)
+    }
+
+    public var frames: [Frame] = []
+    /// The bytes each frame took on the wire (its `bodySize` counts what it re-encodes to, which differs when a
+    /// string field held invalid UTF-8).
+    public var wireSizes: [Int] = []
+    public var ending = Ending.clean
+}
+
+/// Decodes `bytes` the way `ByteToMessageHandler` drives a `FrameDecoder`: the bytes arrive in chunks cut at
+/// `splits` (offsets into the stream, in any order, out-of-range ones ignored), the decoder runs after each
+/// chunk until it needs more, and `decodeLast` runs at end-of-stream. Checks on the way that a decoder which
+/// asks for more bytes has consumed none, as NIO's decoders must not.
+public func decodeStream(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] = []) -> DecodedStream {
+    var result = DecodedStream()
+    var decoder = FrameDecoder(maximumBodySize: maximumBodySize)
+    var buffer = ByteBuffer()
+    let cuts = Set(splits.filter { $0 > 0 && $0 < bytes.count }).sorted()
+    var start = 0
+    do {
+        for end in cuts + [bytes.count] {
+            buffer.writeBytes(bytes[start..<end])
+            start = end
+            while true {
+                let before = buffer.readerIndex
+                guard let frame = try decoder.decode(buffer: &buffer) else {
+                    check(buffer.readerIndex == before, "decode returned nil after consuming \(buffer.readerIndex - before) bytes")
+                    break
+                }
+                check(buffer.readerIndex > before, "decode returned a frame without consuming bytes")
+                result.frames.append(frame)
+                result.wireSizes.append(buffer.readerIndex - before)
+            }
+        }
+        while true {
+            let before = buffer.readerIndex
+            guard let frame = try decoder.decodeLast(buffer: &buffer, seenEOF: true) else { break }
+            result.frames.append(frame)
+            result.wireSizes.append(buffer.readerIndex - before)
+        }
+        check(buffer.readableBytes == 0, "decodeLast left \(buffer.readableBytes) bytes without an error")
+    } catch let error as WireError {
+        result.ending = .failed(error)
+    } catch {
+        fatalError("FrameDecoder threw \(type(of: error)), not WireError: \(error)")
+    }
+    return result
+}
+
+/// A frame that was decoded must encode, and decode back to itself: what Parley reads it can also forward.
+/// The one exception is a string field with invalid UTF-8: it decodes with U+FFFD in place of each bad byte,
+/// so its encoding grows, and a type name may then pass the 1024-byte limit (decoding that is refused).
+public func checkRoundTrip(_ frame: Frame) {
+    var encoded = ByteBuffer()
+    frame.write(to: &encoded)
+    check(encoded.readableBytes == FrameLayout.prefixSize + frame.bodySize, "bodySize disagrees with the encoding of \(frame)")
+    let bytes = Array(encoded.readableBytesView)
+    let again = decodeStream(bytes, maximumBodySize: Int(UInt32.max))
+    if case .message(let message) = frame, message.header.typeName.utf8.count > FrameLayout.maximumTypeNameLength {
+        check(again.frames.isEmpty && again.ending != .clean, "an over-long type name re-encoded into a frame that decodes")
+        return
+    }
+    check(again.frames == [frame] && again.ending == .clean, "\(frame) re-decoded as \(again)")
+}

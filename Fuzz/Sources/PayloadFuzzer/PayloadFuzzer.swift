@@ -1,0 +1,46 @@
+import Foundation
+import FuzzSupport
+import NIOCore
+import ParleyWire
+
+/// Input: a selector byte, then a payload. Selector 0: the payload is a hello's JSON body, decoded as `Hello`
+/// (Foundation's JSON parser on peer input). Otherwise the payload is the body of a Parley frame of the kind the
+/// selector picks (hello, auth, message, error-reply, ping, pong, close, or the payload's own first byte), parsed with
+/// `Frame.parse`.
+///
+/// Properties: no crash; parsing throws only `WireError`; a hello that decodes re-encodes to JSON that decodes to
+/// the same hello; a parsed frame round-trips through the encoder.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzPayloads(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    var input = FuzzInput(data, count: count)
+    let selector = input.byte()
+    let payload = input.rest()
+    if selector % 9 == 0 {
+        guard let hello = try? JSONDecoder().decode(Hello.self, from: Data(payload)) else { return 0 }
+        let encoded: Data
+        do {
+            encoded = try JSONEncoder().encode(hello)
+        } catch {
+            fatalError("a decoded hello does not encode: \(error)")
+        }
+        let again = try? JSONDecoder().decode(Hello.self, from: encoded)
+        check(again == hello, "hello \(hello) re-decoded as \(String(describing: again))")
+        return 0
+    }
+    // Selectors 1–7 pick a known kind; 8 takes the kind byte from the payload itself, known or not.
+    let kinds = FrameKind.allCases.map(\.rawValue)
+    var body = ByteBuffer()
+    if selector % 9 <= kinds.count { body.writeInteger(kinds[Int(selector % 9) - 1]) }
+    body.writeBytes(payload)
+    do {
+        checkRoundTrip(try Frame.parse(start: .parley, body: body))
+    } catch {
+        check(!error.description.isEmpty, "an error without a description")
+    }
+    return 0
+}
+
+@_cdecl("PayloadFuzzer_main")
+public func payloadFuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv, fuzzPayloads)
+}
