@@ -68,7 +68,11 @@ let package = Package(
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
         .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", grdb, logging], swiftSettings: strict),
         // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd.
-        .target(name: "ParleyRemoteDebugger", dependencies: ["Parley", "ParleyDebugger", nioCore, logging], swiftSettings: strict),
+        .target(
+            name: "ParleyRemoteDebugger",
+            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", nioCore, nioPosix, logging],
+            swiftSettings: strict
+        ),
 
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
@@ -131,7 +135,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDebuggerTests",
-            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", nioCore, logging],
+            dependencies: [
+                "ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", "ParleyWire",
+                nioCore, logging,
+            ],
             swiftSettings: strict
         ),
         .testTarget(
