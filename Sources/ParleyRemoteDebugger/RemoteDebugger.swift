@@ -65,7 +65,8 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
         // reference back to it would keep both alive forever.
         let events = TransportEvents(
             connectivityChanged: { wake.yield() },
-            stateReceived: { json, source in await core.restore(json, from: source) }
+            stateReceived: { json, source in await core.restore(json, from: source) },
+            hasPendingRecords: { core.shared.withLock { !$0.queue.isEmpty } }
         )
         switch configuration.wireProtocol {
         case .parley:
@@ -93,7 +94,9 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
             core.shared.withLock { $0.statistics.filtered += 1 }
             return
         }
-        core.enqueue(Entry(action: action, state: state, snapshot: snapshot))
+        if core.enqueue(Entry(action: action, state: state, snapshot: snapshot)) {
+            transport.recordQueued()
+        }
     }
 
     /// Handles states the debugger sends back (time travel): `handler` gets each one decoded as `State`, one at a
@@ -133,6 +136,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
                 do {
                     try await self.run()
                 } catch {
+                    // Nobody awaits this task until stop(): the log is how the app learns that recording ended.
                     logger.error("remote debugger client stopped", metadata: ["error": "\(error)"])
                     throw error
                 }
@@ -247,7 +251,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
                 try await transport.send(record)
                 sent = true
             } catch {
-                logger.warning("state record not sent", metadata: ["error": "\(error)"])
+                logger.info("state record not sent", metadata: ["error": "\(error)"])
                 sent = false
             }
             core.shared.withLock { sent ? ($0.statistics.sent += 1) : ($0.statistics.failed += 1) }
@@ -290,7 +294,8 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
             self.logger = logger
         }
 
-        func enqueue(_ entry: Entry) {
+        /// Queues `entry` unless the client has stopped; returns whether it did.
+        func enqueue(_ entry: Entry) -> Bool {
             let accepted = shared.withLock { shared -> Bool in
                 switch shared.lifecycle {
                 case .idle, .running:
@@ -302,6 +307,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
                 }
             }
             if accepted { wake.yield() }
+            return accepted
         }
 
         func finish() {
@@ -330,7 +336,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
         func restore(_ json: ByteBuffer, from source: String) async {
             guard let handler = restoreHandler.withLock({ $0 }) else {
                 shared.withLock { $0.statistics.restoreFailures += 1 }
-                logger.notice(
+                logger.info(
                     "the debugger sent a state back but no onRestore handler is set; ignored", metadata: ["from": "\(source)"]
                 )
                 return
@@ -340,7 +346,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
                 state = try JSONDecoder().decode(State.self, from: Data(json.readableBytesView))
             } catch {
                 shared.withLock { $0.statistics.restoreFailures += 1 }
-                logger.warning(
+                logger.info(
                     "the state sent back by the debugger does not decode as \(State.self); ignored",
                     metadata: ["from": "\(source)", "bytes": "\(json.readableBytes)", "error": "\(error)"]
                 )

@@ -51,8 +51,9 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
     public var identity: TransceiverConfiguration.Identity?
     /// On `stop()`, how long records still queued get to reach a connected debugger.
     public var flushTimeout: Duration
-    /// Largest encoded record sent, in bytes (the frame body). Larger records are dropped with a warning: the
-    /// debugger would refuse them and close the connection.
+    /// Largest encoded record sent in the original framing, in bytes (the frame body). Larger records are logged,
+    /// counted as failed and not sent: the debugger would refuse them and close the connection. (On Parley's
+    /// protocol the transceiver's own maximum frame size applies, with the same default.)
     public var maximumRecordSize: Int
     public var logger: Logger
 

@@ -17,9 +17,9 @@ struct RemoteDebuggerOriginalFramingTests {
         let restored = Inbox<CounterState>()
         client.onRestore { restored.put($0) }
         try client.start()
-        let connection = try await listener.accept()
 
         client.write(action: .mouseMoved(x: 1, y: 2), state: sampleState(3), snapshot: samplePNG)
+        let connection = try await listener.accept()
         let frame = try await connection.readFrame()
         #expect(frame.start == 206)
         let json = try object(frame.body)
@@ -36,24 +36,51 @@ struct RemoteDebuggerOriginalFramingTests {
         await client.stop()
     }
 
-    @Test("after the debugger drops the connection the client reconnects; a record without screenshot has empty imageData")
+    @Test("the client dials when it has a record, reconnects after the debugger drops it; no screenshot is empty imageData")
     func reconnectsAndSendsWithoutScreenshot() async throws {
         let listener = try RawFramingListener()
         let client = makeClient(port: listener.port, wireProtocol: .originalFraming, filter: .allExcept(.noisy))
         try client.start()
-        let first = try await listener.accept()
+        // Nothing to send, so nothing dials: a silent connection would look like any stalled peer to a debugger.
+        await #expect(throws: RawSocketError.self) { _ = try await listener.accept(timeout: 1) }
+
         client.write(action: .increment, state: sampleState(1), snapshot: samplePNG)
+        let first = try await listener.accept()
         #expect(try object(try await first.readFrame().body)["action"] as? String == "increment")
         first.shutdown()
         #expect(await eventually { !client.isConnected })
 
-        let second = try await listener.accept()
         client.write(action: .tick(1), state: sampleState(2))
         client.write(action: .reset, state: sampleState(3))
+        let second = try await listener.accept()
         let json = try object(try await second.readFrame().body)
         #expect(json["action"] as? String == "reset")
         #expect(json["imageData"] as? String == "")
         #expect(client.filteredCount == 1)
         await client.stop()
+    }
+}
+
+@Suite("Remote debugger client, stalled debugger")
+struct RemoteDebuggerStalledTests {
+    @Test("stop() returns after the flush timeout when the debugger stops reading, and every record is accounted for")
+    func stopWithStalledDebugger() async throws {
+        let listener = try RawFramingListener()
+        let client = makeClient(port: listener.port, wireProtocol: .originalFraming, flushTimeout: .milliseconds(500))
+        try client.start()
+
+        // Never read: a few records of 4 MB fill both socket buffers and the client's write waits.
+        var big = sampleState(0)
+        big.tags = [String(repeating: "x", count: 4 << 20)]
+        for n in 0..<6 { client.write(action: .tick(n), state: big) }
+        let connection = try await listener.accept()
+        #expect(await eventually { client.isConnected })
+        try await withDeadline(.seconds(60), what: "stop() with a stalled debugger") { await client.stop() }
+
+        let statistics = client.statistics
+        #expect(statistics.sent + statistics.failed + statistics.dropped == 6)
+        #expect(statistics.dropped + statistics.failed > 0)
+        #expect(client.pendingCount == 0)
+        _ = connection
     }
 }

@@ -191,3 +191,24 @@ struct RemoteDebuggerTests {
         }
     }
 }
+
+@Suite("Remote debugger client, write cost")
+struct RemoteDebuggerWriteCostTests {
+    @Test("write() of a 5 MB state with the debugger away keeps the newest N and counts the rest as dropped (prints the cost)")
+    func writeCostWithLargeState() async throws {
+        let port = try await unusedPort()
+        let client = makeClient(port: port, queueCapacity: 16)
+        try client.start()
+        var state = sampleState(0)
+        state.tags = (0..<50_000).map { String(repeating: "t", count: 100 + $0 % 7) }  // about 5 MB of text
+        let calls = 20_000
+        let elapsed = ContinuousClock().measure {
+            for n in 0..<calls { client.write(action: .tick(n), state: state, snapshot: samplePNG) }
+        }
+        #expect(client.pendingCount == 16)
+        #expect(client.droppedCount == calls - 16)
+        print("[bench] RemoteDebugger.write, 5 MB state, debugger unreachable: \(elapsed / calls) per call over \(calls) calls")
+        await client.stop()
+        #expect(client.droppedCount == calls)
+    }
+}

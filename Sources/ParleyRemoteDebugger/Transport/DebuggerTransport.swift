@@ -13,6 +13,8 @@ protocol DebuggerTransport: Sendable {
     /// Sends one encoded record (the payload of a `parley.debugger.record` message, or the JSON body of a 206
     /// frame) to every connected debugger. Throws if it reached none.
     func send(_ record: ByteBuffer) async throws
+    /// The app queued a record: a transport that connects on demand may dial now. Called from `write`, so O(1).
+    func recordQueued()
 }
 
 /// What a transport tells its ``RemoteDebugger``. Both closures are called from the transport's tasks.
@@ -21,4 +23,6 @@ struct TransportEvents: Sendable {
     var connectivityChanged: @Sendable () -> Void
     /// The debugger sent a state back: its JSON text, and a description of the sender for logs.
     var stateReceived: @Sendable (ByteBuffer, String) async -> Void
+    /// Whether records are waiting to be sent.
+    var hasPendingRecords: @Sendable () -> Bool
 }

@@ -9,6 +9,10 @@ import Synchronization
 /// The original Swift Talk framing on a small NIO client of its own: one connection at a time (as the original
 /// app had), to the configured endpoint or to the first discovered `_debug._tcp` service that answers; records
 /// go out as 206 frames, 206 frames coming back are states to restore. Reconnects with backoff.
+///
+/// It dials only when a record is waiting, so that the first frame follows the connection at once: in this
+/// framing the app speaks first, and until it does a debugger cannot tell it from any silent connection (Parley
+/// closes those after its handshake timeout, 5 s). Once connected it stays connected and receives states.
 final class OriginalFramingTransport: DebuggerTransport {
     private let location: DebuggerLocation
     private let maximumRecordSize: Int
@@ -16,6 +20,9 @@ final class OriginalFramingTransport: DebuggerTransport {
     private let events: TransportEvents
     private let shutdownSignal: AsyncStream<Void>
     private let shutdownContinuation: AsyncStream<Void>.Continuation
+    /// Signalled when a record is queued; holds at most one signal.
+    private let demand: AsyncStream<Void>
+    private let demandContinuation: AsyncStream<Void>.Continuation
     private let state = Mutex(State())
 
     private struct State {
@@ -32,6 +39,7 @@ final class OriginalFramingTransport: DebuggerTransport {
         self.logger = logger
         self.events = events
         (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream()
+        (demand, demandContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     func run() async throws {
@@ -64,6 +72,10 @@ final class OriginalFramingTransport: DebuggerTransport {
         shutdownContinuation.finish()
     }
 
+    func recordQueued() {
+        demandContinuation.yield()
+    }
+
     var hasDebugger: Bool {
         state.withLock { $0.writer != nil }
     }
@@ -94,18 +106,24 @@ final class OriginalFramingTransport: DebuggerTransport {
             case .removed(let name, _):
                 state.withLock { _ = $0.services.removeValue(forKey: name) }
             case .daemonUnavailable(let reason):
-                logger.warning("cannot discover the debugger: avahi-daemon is unavailable", metadata: ["reason": "\(reason)"])
+                logger.info("cannot discover the debugger: avahi-daemon is unavailable", metadata: ["reason": "\(reason)"])
             default:
                 break
             }
         }
     }
 
-    /// Connects, serves the connection until it ends, waits, and again, until cancelled.
+    /// Whenever records are waiting: connects, serves the connection until it ends, waits, and again, until
+    /// cancelled.
     private func maintainConnection(servicesChanged: AsyncStream<Void>) async {
         var backoff = ReconnectBackoff()
         var changes = servicesChanged.makeAsyncIterator()
+        var demands = demand.makeAsyncIterator()
         while !Task.isCancelled {
+            if !events.hasPendingRecords() {
+                if await demands.next() == nil { return }
+                continue
+            }
             let endpoints = candidates()
             if endpoints.isEmpty {
                 // Only with discovery: nothing seen yet. Wait for a service rather than poll.
@@ -184,7 +202,7 @@ final class OriginalFramingTransport: DebuggerTransport {
                 for try await frame in inbound {
                     guard case .legacyDebugger(let json) = frame else {
                         // A Parley node would never send these to an app that opened with a 206 frame.
-                        logger.warning("ignoring a non-206 frame from the debugger", metadata: ["endpoint": "\(endpoint)"])
+                        logger.info("ignoring a non-206 frame from the debugger", metadata: ["endpoint": "\(endpoint)"])
                         continue
                     }
                     await events.stateReceived(json, endpoint.description)

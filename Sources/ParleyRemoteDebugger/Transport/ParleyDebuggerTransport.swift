@@ -103,6 +103,10 @@ final class ParleyDebuggerTransport: DebuggerTransport {
         }
     }
 
+    /// The transceiver keeps its debuggers connected whether or not there is anything to send: the hello tells the
+    /// debugger at once who connected, so an idle connection is fine.
+    func recordQueued() {}
+
     private static func isDebugger(_ peer: Peer) -> Bool {
         peer.kind == .parley && peer.accepts.contains(StateRecord.messageType)
     }
