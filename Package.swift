@@ -135,10 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDebuggerTests",
-            dependencies: [
-                "ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", "ParleyWire",
-                nioCore, logging,
-            ],
+            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
             swiftSettings: strict
         ),
         .testTarget(

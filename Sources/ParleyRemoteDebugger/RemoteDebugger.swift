@@ -35,6 +35,10 @@ import Synchronization
 /// or away the queue keeps the newest ``RemoteDebuggerConfiguration/queueCapacity`` records and counts the ones it
 /// drops (``droppedCount``).
 ///
+/// `.init(appName:debugger:wireProtocol:)` chooses a known address (`.endpoint(host:port:)`) instead of discovery,
+/// and the original Swift Talk framing (`.originalFraming`: 206 frames with base64 screenshots) for a debugger
+/// that speaks nothing else.
+///
 /// Generic over the state (encoded for the debugger, decoded when it comes back) and the action (filtered and
 /// described on the way out), so an app hands over its own values and the client does the rest.
 ///
