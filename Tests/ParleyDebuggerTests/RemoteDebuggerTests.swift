@@ -4,6 +4,7 @@ import Parley
 import ParleyDebugger
 import ParleyRemoteDebugger
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 /// The client on Parley's typed protocol, against an in-process transceiver acting as the debugger on 127.0.0.1.
@@ -153,6 +154,38 @@ struct RemoteDebuggerTests {
         #expect(client.droppedCount == 1)
         #expect(await eventually { debugger.transceiver.peers.isEmpty })
         await debugger.stop()
+    }
+
+    @Test("records go only to peers whose hello accepts parley.debugger.record")
+    func onlyPeersAcceptingRecords() async throws {
+        let other = Transceiver(
+            configuration: TransceiverConfiguration(
+                name: "not-a-debugger", identity: .ephemeral, listenHost: "127.0.0.1", port: 0, logger: quietLogger
+            )
+        )
+        let received = Mutex<[String]>([])
+        other.receiveUnhandled { message, _ in received.withLock { $0.append(message.typeName) } }
+        try await other.start()
+        let client = makeClient(port: other.listeningPort!)
+        let restored = Inbox<CounterState>()
+        client.onRestore { restored.put($0) }
+        try client.start()
+        let app = try await other.waitForPeer(timeout: .seconds(30), description: "the app") { $0.name == "counter-app" }
+        // A message reaches the app only after the peer's hello: once it has, the app knows what the peer accepts.
+        try await other.sendRaw(
+            typeName: StateRestore.messageType, payload: ByteBuffer(bytes: try JSONEncoder().encode(sampleState(0))),
+            to: app.id
+        )
+        _ = try await restored.next()
+        #expect(!client.isConnected)
+
+        for n in 0..<3 { client.write(action: .tick(n), state: sampleState(n)) }
+        // stop() sends what it can: to a peer that accepts no records, nothing.
+        await client.stop()
+        #expect(client.statistics.sent == 0)
+        #expect(client.droppedCount == 3)
+        await other.stop()
+        #expect(received.withLock { $0 } == [])
     }
 
     @Test("run() is structured: cancelling its task disconnects from the debugger and returns")
