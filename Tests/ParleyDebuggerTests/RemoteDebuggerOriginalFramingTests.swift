@@ -59,6 +59,25 @@ struct RemoteDebuggerOriginalFramingTests {
         #expect(client.filteredCount == 1)
         await client.stop()
     }
+
+    @Test("stop() sends what is still queued before it closes the connection")
+    func stopFlushesQueue() async throws {
+        let listener = try RawFramingListener()
+        let client = makeClient(port: listener.port, wireProtocol: .originalFraming, queueCapacity: 64)
+        try client.start()
+        client.write(action: .increment, state: sampleState(0))
+        let connection = try await listener.accept()
+        _ = try await connection.readFrame()
+        #expect(await eventually { client.isConnected })
+
+        for n in 1...20 { client.write(action: .tick(n), state: sampleState(n), snapshot: samplePNG) }
+        await client.stop()
+
+        var actions: [String] = []
+        for _ in 1...20 { actions.append(try object(try await connection.readFrame().body)["action"] as? String ?? "?") }
+        #expect(actions == (1...20).map { "tick(\($0))" })
+        #expect(client.statistics.sent == 21)
+    }
 }
 
 @Suite("Remote debugger client, stalled debugger")

@@ -26,7 +26,8 @@ final class OriginalFramingTransport: DebuggerTransport {
     private let state = Mutex(State())
 
     private struct State {
-        var writer: NIOAsyncChannelOutboundWriter<Frame>?
+        /// The connected channel. Records are written to it directly: the write's future completes once the bytes
+        /// are with the kernel, so a record `send` reported sent survives the close that follows `stop()`.
         var channel: (any Channel)?
         var endpoint: Endpoint?
         /// Discovered services by instance name.
@@ -77,18 +78,18 @@ final class OriginalFramingTransport: DebuggerTransport {
     }
 
     var hasDebugger: Bool {
-        state.withLock { $0.writer != nil }
+        state.withLock { $0.channel != nil }
     }
 
     func send(_ record: ByteBuffer) async throws {
         guard record.readableBytes <= maximumRecordSize else {
             throw RemoteDebuggerError.recordTooLarge(size: record.readableBytes, maximum: maximumRecordSize)
         }
-        guard let (writer, endpoint) = state.withLock({ state in state.writer.map { ($0, state.endpoint) } }) else {
+        guard let (channel, endpoint) = state.withLock({ state in state.channel.map { ($0, state.endpoint) } }) else {
             throw RemoteDebuggerError.notDelivered("no debugger is connected")
         }
         do {
-            try await writer.write(.legacyDebugger(record))
+            try await channel.writeAndFlush(Frame.legacyDebugger(record)).get()
         } catch {
             throw RemoteDebuggerError.notDelivered("writing to \(endpoint.map(\.description) ?? "the debugger") failed: \(error)")
         }
@@ -152,7 +153,7 @@ final class OriginalFramingTransport: DebuggerTransport {
         }
     }
 
-    private func dial(_ endpoints: [Endpoint]) async -> (NIOAsyncChannel<Frame, Frame>, Endpoint)? {
+    private func dial(_ endpoints: [Endpoint]) async -> (NIOAsyncChannel<Frame, Never>, Endpoint)? {
         var failures: [String] = []
         for endpoint in endpoints {
             do {
@@ -165,7 +166,7 @@ final class OriginalFramingTransport: DebuggerTransport {
         return nil
     }
 
-    private func connect(to endpoint: Endpoint) async throws -> NIOAsyncChannel<Frame, Frame> {
+    private func connect(to endpoint: Endpoint) async throws -> NIOAsyncChannel<Frame, Never> {
         let maximum = maximumRecordSize
         return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(5))
@@ -175,28 +176,24 @@ final class OriginalFramingTransport: DebuggerTransport {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: maximum)))
                     try pipeline.addHandler(FrameEncoder())
-                    return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+                    return try NIOAsyncChannel<Frame, Never>(wrappingChannelSynchronously: channel)
                 }
             }
     }
 
     /// Publishes the connection for `send`, hands states coming back to the debugger client, and returns when the
     /// connection ends (closed by the debugger, a broken frame, or shutdown).
-    private func serve(_ channel: NIOAsyncChannel<Frame, Frame>, endpoint: Endpoint) async {
+    private func serve(_ channel: NIOAsyncChannel<Frame, Never>, endpoint: Endpoint) async {
         logger.info("connected to the debugger (original framing)", metadata: ["endpoint": "\(endpoint)"])
         do {
-            try await channel.executeThenClose { inbound, outbound in
+            try await channel.executeThenClose { inbound in
                 state.withLock {
-                    $0.writer = outbound
                     $0.channel = channel.channel
                     $0.endpoint = endpoint
                 }
                 events.connectivityChanged()
                 defer {
-                    state.withLock {
-                        $0.writer = nil
-                        $0.channel = nil
-                    }
+                    state.withLock { $0.channel = nil }
                     events.connectivityChanged()
                 }
                 for try await frame in inbound {
