@@ -206,6 +206,22 @@ struct RemoteDebuggerTests {
         await debugger.stop()
     }
 
+    @Test("run() returns when stop() is called from elsewhere, and stop() returns once run() has")
+    func runEndsOnStop() async throws {
+        let debugger = try await TestDebugger.start()
+        let client = makeClient(port: debugger.port)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            #expect(await eventually { client.isConnected })
+            client.write(action: .reset, state: sampleState(1))
+            await client.stop()
+            try await group.waitForAll()
+        }
+        #expect(try await debugger.records(1).map(\.action) == ["reset"])
+        #expect(await eventually { debugger.transceiver.peers.isEmpty })
+        await debugger.stop()
+    }
+
     @Test("an invalid configuration is refused by start() with an error that says what to change")
     func invalidConfiguration() {
         let client = RemoteDebugger<CounterState, CounterAction>(
