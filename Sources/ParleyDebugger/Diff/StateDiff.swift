@@ -136,6 +136,11 @@ public struct StateDiffError: Error, Sendable, Hashable, CustomStringConvertible
     public var side: Side
     public var error: JSONError
 
+    public init(side: Side, error: JSONError) {
+        self.side = side
+        self.error = error
+    }
+
     public var description: String { "cannot diff: the \(side) state is not valid JSON (\(error))" }
 }
 
