@@ -87,14 +87,18 @@ let package = Package(
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
         .executableTarget(
             name: "ParleyCtl",
-            dependencies: ["Parley", "ParleyControl", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser, unixSignals],
+            dependencies: [
+                "Parley", "ParleyControl", "ParleyDiscovery", "ParleyDebugger", "ListrCommands", nioCore, logging,
+                argumentParser, unixSignals,
+            ],
             swiftSettings: strict
         ),
         // parleyd (#4): layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "Parley", "ParleyControl", logging, argumentParser, serviceLifecycle, unixSignals,
+                "Parley", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, logging, argumentParser,
+                serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
         ),
@@ -130,7 +134,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyCtlTests",
-            dependencies: ["ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd"],
+            dependencies: [
+                "ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
+                "ParleyRemoteDebugger", nioCore,
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -11,6 +11,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case dataDirectory
     case maxFrameSize
     case logLevel
+    case historyMaxEntries
+    case historyMaxBytes
+    case actionFilters
 
     public var description: String { rawValue }
 
@@ -57,11 +60,14 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .dataDirectory: "an absolute path"
         case .maxFrameSize: "an integer number of bytes from \(DaemonConfiguration.maxFrameSizeRange.lowerBound) to \(DaemonConfiguration.maxFrameSizeRange.upperBound)"
         case .logLevel: "one of trace, debug, info, notice, warning, error, critical"
+        case .historyMaxEntries: "an integer from 1 to \(Int32.max) (entries kept in the debugger history)"
+        case .historyMaxBytes: "an integer number of bytes from 1048576 (1 MiB) up (state and screenshot bytes kept)"
+        case .actionFilters: "an object of named action filters: a glob string, {\"all\": true}, {\"not\": F}, {\"anyOf\": [F…]}, {\"allExcept\": [F…]} or {\"filter\": \"name\"} (docs/debugger.md)"
         }
     }
 
     /// Whether a change of this key takes effect only after a restart (SIGHUP applies the others).
-    public var needsRestart: Bool { self != .logLevel }
+    public var needsRestart: Bool { ![.logLevel, .historyMaxEntries, .historyMaxBytes, .actionFilters].contains(self) }
 
     /// Accepts the file spelling (`serviceType`).
     public init?(fileKey: String) { self.init(rawValue: fileKey) }

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Parley
 import ParleyControl
+import ParleyDebugger
+import ParleyHistory
 
 /// parleyd's settings, after layering (see ``ConfigurationLoader``) and validation.
 public struct DaemonConfiguration: Sendable, Equatable {
@@ -20,6 +22,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var dataDirectory: String
     public var maxFrameSize: Int
     public var logLevel: Logger.Level
+    /// The debugger history's retention limits.
+    public var historyLimits: RetentionLimits
+    /// Named action filters for `parleyctl history --filter NAME`.
+    public var actionFilters: [String: ActionTextFilter]
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -42,6 +48,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .dataDirectory: dataDirectory != other.dataDirectory
             case .maxFrameSize: maxFrameSize != other.maxFrameSize
             case .logLevel: logLevel != other.logLevel
+            case .historyMaxEntries: historyLimits.maxEntries != other.historyLimits.maxEntries
+            case .historyMaxBytes: historyLimits.maxBytes != other.historyLimits.maxBytes
+            case .actionFilters: actionFilters != other.actionFilters
             }
         }
     }
@@ -59,6 +68,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .dataDirectory: dataDirectory
         case .maxFrameSize: String(maxFrameSize)
         case .logLevel: logLevel.rawValue
+        case .historyMaxEntries: String(historyLimits.maxEntries)
+        case .historyMaxBytes: String(historyLimits.maxBytes)
+        case .actionFilters: actionFilters.keys.sorted().map { "\($0)=\(actionFilters[$0]!)" }.joined(separator: " ")
         }
     }
 
@@ -103,6 +115,8 @@ extension DaemonConfiguration {
             dataDirectory: defaultDataDirectory(environment: environment),
             maxFrameSize: 64 * 1024 * 1024,
             logLevel: .info,
+            historyLimits: .default,
+            actionFilters: [:],
             sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
         )
     }
