@@ -105,7 +105,11 @@ let package = Package(
         .executableTarget(name: "Parleyd", dependencies: ["ParleyDaemon"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
         .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, logging], swiftSettings: strict),
-        .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", nioCore, logging], swiftSettings: strict),
+        .executableTarget(
+            name: "ParleyTestPeer",
+            dependencies: ["Parley", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "ParleyBench",
             dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
