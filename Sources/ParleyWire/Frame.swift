@@ -117,6 +117,13 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let authenticationFailed = ErrorCode(rawValue: 11)
     public static let heartbeatTimeout = ErrorCode(rawValue: 12)
     public static let protocolViolation = ErrorCode(rawValue: 13)
+    // 20–29: a limit of the receiving node was reached (docs/protocol.md §8).
+    /// Refused at accept: the node holds as many connections in all, or from this address, as it allows.
+    public static let tooManyConnections = ErrorCode(rawValue: 20)
+    /// No message went either way for the node's idle timeout (heartbeats do not count).
+    public static let idleTimeout = ErrorCode(rawValue: 21)
+    /// The peer sent frames faster than the node's rate limit allows.
+    public static let rateLimited = ErrorCode(rawValue: 22)
 
     public var description: String {
         switch self {
@@ -134,6 +141,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .authenticationFailed: "authentication-failed"
         case .heartbeatTimeout: "heartbeat-timeout"
         case .protocolViolation: "protocol-violation"
+        case .tooManyConnections: "too-many-connections"
+        case .idleTimeout: "idle-timeout"
+        case .rateLimited: "rate-limited"
         default: "code-\(rawValue)"
         }
     }

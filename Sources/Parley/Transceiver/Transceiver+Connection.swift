@@ -263,12 +263,17 @@ extension Transceiver {
             }
         } catch let error as WireError {
             protocolError = (error.closeCode, error.description)
+        } catch let error as ConnectionLimitExceeded {
+            noteLimitExceeded(error, logger: logger)
+            protocolError = (error.closeCode, error.description)
         } catch {
             endReason = describe(error)
         }
         if let (code, text) = protocolError {
-            counters.protocolErrors.add(1, ordering: .relaxed)
-            logger.warning("protocol error; connection closed", metadata: ["reason": "\(text)"])
+            if code != .idleTimeout && code != .rateLimited {
+                counters.protocolErrors.add(1, ordering: .relaxed)
+                logger.warning("protocol error; connection closed", metadata: ["reason": "\(text)"])
+            }
             endReason = text
             connection.noteEnd(text)
             // An app of the original debugger would not understand a Parley close frame: it just sees the close.
@@ -286,6 +291,15 @@ extension Transceiver {
         }
         try? await connection.channel.closeFuture.get()
         return endReason
+    }
+
+    /// A peer went past a limit: counted and logged with the limit, then closed like a protocol error.
+    private func noteLimitExceeded(_ error: ConnectionLimitExceeded, logger: Logger) {
+        switch error {
+        case .idle: counters.idleConnectionsClosed.add(1, ordering: .relaxed)
+        case .rate: counters.rateLimitedConnections.add(1, ordering: .relaxed)
+        }
+        logger.warning("connection limit exceeded; connection closed", metadata: ["reason": "\(error)", "limit": "\(error.limit)"])
     }
 
     private func deliver(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {

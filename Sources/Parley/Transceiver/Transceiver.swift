@@ -23,13 +23,16 @@ public final class Transceiver: Sendable {
     public let configuration: TransceiverConfiguration
     let logger: Logger
     let router = Router()
-    let counters = StatisticsCounters()
+    let counters: StatisticsCounters
+    let admission: ConnectionAdmission
     let state = Mutex(State())
     let group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
     public init(configuration: TransceiverConfiguration) {
         self.configuration = configuration
         self.logger = configuration.logger
+        counters = StatisticsCounters()
+        admission = ConnectionAdmission(configuration: configuration, counters: counters)
     }
 
     // MARK: - State
@@ -193,8 +196,8 @@ public final class Transceiver: Sendable {
             guard case .idle = state.lifecycle else { throw TransceiverError.alreadyStarted }
             state.lifecycle = .running(jobs: jobsContinuation)
         }
-        var server: NIOAsyncChannel<ConnectionChannel, Never>?
-        var controlServer: NIOAsyncChannel<ConnectionChannel, Never>?
+        var server: Listener?
+        var controlServer: Listener?
         do {
             let localID = try configuration.identity.resolve()
             state.withLock { $0.localPeerID = localID }
@@ -260,10 +263,14 @@ public final class Transceiver: Sendable {
         }
     }
 
-    private func bindListener() async throws -> NIOAsyncChannel<ConnectionChannel, Never>? {
+    /// A listener yields each accepted connection, or nil for one refused by ``ConnectionAdmission``.
+    typealias Listener = NIOAsyncChannel<ConnectionChannel?, Never>
+
+    private func bindListener() async throws -> Listener? {
         guard let host = configuration.listenHost else { return nil }
         let configuration = self.configuration
         let counters = self.counters
+        let admission = self.admission
         do {
             return try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
@@ -271,8 +278,9 @@ public final class Transceiver: Sendable {
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(host: host, port: configuration.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
+                    channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
+                        guard try admission.admit(channel) else { return nil }
+                        return try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
                     }
                 }
         } catch {
@@ -282,10 +290,11 @@ public final class Transceiver: Sendable {
 
     /// The control socket: the same protocol on a Unix domain socket, for local tools. Mode 0660, so that only
     /// the owner and its group can drive this node.
-    private func bindControlSocket() async throws -> NIOAsyncChannel<ConnectionChannel, Never>? {
+    private func bindControlSocket() async throws -> Listener? {
         guard let path = configuration.controlSocketPath else { return nil }
         let configuration = self.configuration
         let counters = self.counters
+        let admission = self.admission
         do {
             try FileManager.default.createDirectory(
                 atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true
@@ -293,8 +302,9 @@ public final class Transceiver: Sendable {
             let server = try await ServerBootstrap(group: group)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
+                    channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
+                        guard try admission.admit(channel) else { return nil }
+                        return try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
                     }
                 }
             guard chmod(path, 0o660) == 0 else {
@@ -310,12 +320,13 @@ public final class Transceiver: Sendable {
     }
 
     private func acceptLoop(
-        _ server: NIOAsyncChannel<ConnectionChannel, Never>,
+        _ server: Listener,
         jobs: AsyncStream<Job>.Continuation
     ) async {
         do {
             try await server.executeThenClose { inbound in
                 for try await child in inbound {
+                    guard let child else { continue }
                     if case .terminated = jobs.yield(Job(channel: child)) {
                         try? await child.frames.channel.close()
                     }

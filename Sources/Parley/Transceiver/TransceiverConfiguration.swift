@@ -27,6 +27,18 @@ public struct TransceiverConfiguration: Sendable {
     public var outboundLowWatermark: Int
     /// How long `broadcast` waits for a full queue before it disconnects that peer as too slow.
     public var slowPeerTimeout: Duration
+    /// Connections one listener holds at once (the TCP listener and the control socket count separately, so a
+    /// flood from the LAN cannot lock local tools out); a connection beyond it is refused with
+    /// `too-many-connections`. Connections this node dials are not counted. `nil`: no limit.
+    public var maximumConnections: Int?
+    /// Connections held at once from one remote IP address; control-socket clients are not counted. `nil`: no limit.
+    public var maximumConnectionsPerAddress: Int?
+    /// A connection over which no message went either way for this long (heartbeats do not count) is closed with
+    /// `idle-timeout`. Control-socket clients are exempt. `nil`: never.
+    public var idleTimeout: Duration?
+    /// How fast a peer may send frames; a peer that sends faster is disconnected with `rate-limited`.
+    /// Control-socket clients are exempt. `nil`: no limit.
+    public var messageRateLimit: MessageRateLimit?
     /// Whether a connection's handlers run on its event-loop thread (lowest latency; a handler that computes
     /// for long delays other connections on that loop) or on Swift's global executor.
     public var handlersRunOnEventLoop: Bool
@@ -65,6 +77,10 @@ public struct TransceiverConfiguration: Sendable {
         outboundHighWatermark: Int = 8 * 1024 * 1024,
         outboundLowWatermark: Int = 2 * 1024 * 1024,
         slowPeerTimeout: Duration = .seconds(5),
+        maximumConnections: Int? = 256,
+        maximumConnectionsPerAddress: Int? = 16,
+        idleTimeout: Duration? = nil,
+        messageRateLimit: MessageRateLimit? = nil,
         handlersRunOnEventLoop: Bool = true,
         shutdownFlushTimeout: Duration = .seconds(2),
         controlSocketPath: String? = nil,
@@ -84,6 +100,10 @@ public struct TransceiverConfiguration: Sendable {
         self.outboundHighWatermark = outboundHighWatermark
         self.outboundLowWatermark = outboundLowWatermark
         self.slowPeerTimeout = slowPeerTimeout
+        self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
+        self.idleTimeout = idleTimeout
+        self.messageRateLimit = messageRateLimit
         self.handlersRunOnEventLoop = handlersRunOnEventLoop
         self.shutdownFlushTimeout = shutdownFlushTimeout
         self.controlSocketPath = controlSocketPath

@@ -16,6 +16,12 @@ public struct TransceiverStatistics: Sendable, Hashable, Codable {
     public var protocolErrors = 0
     /// Peers disconnected by `broadcast` because their queue stayed full.
     public var slowPeersDropped = 0
+    /// Connections refused at accept: too many in all or from one address.
+    public var connectionsRefused = 0
+    /// Connections closed because no message went either way for the idle timeout.
+    public var idleConnectionsClosed = 0
+    /// Connections closed because the peer sent faster than the rate limit.
+    public var rateLimitedConnections = 0
 }
 
 /// The live counters behind ``TransceiverStatistics``.
@@ -28,6 +34,9 @@ final class StatisticsCounters: Sendable {
     let lateReplies = Atomic<Int>(0)
     let protocolErrors = Atomic<Int>(0)
     let slowPeersDropped = Atomic<Int>(0)
+    let connectionsRefused = Atomic<Int>(0)
+    let idleConnectionsClosed = Atomic<Int>(0)
+    let rateLimitedConnections = Atomic<Int>(0)
 
     var snapshot: TransceiverStatistics {
         TransceiverStatistics(
@@ -38,7 +47,10 @@ final class StatisticsCounters: Sendable {
             handlerFailures: handlerFailures.load(ordering: .relaxed),
             lateReplies: lateReplies.load(ordering: .relaxed),
             protocolErrors: protocolErrors.load(ordering: .relaxed),
-            slowPeersDropped: slowPeersDropped.load(ordering: .relaxed)
+            slowPeersDropped: slowPeersDropped.load(ordering: .relaxed),
+            connectionsRefused: connectionsRefused.load(ordering: .relaxed),
+            idleConnectionsClosed: idleConnectionsClosed.load(ordering: .relaxed),
+            rateLimitedConnections: rateLimitedConnections.load(ordering: .relaxed)
         )
     }
 }

@@ -8,7 +8,8 @@ struct ConnectionChannel: Sendable {
 }
 
 /// The pipeline every Parley connection uses, TCP or Unix socket:
-/// bytes ⇄ read activity ⇄ FrameDecoder/FrameEncoder ⇄ handshake deadline ⇄ heartbeats ⇄ reply resolution ⇄ async frames.
+/// bytes ⇄ read activity ⇄ FrameDecoder/FrameEncoder ⇄ [rate limit] ⇄ handshake deadline ⇄ heartbeats ⇄ [idle timeout]
+/// ⇄ reply resolution ⇄ async frames.
 enum ChannelSetup {
     static func configure(
         _ channel: any Channel,
@@ -21,6 +22,7 @@ enum ChannelSetup {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(ReadActivityHandler(activity))
         try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: configuration.maximumFrameSize)))
+        if let limit = configuration.messageRateLimit { try sync.addHandler(RateLimitHandler(limit: limit)) }
         try sync.addHandler(FrameEncoder())
         try sync.addHandler(HandshakeDeadlineHandler(timeout: TimeAmount(configuration.handshakeTimeout)))
         try sync.addHandler(
@@ -31,6 +33,7 @@ enum ChannelSetup {
                 connection: connection
             )
         )
+        if let timeout = configuration.idleTimeout { try sync.addHandler(IdleTimeoutHandler(timeout: timeout)) }
         try sync.addHandler(ReplyResolver(connection: connection, counters: counters))
         let frames = try NIOAsyncChannel<Frame, Never>(
             wrappingChannelSynchronously: channel,

@@ -44,6 +44,27 @@ public struct CommandLineOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("Largest frame body, in bytes.", valueName: "bytes"))
     public var maxFrameSize: String?
 
+    @Option(name: .long, help: ArgumentHelp("Connections accepted at once (0: no limit).", valueName: "count"))
+    public var maxConnections: String?
+
+    @Option(name: .long, help: ArgumentHelp("Connections accepted at once from one IP address (0: no limit).", valueName: "count"))
+    public var maxConnectionsPerAddress: String?
+
+    @Option(name: .long, help: ArgumentHelp("Time a new connection has to send its hello.", valueName: "duration"))
+    public var handshakeTimeout: String?
+
+    @Option(name: .long, help: ArgumentHelp("Close a connection with no message either way for this long (0: never).", valueName: "duration"))
+    public var idleTimeout: String?
+
+    @Option(name: .long, help: ArgumentHelp("Bytes queued towards one peer before senders wait.", valueName: "bytes"))
+    public var maxOutboundQueueBytes: String?
+
+    @Option(name: .long, help: ArgumentHelp("Frames a peer may send per second on average (0: no limit).", valueName: "rate"))
+    public var maxMessagesPerSecond: String?
+
+    @Option(name: .long, help: ArgumentHelp("Frames a peer may send at once above its rate.", valueName: "count"))
+    public var messageBurst: String?
+
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     public var logLevel: String?
 
@@ -61,6 +82,13 @@ public struct CommandLineOptions: ParsableArguments, Sendable {
         values[.controlSocket] = controlSocket.map(ConfigurationValue.string)
         values[.dataDirectory] = dataDirectory.map(ConfigurationValue.string)
         values[.maxFrameSize] = maxFrameSize.map(ConfigurationValue.string)
+        values[.maxConnections] = maxConnections.map(ConfigurationValue.string)
+        values[.maxConnectionsPerAddress] = maxConnectionsPerAddress.map(ConfigurationValue.string)
+        values[.handshakeTimeout] = handshakeTimeout.map(ConfigurationValue.string)
+        values[.idleTimeout] = idleTimeout.map(ConfigurationValue.string)
+        values[.maxOutboundQueueBytes] = maxOutboundQueueBytes.map(ConfigurationValue.string)
+        values[.maxMessagesPerSecond] = maxMessagesPerSecond.map(ConfigurationValue.string)
+        values[.messageBurst] = messageBurst.map(ConfigurationValue.string)
         values[.logLevel] = logLevel.map(ConfigurationValue.string)
         return values
     }

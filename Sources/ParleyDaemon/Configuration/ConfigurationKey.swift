@@ -10,6 +10,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case controlSocket
     case dataDirectory
     case maxFrameSize
+    case maxConnections
+    case maxConnectionsPerAddress
+    case handshakeTimeout
+    case idleTimeout
+    case maxOutboundQueueBytes
+    case maxMessagesPerSecond
+    case messageBurst
     case logLevel
     case historyMaxEntries
     case historyMaxBytes
@@ -59,6 +66,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .controlSocket: "an absolute path of at most 107 bytes"
         case .dataDirectory: "an absolute path"
         case .maxFrameSize: "an integer number of bytes from \(DaemonConfiguration.maxFrameSizeRange.lowerBound) to \(DaemonConfiguration.maxFrameSizeRange.upperBound)"
+        case .maxConnections: "an integer from 0 to \(DaemonConfiguration.connectionLimitRange.upperBound) (0: no limit)"
+        case .maxConnectionsPerAddress: "an integer from 0 to \(DaemonConfiguration.connectionLimitRange.upperBound) (0: no limit)"
+        case .handshakeTimeout: "a duration from 0.1 s to 600 s: seconds as a number, or with a unit (500ms, 5s, 2m)"
+        case .idleTimeout: "0 (off) or a duration from 1 s to 30 days: seconds as a number, or with a unit (90s, 30m, 2h, 1d)"
+        case .maxOutboundQueueBytes: "an integer number of bytes from \(DaemonConfiguration.outboundQueueRange.lowerBound) to \(DaemonConfiguration.outboundQueueRange.upperBound)"
+        case .maxMessagesPerSecond: "a number from 0 to \(Int(DaemonConfiguration.messageRateRange.upperBound)) (0: no limit)"
+        case .messageBurst: "an integer from 1 to \(DaemonConfiguration.messageBurstRange.upperBound)"
         case .logLevel: "one of trace, debug, info, notice, warning, error, critical"
         case .historyMaxEntries: "an integer from 1 to \(Int32.max) (entries kept in the debugger history)"
         case .historyMaxBytes: "an integer number of bytes from 1048576 (1 MiB) up (state and screenshot bytes kept)"

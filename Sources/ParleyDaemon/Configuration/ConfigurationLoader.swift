@@ -140,6 +140,29 @@ public struct ConfigurationLoader: Sendable {
         case .maxFrameSize:
             guard let size = Self.integer(value), DaemonConfiguration.maxFrameSizeRange.contains(size) else { throw bad }
             configuration.maxFrameSize = size
+        case .maxConnections:
+            guard let count = Self.integer(value), DaemonConfiguration.connectionLimitRange.contains(count) else { throw bad }
+            configuration.maxConnections = count
+        case .maxConnectionsPerAddress:
+            guard let count = Self.integer(value), DaemonConfiguration.connectionLimitRange.contains(count) else { throw bad }
+            configuration.maxConnectionsPerAddress = count
+        case .handshakeTimeout:
+            guard let timeout = Self.duration(value), DaemonConfiguration.handshakeTimeoutRange.contains(timeout) else { throw bad }
+            configuration.handshakeTimeout = timeout
+        case .idleTimeout:
+            guard let timeout = Self.duration(value), timeout == .zero || DaemonConfiguration.idleTimeoutRange.contains(timeout) else {
+                throw bad
+            }
+            configuration.idleTimeout = timeout
+        case .maxOutboundQueueBytes:
+            guard let bytes = Self.integer(value), DaemonConfiguration.outboundQueueRange.contains(bytes) else { throw bad }
+            configuration.maxOutboundQueueBytes = bytes
+        case .maxMessagesPerSecond:
+            guard let rate = Self.number(value), DaemonConfiguration.messageRateRange.contains(rate) else { throw bad }
+            configuration.maxMessagesPerSecond = rate
+        case .messageBurst:
+            guard let burst = Self.integer(value), DaemonConfiguration.messageBurstRange.contains(burst) else { throw bad }
+            configuration.messageBurst = burst
         case .logLevel:
             guard case .string(let text) = value, let level = Logger.Level(rawValue: text.lowercased()) else { throw bad }
             configuration.logLevel = level
@@ -182,6 +205,30 @@ public struct ConfigurationLoader: Sendable {
         case .string(let text): Int(text.trimmingCharacters(in: .whitespaces))
         default: nil
         }
+    }
+
+    /// A JSON number, or text holding one.
+    private static func number(_ value: ConfigurationValue) -> Double? {
+        let number: Double? =
+            switch value {
+            case .integer(let number): Double(number)
+            case .number(let number): number
+            case .string(let text): Double(text.trimmingCharacters(in: .whitespaces))
+            default: nil
+            }
+        return number.flatMap { $0.isFinite ? $0 : nil }
+    }
+
+    /// Seconds as a JSON number, or text: a number of seconds, or a number with a unit (`ms`, `s`, `m`, `h`, `d`).
+    static func duration(_ value: ConfigurationValue) -> Duration? {
+        guard case .string(let raw) = value else { return number(value).map { .seconds($0) } }
+        let text = raw.trimmingCharacters(in: .whitespaces).lowercased()
+        // "ms" before "s" and "m", so that 500ms is not read as 500m.
+        let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        let unit = units.first { text.hasSuffix($0.suffix) }
+        let digits = unit.map { String(text.dropLast($0.suffix.count)).trimmingCharacters(in: .whitespaces) } ?? text
+        guard let amount = Double(digits), amount.isFinite else { return nil }
+        return .seconds(amount * (unit?.seconds ?? 1))
     }
 
     private static func boolean(_ value: ConfigurationValue) -> Bool? {

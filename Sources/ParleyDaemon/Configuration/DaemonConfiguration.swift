@@ -21,6 +21,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var controlSocket: String
     public var dataDirectory: String
     public var maxFrameSize: Int
+    /// 0: no limit.
+    public var maxConnections: Int
+    /// 0: no limit.
+    public var maxConnectionsPerAddress: Int
+    public var handshakeTimeout: Duration
+    /// `.zero`: off.
+    public var idleTimeout: Duration
+    public var maxOutboundQueueBytes: Int
+    /// 0: no limit.
+    public var maxMessagesPerSecond: Double
+    public var messageBurst: Int
     public var logLevel: Logger.Level
     /// The debugger history's retention limits.
     public var historyLimits: RetentionLimits
@@ -31,6 +42,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     public static let defaultConfigFile = "/etc/parley/parleyd.json"
     public static let maxFrameSizeRange = 1024...(1 << 30)
+    public static let connectionLimitRange = 0...65536
+    public static let handshakeTimeoutRange = Duration.milliseconds(100)...Duration.seconds(600)
+    public static let idleTimeoutRange = Duration.seconds(1)...Duration.seconds(30 * 86400)
+    public static let outboundQueueRange = (64 * 1024)...(1 << 30)
+    public static let messageRateRange = 0.0...1_000_000.0
+    public static let messageBurstRange = 1...1_000_000
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.changedKeys(from: rhs).isEmpty }
 
@@ -47,6 +64,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .controlSocket: controlSocket != other.controlSocket
             case .dataDirectory: dataDirectory != other.dataDirectory
             case .maxFrameSize: maxFrameSize != other.maxFrameSize
+            case .maxConnections: maxConnections != other.maxConnections
+            case .maxConnectionsPerAddress: maxConnectionsPerAddress != other.maxConnectionsPerAddress
+            case .handshakeTimeout: handshakeTimeout != other.handshakeTimeout
+            case .idleTimeout: idleTimeout != other.idleTimeout
+            case .maxOutboundQueueBytes: maxOutboundQueueBytes != other.maxOutboundQueueBytes
+            case .maxMessagesPerSecond: maxMessagesPerSecond != other.maxMessagesPerSecond
+            case .messageBurst: messageBurst != other.messageBurst
             case .logLevel: logLevel != other.logLevel
             case .historyMaxEntries: historyLimits.maxEntries != other.historyLimits.maxEntries
             case .historyMaxBytes: historyLimits.maxBytes != other.historyLimits.maxBytes
@@ -67,11 +91,24 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .controlSocket: controlSocket
         case .dataDirectory: dataDirectory
         case .maxFrameSize: String(maxFrameSize)
+        case .maxConnections: String(maxConnections)
+        case .maxConnectionsPerAddress: String(maxConnectionsPerAddress)
+        case .handshakeTimeout: Self.text(handshakeTimeout)
+        case .idleTimeout: Self.text(idleTimeout)
+        case .maxOutboundQueueBytes: String(maxOutboundQueueBytes)
+        case .maxMessagesPerSecond: maxMessagesPerSecond == maxMessagesPerSecond.rounded() ? String(Int(maxMessagesPerSecond)) : String(maxMessagesPerSecond)
+        case .messageBurst: String(messageBurst)
         case .logLevel: logLevel.rawValue
         case .historyMaxEntries: String(historyLimits.maxEntries)
         case .historyMaxBytes: String(historyLimits.maxBytes)
         case .actionFilters: actionFilters.keys.sorted().map { "\($0)=\(actionFilters[$0]!)" }.joined(separator: " ")
         }
+    }
+
+    /// A duration as seconds, the way the configuration accepts it back (`5s`, `0.5s`).
+    static func text(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return attoseconds == 0 ? "\(seconds)s" : "\(Double(seconds) + Double(attoseconds) / 1e18)s"
     }
 
     /// The file holding the node's stable peer id.
@@ -85,6 +122,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
             identity: .persisted(path: peerIDPath),
             port: port,
             maximumFrameSize: maxFrameSize,
+            handshakeTimeout: handshakeTimeout,
+            // Senders wait above the limit and resume below a quarter of it (the library's 8 MiB / 2 MiB ratio).
+            outboundHighWatermark: maxOutboundQueueBytes,
+            outboundLowWatermark: maxOutboundQueueBytes / 4,
+            maximumConnections: maxConnections == 0 ? nil : maxConnections,
+            maximumConnectionsPerAddress: maxConnectionsPerAddress == 0 ? nil : maxConnectionsPerAddress,
+            idleTimeout: idleTimeout == .zero ? nil : idleTimeout,
+            messageRateLimit: maxMessagesPerSecond == 0 ? nil : MessageRateLimit(perSecond: maxMessagesPerSecond, burst: messageBurst),
             controlSocketPath: controlSocket,
             discovery: discovery
                 ? DiscoveryConfiguration(
@@ -114,6 +159,13 @@ extension DaemonConfiguration {
             controlSocket: ControlSocket.defaultPath(environment: environment),
             dataDirectory: defaultDataDirectory(environment: environment),
             maxFrameSize: 64 * 1024 * 1024,
+            maxConnections: 256,
+            maxConnectionsPerAddress: 16,
+            handshakeTimeout: .seconds(5),
+            idleTimeout: .seconds(30 * 60),
+            maxOutboundQueueBytes: 8 * 1024 * 1024,
+            maxMessagesPerSecond: 1000,
+            messageBurst: 2000,
             logLevel: .info,
             historyLimits: .default,
             actionFilters: [:],

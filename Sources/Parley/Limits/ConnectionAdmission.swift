@@ -1,0 +1,145 @@
+import Logging
+import NIOCore
+import ParleyWire
+import Synchronization
+
+/// Counts the connections the listeners hold, in all and per remote IP address, and refuses a connection that
+/// would exceed a limit as it is accepted, before any of its bytes are read. The TCP listener and the control
+/// socket are counted apart, so that a flood from the LAN cannot lock out local tools; control-socket clients
+/// have no address and are not counted per address. Connections this node dials are not counted: it chose them.
+final class ConnectionAdmission: Sendable {
+    /// The limit a refused connection ran into.
+    enum Limit: Sendable, Hashable, CustomStringConvertible {
+        case total(Int)
+        case perAddress(Int, address: String)
+
+        var description: String {
+            switch self {
+            case .total(let maximum): "maximumConnections=\(maximum)"
+            case .perAddress(let maximum, _): "maximumConnectionsPerAddress=\(maximum)"
+            }
+        }
+
+        /// What the refused peer is told in its close frame.
+        var reason: String {
+            switch self {
+            case .total(let maximum): "too many connections: this node holds its maximum of \(maximum)"
+            case .perAddress(let maximum, let address): "too many connections from \(address): this node accepts at most \(maximum) per address"
+            }
+        }
+    }
+
+    private struct State {
+        var network = 0
+        var local = 0
+        var perAddress: [String: Int] = [:]
+        /// Refused connections still open (waiting for their first byte, or for the refusal to be read).
+        var refusing = 0
+        var lastLogged: NIODeadline?
+        var unlogged = 0
+    }
+
+    private let maximumConnections: Int?
+    private let maximumPerAddress: Int?
+    /// Refused connections kept open at once to be told why; beyond that they are closed without a word, so
+    /// that a flood of connections costs no more than the accepts.
+    private let maximumRefusing: Int
+    private let firstByteTimeout: TimeAmount
+    private let logger: Logger
+    private let counters: StatisticsCounters
+    private let state = Mutex(State())
+
+    init(configuration: TransceiverConfiguration, counters: StatisticsCounters) {
+        maximumConnections = configuration.maximumConnections
+        maximumPerAddress = configuration.maximumConnectionsPerAddress
+        maximumRefusing = max(64, configuration.maximumConnections ?? 256)
+        firstByteTimeout = TimeAmount(configuration.handshakeTimeout)
+        logger = configuration.logger
+        self.counters = counters
+    }
+
+    /// Called from a listener's child initializer, on the new channel's event loop, before anything is read.
+    /// Returns true if the connection is admitted; it is then counted until it closes. A refused connection is
+    /// set up to be told why (see ``RefusalHandler``) and must get no other handler.
+    func admit(_ channel: any Channel) throws -> Bool {
+        let local = channel.isLocalSocket
+        let address = local ? nil : channel.remoteAddress.flatMap(Self.addressKey)
+        let refusal: (Limit, answer: Bool)? = state.withLock { state in
+            let held = local ? state.local : state.network
+            var limit: Limit?
+            if let maximum = maximumConnections, held >= maximum {
+                limit = .total(maximum)
+            } else if let address, let maximum = maximumPerAddress, state.perAddress[address, default: 0] >= maximum {
+                limit = .perAddress(maximum, address: address)
+            }
+            guard let limit else {
+                if local { state.local += 1 } else { state.network += 1 }
+                if let address { state.perAddress[address, default: 0] += 1 }
+                return nil
+            }
+            let answer = state.refusing < maximumRefusing
+            if answer { state.refusing += 1 }
+            return (limit, answer)
+        }
+        guard let (limit, answer) = refusal else {
+            channel.closeFuture.whenComplete { _ in self.release(local: local, address: address) }
+            return true
+        }
+        counters.connectionsRefused.add(1, ordering: .relaxed)
+        log(limit, remote: channel.remoteAddress, address: address)
+        guard answer else {
+            channel.close(promise: nil)
+            return false
+        }
+        channel.closeFuture.whenComplete { _ in self.state.withLock { $0.refusing -= 1 } }
+        try channel.pipeline.syncOperations.addHandler(
+            RefusalHandler(closeFrame: CloseFrame(code: .tooManyConnections, message: limit.reason), firstByteTimeout: firstByteTimeout)
+        )
+        return false
+    }
+
+    /// Connections held now: accepted from the network, and on the control socket.
+    var held: (network: Int, local: Int) { state.withLock { ($0.network, $0.local) } }
+
+    private func release(local: Bool, address: String?) {
+        state.withLock { state in
+            if local { state.local -= 1 } else { state.network -= 1 }
+            guard let address else { return }
+            let remaining = state.perAddress[address, default: 1] - 1
+            state.perAddress[address] = remaining > 0 ? remaining : nil
+        }
+    }
+
+    /// One line per refusal, but at most one a second: a flood of connections must not become a flood of logs.
+    /// The next line says how many went unlogged.
+    private func log(_ limit: Limit, remote: SocketAddress?, address: String?) {
+        let now = NIODeadline.now()
+        let unlogged: Int? = state.withLock { state in
+            if let last = state.lastLogged, now - last < .seconds(1) {
+                state.unlogged += 1
+                return nil
+            }
+            state.lastLogged = now
+            defer { state.unlogged = 0 }
+            return state.unlogged
+        }
+        guard let unlogged else { return }
+        var metadata: Logger.Metadata = [
+            "remote": "\(remote.map(PeerConnection.describe) ?? "unknown")",
+            "limit": "\(limit)",
+        ]
+        // The address as counted: a dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d.
+        if let address { metadata["address"] = "\(address)" }
+        if unlogged > 0 { metadata["refused-unlogged"] = "\(unlogged)" }
+        logger.warning("connection refused: too many connections", metadata: metadata)
+    }
+
+    /// The remote IP address, with an IPv4 address seen through a dual-stack listener (`::ffff:a.b.c.d`) in its
+    /// plain form, so that one host is one key.
+    static func addressKey(_ address: SocketAddress) -> String? {
+        guard let ip = address.ipAddress else { return nil }
+        let mapped = "::ffff:"
+        if ip.lowercased().hasPrefix(mapped), ip.contains(".") { return String(ip.dropFirst(mapped.count)) }
+        return ip
+    }
+}

@@ -1,0 +1,327 @@
+import Foundation
+import NIOCore
+@testable import Parley
+import ParleyTestSupport
+import ParleyWire
+import Synchronization
+import Testing
+
+/// Each limit of issue #6: the connection that goes past it is closed or refused with the limit's close code
+/// and a logged reason, while a peer connected before keeps working and a peer connecting after is served.
+@Suite("Connection limits", .timeLimit(.minutes(3)))
+struct LimitsTests {
+    /// Starts a server with `adjust`ed limits and a peer connected to it, runs `attack`, then checks that the
+    /// peer connected before still gets replies and that a new peer can connect and get replies too.
+    func withServer(
+        _ adjust: (inout TransceiverConfiguration) -> Void,
+        _ attack: (_ server: Transceiver, _ before: Peer, _ client: Transceiver, _ logs: LogCapture) async throws -> Void
+    ) async throws {
+        let logs = LogCapture()
+        let server = makeTransceiver("server", logs: logs, adjust: adjust)
+        let before = makeTransceiver("before", listen: nil)
+        let after = makeTransceiver("after", listen: nil)
+        server.respond(to: Echo.self) { echo, _ in echo }
+        try await withRunning([server, before, after]) {
+            let early = try await before.connect(to: server.loopbackEndpoint)
+            try await attack(server, early, before, logs)
+            #expect(try await before.request(Echo(text: "before"), from: early, expecting: Echo.self).text == "before")
+            let late = try await after.connect(to: server.loopbackEndpoint)
+            #expect(try await after.request(Echo(text: "after"), from: late, expecting: Echo.self).text == "after")
+            #expect(Set(server.peers.map(\.name)).isSuperset(of: ["before", "after"]))
+        }
+    }
+
+    static func closeCodes(_ frames: [Frame]) -> [ErrorCode] {
+        frames.compactMap { if case .close(let close) = $0 { close.code } else { nil } }
+    }
+
+    static func message(_ typeName: String, id: UInt64) -> Frame {
+        .message(MessageFrame(header: MessageHeader(typeName: typeName, id: MessageID(id)), payload: ByteBuffer(string: "{}")))
+    }
+
+    // MARK: - Connections in all
+
+    @Test("beyond maximumConnections a Parley peer gets too-many-connections, an original-debugger app no byte at all")
+    func totalConnections() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-limits-\(UUID().uuidString.prefix(8))")
+        let path = directory.appendingPathComponent("node.sock").path
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer({
+            $0.maximumConnections = 3
+            $0.handshakeTimeout = .seconds(1)
+            $0.controlSocketPath = path
+        }) { server, _, _, logs in
+            // `before` holds one slot; two raw connections take the others.
+            var holders = [try RawSocket(port: server.listeningPort!), try RawSocket(port: server.listeningPort!)]
+            for holder in holders { holder.write(rawHello()) }
+            #expect(await eventually { server.admission.held.network == 3 })
+
+            let parley = try RawSocket(port: server.listeningPort!)
+            parley.write(rawHello())
+            let (frames, closed) = try await parley.frames()
+            #expect(closed)
+            #expect(Self.closeCodes(frames) == [.tooManyConnections], "\(frames)")
+
+            // An app of the original debugger must never see a Parley frame: it is closed without a byte.
+            let legacy = try RawSocket(port: server.listeningPort!)
+            let json = #"{"state":{},"action":"tap"}"#
+            legacy.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
+            let legacyReceived = try await legacy.bytes()
+            #expect(legacyReceived.closed && legacyReceived.bytes.isEmpty, "\(legacyReceived.bytes)")
+
+            // Saying nothing at all: closed after the handshake timeout, also without a byte.
+            let silent = try await RawSocket(port: server.listeningPort!).bytes()
+            #expect(silent.closed && silent.bytes.isEmpty)
+
+            let refusals = logs.records(mentioning: "maximumConnections=3")
+            #expect(refusals.first?.message == "connection refused: too many connections", "\(logs.all.map(\.message))")
+            #expect(refusals.first?.metadata["remote"]?.hasPrefix("127.0.0.1:") == true, "\(refusals)")
+            #expect(server.statistics.connectionsRefused == 3)
+            #expect(server.peers.filter { $0.name == "raw" }.count == 2, "the admitted connections are served")
+
+            // The control socket is counted apart: a local tool still gets in while the network is full.
+            let tool = makeTransceiver("tool", listen: nil)
+            try await withRunning([tool]) {
+                let local = try await tool.connect(toUnixSocket: path)
+                #expect(try await tool.request(Echo(text: "local"), from: local, expecting: Echo.self).text == "local")
+            }
+
+            holders.removeAll()  // closes them: their slots come free for the peer connecting after
+            #expect(await eventually { server.admission.held.network == 1 })
+        }
+    }
+
+    // MARK: - Connections per address
+
+    @Test("beyond maximumConnectionsPerAddress one address is refused while others connect; local clients are not counted")
+    func perAddress() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-limits-\(UUID().uuidString.prefix(8))")
+        let path = directory.appendingPathComponent("node.sock").path
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer({
+            $0.maximumConnectionsPerAddress = 2
+            $0.controlSocketPath = path
+        }) { server, _, _, logs in
+            // 127.0.0.2 is another "host" on loopback; `before` and `after` come from 127.0.0.1.
+            let first = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
+            let second = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
+            first.write(rawHello())
+            second.write(rawHello())
+            #expect(await eventually { server.peers.filter { $0.address.hasPrefix("127.0.0.2:") }.count == 2 })
+
+            let third = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
+            third.write(rawHello())
+            let (frames, closed) = try await third.frames()
+            #expect(closed)
+            let close = frames.compactMap { if case .close(let close) = $0 { close } else { nil } }.first
+            #expect(close?.code == .tooManyConnections)
+            #expect(close?.message.contains("127.0.0.2") == true, "\(String(describing: close))")
+            let refusal = logs.records(mentioning: "maximumConnectionsPerAddress=2").first
+            #expect(refusal?.metadata["address"] == "127.0.0.2", "\(logs.all.map(\.message))")
+
+            // Three local clients, although the per-address limit is two: the control socket has no addresses.
+            let tools = (1...3).map { makeTransceiver("tool-\($0)", listen: nil) }
+            try await withRunning(tools) {
+                for tool in tools {
+                    let local = try await tool.connect(toUnixSocket: path)
+                    #expect(try await tool.request(Echo(text: "local"), from: local, expecting: Echo.self).text == "local")
+                }
+            }
+            _ = (first, second)  // held open until here
+        }
+    }
+
+    // MARK: - Idle timeout
+
+    @Test("a connection with no message either way for idleTimeout is closed with idle-timeout; heartbeats do not count")
+    func idleTimeout() async throws {
+        try await withServer({ $0.idleTimeout = .milliseconds(1500) }) { server, early, before, logs in
+            // Kept busy in both directions: `before` sends requests, and the server sends to `listener` (which
+            // itself never sends a message). Neither may be closed.
+            let listener = makeTransceiver("listener", listen: nil)
+            let idler = makeTransceiver("idler", listen: nil)  // connected, pings and pongs, never a message
+            try await withRunning([listener, idler]) {
+                try await listener.connect(to: server.loopbackEndpoint)
+                try await idler.connect(to: server.loopbackEndpoint)
+                let raw = try RawSocket(port: server.listeningPort!)
+                raw.write(rawHello())
+                #expect(await eventually { server.peers.count == 4 })
+                let listenerID = try #require(server.peers.first { $0.name == "listener" }).id
+
+                let (frames, closed) = try await withThrowingTaskGroup(of: ([Frame], Bool)?.self) { group in
+                    group.addTask {
+                        while !Task.isCancelled {
+                            _ = try await before.request(Echo(text: "busy"), from: early, expecting: Echo.self)
+                            try await server.sendRaw(typeName: "test.Ignored", payload: ByteBuffer(string: "{}"), to: listenerID)
+                            try await Task.sleep(for: .milliseconds(250))
+                        }
+                        return nil
+                    }
+                    group.addTask { try await raw.frames() }
+                    let result = try await group.next()!!
+                    // The busy loop ran across the idle timeout; wait for the idler's turn, then stop it.
+                    #expect(await eventually { !server.peers.contains { $0.name == "idler" } })
+                    group.cancelAll()
+                    return result
+                }
+                #expect(closed)
+                #expect(Self.closeCodes(frames) == [.idleTimeout], "\(frames)")
+                // The raw peer read its close frame; the server notes the end a moment later.
+                #expect(await eventually { Set(server.peers.map(\.name)) == ["before", "listener"] }, "\(server.peers)")
+                let line = try #require(logs.records(mentioning: "idle timeout").first)
+                #expect(line.metadata["limit"] == "idleTimeout=1.5 s", "\(line)")
+                #expect(server.statistics.idleConnectionsClosed == 2)
+            }
+        }
+    }
+
+    // MARK: - Messages per second
+
+    @Test("a peer sending faster than the rate limit is closed with rate-limited; one within it is not")
+    func rateLimit() async throws {
+        try await withServer({ $0.messageRateLimit = MessageRateLimit(perSecond: 20, burst: 10) }) { server, early, before, logs in
+            let flooder = try RawSocket(port: server.listeningPort!)
+            flooder.write(rawHello())
+            var flood = ByteBuffer()
+            for id in 1...200 { Self.message("test.Flood", id: UInt64(id)).write(to: &flood) }
+            flooder.write(Array(flood.readableBytesView))
+            let (frames, closed) = try await flooder.frames()
+            #expect(closed)
+            #expect(Self.closeCodes(frames) == [.rateLimited], "\(frames)")
+            let line = try #require(logs.records(mentioning: "rate limit").first)
+            #expect(line.metadata["limit"] == "messageRateLimit=20/s burst 10", "\(line)")
+            #expect(server.statistics.rateLimitedConnections == 1)
+
+            // Ten requests at ten a second, half the limit, plus heartbeats: never closed.
+            for index in 0..<10 {
+                #expect(try await before.request(Echo(text: "\(index)"), from: early, expecting: Echo.self).text == "\(index)")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(server.statistics.rateLimitedConnections == 1)
+        }
+    }
+
+    // MARK: - Outbound queue
+
+    @Test("a peer that never reads: send waits at the queue limit, broadcast drops it, the others are served")
+    func outboundQueue() async throws {
+        let blobSize = 256 * 1024
+        let received = Counter()
+        try await withServer({
+            $0.outboundHighWatermark = 256 * 1024
+            $0.outboundLowWatermark = 64 * 1024
+            $0.slowPeerTimeout = .seconds(1)
+        }) { server, _, before, logs in
+            before.receiveRaw(typeName: RawBlob.typeName) { _, _ in received.increment() }
+            let stalled = try RawSocket(port: server.listeningPort!)
+            stalled.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"stalled","capabilities":[],"accepts":[]}"#))
+            #expect(await eventually { server.peers.contains { $0.name == "stalled" } })
+            let stalledID = try #require(server.peers.first { $0.name == "stalled" }).id
+            let blob = RawBlob.payload(size: blobSize)
+
+            let sent = Counter()
+            let sender = Task {
+                for _ in 0..<100 {
+                    try await server.sendRaw(typeName: RawBlob.typeName, payload: blob, to: stalledID)
+                    sent.increment()
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+            // The kernel's buffers take some; then send waits instead of queueing 25 MB.
+            let queued = server.state.withLock { $0.table.connection(for: stalledID) }?.outbound.queuedBytes ?? -1
+            #expect(sent.count < 100)
+            #expect(queued >= 0 && queued <= 256 * 1024 + blobSize + 4096, "\(queued) bytes queued")
+
+            var rounds = 0
+            while server.statistics.slowPeersDropped == 0 && rounds < 100 {
+                _ = try await server.broadcastRaw(typeName: RawBlob.typeName, payload: blob)
+                rounds += 1
+            }
+            #expect(server.statistics.slowPeersDropped == 1)
+            #expect(!logs.records(mentioning: "disconnecting slow peer").isEmpty)
+            #expect(await eventually { !server.peers.contains { $0.name == "stalled" } })
+            await #expect(throws: (any Error).self) { try await sender.value }
+            let broadcasts = rounds
+            #expect(await eventually { received.count == broadcasts })
+        }
+    }
+
+    // MARK: - Frame size and handshake timeout
+
+    @Test("a frame above maximumFrameSize closes that connection with frame-too-large")
+    func frameSize() async throws {
+        try await withServer({ $0.maximumFrameSize = 1024 }) { server, _, _, logs in
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello())
+            socket.write([207] + withUnsafeBytes(of: UInt32(1025).littleEndian, Array.init) + [0x10])
+            let (frames, closed) = try await socket.frames()
+            #expect(closed)
+            #expect(Self.closeCodes(frames) == [.frameTooLarge], "\(frames)")
+            #expect(await eventually { !logs.records(mentioning: "exceeds the maximum of 1024 bytes").isEmpty })
+        }
+    }
+
+    @Test("a connection without a hello within handshakeTimeout is closed with handshake-timeout")
+    func handshakeTimeout() async throws {
+        try await withServer({ $0.handshakeTimeout = .seconds(1) }) { server, _, _, logs in
+            let (frames, closed) = try await RawSocket(port: server.listeningPort!).frames()
+            #expect(closed)
+            #expect(Self.closeCodes(frames) == [.handshakeTimeout], "\(frames)")
+            #expect(await eventually { !logs.records(mentioning: "no hello within 1.0 s").isEmpty })
+        }
+    }
+}
+
+/// The token bucket's arithmetic, with time passed in.
+@Suite("Token bucket")
+struct TokenBucketTests {
+    let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+
+    /// How many of `attempts` frames at `now` the bucket admits.
+    func admitted(_ attempts: Int, by bucket: inout TokenBucket, at now: NIODeadline) -> Int {
+        var count = 0
+        for _ in 0..<attempts where bucket.take(now: now) { count += 1 }
+        return count
+    }
+
+    @Test("a full bucket admits exactly `burst` frames at once, then refuses")
+    func burst() {
+        var bucket = TokenBucket(MessageRateLimit(perSecond: 10, burst: 5), now: start)
+        #expect(admitted(8, by: &bucket, at: start) == 5)
+    }
+
+    @Test("tokens come back at `perSecond`, never above `burst`")
+    func refill() {
+        var bucket = TokenBucket(MessageRateLimit(perSecond: 10, burst: 5), now: start)
+        #expect(admitted(5, by: &bucket, at: start) == 5)
+        #expect(admitted(1, by: &bucket, at: start + .milliseconds(50)) == 0)  // half a token
+        #expect(admitted(2, by: &bucket, at: start + .milliseconds(100)) == 1)  // one token
+        // An hour later the bucket holds `burst` tokens, not 36 000.
+        #expect(admitted(10, by: &bucket, at: start + .hours(1)) == 5)
+    }
+
+    @Test("a steady sender at the rate is never refused; one at twice the rate is, after the burst")
+    func steady() {
+        var steady = TokenBucket(MessageRateLimit(perSecond: 100, burst: 1), now: start)
+        var refused = 0
+        for tick in 1...1000 where !steady.take(now: start + .milliseconds(Int64(tick) * 10)) { refused += 1 }
+        #expect(refused == 0)
+
+        var fast = TokenBucket(MessageRateLimit(perSecond: 100, burst: 10), now: start)
+        var admitted = 0
+        for tick in 1...1000 where fast.take(now: start + .milliseconds(Int64(tick) * 5)) { admitted += 1 }
+        // 5 s at 100 a second plus the burst, give or take the last token.
+        #expect((509...510).contains(admitted), "\(admitted)")
+    }
+}
+
+@Suite("Connection admission")
+struct ConnectionAdmissionTests {
+    @Test("an IPv4 peer seen through a dual-stack listener is counted under its plain IPv4 address")
+    func addressKey() throws {
+        #expect(ConnectionAdmission.addressKey(try SocketAddress(ipAddress: "::ffff:192.168.1.20", port: 7206)) == "192.168.1.20")
+        #expect(ConnectionAdmission.addressKey(try SocketAddress(ipAddress: "192.168.1.20", port: 1)) == "192.168.1.20")
+        #expect(ConnectionAdmission.addressKey(try SocketAddress(ipAddress: "fe80::1", port: 1)) == "fe80::1")
+        #expect(ConnectionAdmission.addressKey(try SocketAddress(unixDomainSocketPath: "/tmp/x.sock")) == nil)
+    }
+}
