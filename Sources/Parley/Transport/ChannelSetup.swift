@@ -24,7 +24,9 @@ enum ChannelSetup {
         try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: configuration.maximumFrameSize)))
         if let limit = configuration.messageRateLimit { try sync.addHandler(RateLimitHandler(limit: limit)) }
         try sync.addHandler(FrameEncoder())
-        try sync.addHandler(HandshakeDeadlineHandler(timeout: TimeAmount(configuration.handshakeTimeout)))
+        try sync.addHandler(
+            HandshakeDeadlineHandler(timeout: TimeAmount(configuration.handshakeTimeout), startsWithFirstByte: role == .acceptor)
+        )
         try sync.addHandler(
             HeartbeatHandler(
                 interval: TimeAmount(configuration.heartbeatInterval),
