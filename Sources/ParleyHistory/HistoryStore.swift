@@ -77,10 +77,13 @@ public final class HistoryStore: Sendable {
         return pool
     }
 
-    /// Closes the database; the store cannot be used afterwards.
-    public func close() throws(HistoryStoreError) {
+    /// Closes the database (waiting for reads in progress); the store cannot be used afterwards.
+    public func close() async throws(HistoryStoreError) {
+        let pool = self.pool
         do {
-            try pool.close()
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                DispatchQueue.global().async { continuation.resume(with: Result { try pool.close() }) }
+            }
         } catch {
             throw .database(operation: "close", message: Self.message(error))
         }
