@@ -269,6 +269,14 @@ public final class HistoryStore: Sendable {
         }
     }
 
+    /// ``entries(_:namedFilters:)`` with the query's fields as arguments.
+    public func entries(
+        session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, offset: Int = 0, limit: Int = 100,
+        namedFilters: [String: ActionTextFilter] = [:]
+    ) async throws(HistoryStoreError) -> HistoryPage<EntrySummary> {
+        try await entries(EntryQuery(session: session, filter: filter, after: after, offset: offset, limit: limit), namedFilters: namedFilters)
+    }
+
     /// One entry with its state and (unless `includeScreenshot` is false) its screenshot.
     public func entry(_ sequence: Int64, includeScreenshot: Bool = true) async throws(HistoryStoreError) -> EntryDetail {
         let found = try await read("read an entry") { db -> EntryDetail? in
