@@ -194,7 +194,7 @@ func storeFigures(label: String, count: Int, state: ByteBuffer, screenshot: Byte
         }
         let elapsed = milliseconds(clock.now - start) / 1000
         let megabytes = Double(count * (state.readableBytes + screenshot.readableBytes)) / 1e6
-        print("append \(label): \(count) entries in \(format(elapsed, 2)) s = \(format(Double(count) / elapsed, 0)) entries/s, \(format(megabytes / elapsed, 0)) MB/s")
+        print("append \(label): \(count) entries in \(format(elapsed, 2)) s = \(format(Double(count) / elapsed, 0)) entries/s, \(format(megabytes / elapsed, megabytes / elapsed < 10 ? 2 : 0)) MB/s")
         var listed = 0
         let firstList = try await median(runs: 1) {
             listed = try await store.entries(EntryQuery(session: session.id, limit: count)).items.count
