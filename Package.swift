@@ -27,6 +27,7 @@ let package = Package(
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
         .executable(name: "parley-bench", targets: ["ParleyBench"]),
+        .executable(name: "parley-debugger-bench", targets: ["DebuggerBench"]),
         .executable(name: "listr-example", targets: ["ListrExample"]),
         .executable(name: "parleyctl", targets: ["ParleyCtl"]),
         .executable(name: "parleyd", targets: ["Parleyd"]),
@@ -114,6 +115,12 @@ let package = Package(
             name: "ParleyBench",
             dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
             path: "Benchmarks/ParleyBench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "DebuggerBench",
+            dependencies: ["ParleyDebugger", "ParleyHistory", nioCore],
+            path: "Benchmarks/DebuggerBench",
             swiftSettings: strict
         ),
 

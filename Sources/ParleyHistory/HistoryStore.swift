@@ -77,10 +77,13 @@ public final class HistoryStore: Sendable {
         return pool
     }
 
-    /// Closes the database; the store cannot be used afterwards.
-    public func close() throws(HistoryStoreError) {
+    /// Closes the database (waiting for reads in progress); the store cannot be used afterwards.
+    public func close() async throws(HistoryStoreError) {
+        let pool = self.pool
         do {
-            try pool.close()
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                DispatchQueue.global().async { continuation.resume(with: Result { try pool.close() }) }
+            }
         } catch {
             throw .database(operation: "close", message: Self.message(error))
         }
@@ -264,6 +267,14 @@ public final class HistoryStore: Sendable {
             if more { items.removeLast() }
             return HistoryPage(items: items, total: total, nextAfter: more ? items.last?.sequence : nil)
         }
+    }
+
+    /// ``entries(_:namedFilters:)`` with the query's fields as arguments.
+    public func entries(
+        session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, offset: Int = 0, limit: Int = 100,
+        namedFilters: [String: ActionTextFilter] = [:]
+    ) async throws(HistoryStoreError) -> HistoryPage<EntrySummary> {
+        try await entries(EntryQuery(session: session, filter: filter, after: after, offset: offset, limit: limit), namedFilters: namedFilters)
     }
 
     /// One entry with its state and (unless `includeScreenshot` is false) its screenshot.

@@ -137,6 +137,27 @@ struct StateDiffTests {
         #expect(try JSONDecoder().decode(StateDiff.self, from: Data(json.utf8)) == result)
     }
 
+    @Test("members match by name in small and large objects alike, whatever their order; of duplicate names the last counts")
+    func memberMatching() throws {
+        for count in [3, 40] {
+            let keys = (0..<count).map { "k\($0)" }
+            let old = "{" + keys.map { #""\#($0)":1"# }.joined(separator: ",") + "}"
+            let new = "{" + keys.reversed().map { #""\#($0)":\#($0 == "k1" ? 2 : 1)"# }.joined(separator: ",") + #","extra":true}"#
+            #expect(
+                try diff(old, new).changes == [
+                    Change(path: ["k1"], kind: .changed, old: fragment("1"), new: fragment("2")),
+                    Change(path: ["extra"], kind: .added, new: fragment("true")),
+                ],
+                "\(count) members"
+            )
+            let padding = keys.map { #""\#($0)":0"# }.joined(separator: ",")
+            let duplicates = try diff(#"{"a":1,"# + padding + #","a":2}"#, #"{"# + padding + #","a":3,"a":2}"#)
+            #expect(duplicates.isEmpty, "\(count) members: \(duplicates)")
+            let changedDuplicate = try diff(#"{"a":1,"# + padding + #","a":2}"#, #"{"a":2,"# + padding + #","a":1}"#)
+            #expect(changedDuplicate.changes == [Change(path: ["a"], kind: .changed, old: fragment("2"), new: fragment("1"))])
+        }
+    }
+
     @Test("a state that is not JSON is an error that says which side and where")
     func invalidInput() {
         #expect(throws: StateDiffError(side: .new, error: JSONError(offset: 6, reason: .unexpectedEnd(expected: "',' or '}' after an object member")))) {

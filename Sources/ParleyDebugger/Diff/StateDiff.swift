@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// The property-level difference between two JSON states: which values changed, appeared or disappeared, by path.
@@ -58,28 +59,28 @@ public struct StateDiff: Sendable, Equatable, Codable, CustomStringConvertible {
 
     /// The difference from `old` to `new`, both JSON documents (validated here; see ``StateDiffError``).
     public init(old: ByteBuffer, new: ByteBuffer, depthLimit: Int = JSONLimits.defaultDepth) throws(StateDiffError) {
-        do {
-            try JSONSkimmer.validate(old, depthLimit: depthLimit)
-        } catch {
-            throw StateDiffError(side: .old, error: error)
-        }
-        do {
-            try JSONSkimmer.validate(new, depthLimit: depthLimit)
-        } catch {
-            throw StateDiffError(side: .new, error: error)
-        }
-        changes = old.withUnsafeReadableBytes { oldRaw in
+        let outcome: Result<[Change], StateDiffError> = old.withUnsafeReadableBytes { oldRaw in
             new.withUnsafeReadableBytes { newRaw in
-                var differ = StateDiffer(
-                    old: JSONScanner(oldRaw.assumingMemoryBound(to: UInt8.self)),
-                    new: JSONScanner(newRaw.assumingMemoryBound(to: UInt8.self))
-                )
-                let oldStart = differ.old.skipWhitespace(from: 0)
-                let newStart = differ.new.skipWhitespace(from: 0)
-                differ.compare(oldStart..<differ.old.skipValue(at: oldStart), newStart..<differ.new.skipValue(at: newStart))
-                return differ.changes
+                var oldScanner = JSONScanner(oldRaw.assumingMemoryBound(to: UInt8.self), depthLimit: depthLimit, indexingContainers: true)
+                var newScanner = JSONScanner(newRaw.assumingMemoryBound(to: UInt8.self), depthLimit: depthLimit, indexingContainers: true)
+                do throws(JSONError) {
+                    _ = try oldScanner.validateDocument()
+                } catch {
+                    return .failure(StateDiffError(side: .old, error: error))
+                }
+                do throws(JSONError) {
+                    _ = try newScanner.validateDocument()
+                } catch {
+                    return .failure(StateDiffError(side: .new, error: error))
+                }
+                var differ = StateDiffer(old: oldScanner, new: newScanner)
+                let oldStart = oldScanner.skipWhitespace(from: 0)
+                let newStart = newScanner.skipWhitespace(from: 0)
+                differ.compare(oldStart..<oldScanner.skipValue(at: oldStart), newStart..<newScanner.skipValue(at: newStart))
+                return .success(differ.changes)
             }
         }
+        changes = try outcome.get()
     }
 
     public var description: String { text() }
@@ -149,7 +150,17 @@ struct StateDiffer {
     let old: JSONScanner
     let new: JSONScanner
     var changes: [StateDiff.Change] = []
-    var path: [StatePath.Component] = []
+    /// The path to the values being compared, with member names still as byte ranges: most members compared are
+    /// equal, and only a recorded change needs its path as text.
+    private var path: [Step] = []
+
+    private enum Step {
+        case name(MemberName)
+        case index(Int)
+    }
+
+    /// Objects with at most this many members match names by linear search, cheaper than hashing.
+    private static let linearSearchLimit = 16
 
     init(old: JSONScanner, new: JSONScanner) {
         self.old = old
@@ -180,41 +191,50 @@ struct StateDiffer {
         }
     }
 
+    /// Members match by name; of duplicate names the last counts. Reported in the new object's order, then the
+    /// removed members in the old one's.
     private mutating func compareObjects(_ before: Range<Int>, _ after: Range<Int>) {
         let oldMembers = old.memberRanges(ofObjectAt: before.lowerBound)
         let newMembers = new.memberRanges(ofObjectAt: after.lowerBound)
-        var oldIndex: [MemberName: Int] = [:]
-        oldIndex.reserveCapacity(oldMembers.count)
-        for (index, member) in oldMembers.enumerated() { oldIndex[MemberName(old, member)] = index }
-        var newIndex: [MemberName: Int] = [:]
-        newIndex.reserveCapacity(newMembers.count)
-        for (index, member) in newMembers.enumerated() { newIndex[MemberName(new, member)] = index }
-
-        for (index, member) in newMembers.enumerated() {
-            let name = MemberName(new, member)
-            guard newIndex[name] == index else { continue }  // an earlier duplicate: the last one counts
-            path.append(.key(new.decodeString(member.name, escaped: member.nameEscaped)))
-            if let match = oldIndex[name] {
-                compare(oldMembers[match].value, member.value)
+        let oldNames = oldMembers.map { MemberName(old, $0) }
+        let newNames = newMembers.map { MemberName(new, $0) }
+        let matches = Self.lastOccurrences(of: newNames, in: oldNames)
+        let newLast = Self.lastOccurrences(of: newNames, in: newNames)
+        var oldMatched = [Bool](repeating: false, count: oldMembers.count)
+        for index in newMembers.indices where newLast[index] == index {
+            path.append(.name(newNames[index]))
+            if let match = matches[index] {
+                oldMatched[match] = true
+                compare(oldMembers[match].value, newMembers[index].value)
             } else {
-                record(.added, old: nil, new: member.value)
+                record(.added, old: nil, new: newMembers[index].value)
             }
             path.removeLast()
         }
-        for (index, member) in oldMembers.enumerated() {
-            let name = MemberName(old, member)
-            guard oldIndex[name] == index, newIndex[name] == nil else { continue }
-            path.append(.key(old.decodeString(member.name, escaped: member.nameEscaped)))
-            record(.removed, old: member.value, new: nil)
+        let oldLast = Self.lastOccurrences(of: oldNames, in: oldNames)
+        for index in oldMembers.indices where oldLast[index] == index && !oldMatched[index] {
+            path.append(.name(oldNames[index]))
+            record(.removed, old: oldMembers[index].value, new: nil)
             path.removeLast()
         }
+    }
+
+    /// For each name in `names`, the index of its last occurrence in `members`, or nil.
+    private static func lastOccurrences(of names: [MemberName], in members: [MemberName]) -> [Int?] {
+        if members.count <= linearSearchLimit {
+            return names.map { name in members.lastIndex(of: name) }
+        }
+        var last: [MemberName: Int] = [:]
+        last.reserveCapacity(members.count)
+        for (index, member) in members.enumerated() { last[member] = index }
+        return names.map { last[$0] }
     }
 
     private mutating func compareArrays(_ before: Range<Int>, _ after: Range<Int>) {
         let oldElements = old.elementRanges(ofArrayAt: before.lowerBound)
         let newElements = new.elementRanges(ofArrayAt: after.lowerBound)
         if oldElements.count != newElements.count {
-            changes.append(StateDiff.Change(path: StatePath(path), kind: .countChanged, oldCount: oldElements.count, newCount: newElements.count))
+            changes.append(StateDiff.Change(path: currentPath(), kind: .countChanged, oldCount: oldElements.count, newCount: newElements.count))
         }
         let common = min(oldElements.count, newElements.count)
         for index in 0..<common {
@@ -244,10 +264,21 @@ struct StateDiffer {
         return oldText.utf8.elementsEqual(newText.utf8)
     }
 
+    private func currentPath() -> StatePath {
+        StatePath(
+            path.map { step in
+                switch step {
+                case .name(let name): .key(name.text)
+                case .index(let index): .index(index)
+                }
+            }
+        )
+    }
+
     private mutating func record(_ kind: StateDiff.Change.Kind, old before: Range<Int>?, new after: Range<Int>?) {
         changes.append(
             StateDiff.Change(
-                path: StatePath(path),
+                path: currentPath(),
                 kind: kind,
                 old: before.map { JSONFragment(text: old.compactText($0)) },
                 new: after.map { JSONFragment(text: new.compactText($0)) }
@@ -256,20 +287,32 @@ struct StateDiffer {
     }
 }
 
-/// A member name as bytes, for matching members of two objects without making strings: the raw bytes between
-/// the quotes when the name has no escapes, its decoded UTF-8 otherwise.
+/// A member name as bytes, for matching the members of two objects without making strings: the raw bytes
+/// between the quotes when the name has no escapes, its decoded UTF-8 otherwise. Equal names are equal bytes
+/// (so `"é"` and `"e\u0301"` differ, as in ``JSONValue``). A cheap FNV-1a hash, computed once, speeds up both
+/// the linear search and the dictionary.
 private struct MemberName: Hashable {
     private let raw: UnsafeBufferPointer<UInt8>
     private let decoded: [UInt8]?
+    private let fingerprint: UInt64
 
     init(_ scanner: JSONScanner, _ member: JSONScanner.MemberRanges) {
         if member.nameEscaped {
+            let bytes = Array(scanner.decodeString(member.name, escaped: true).utf8)
             raw = UnsafeBufferPointer(start: nil, count: 0)
-            decoded = Array(scanner.decodeString(member.name, escaped: true).utf8)
+            decoded = bytes
+            fingerprint = bytes.withUnsafeBufferPointer(Self.fnv1a)
         } else {
             raw = UnsafeBufferPointer(rebasing: scanner.bytes[member.name])
             decoded = nil
+            fingerprint = Self.fnv1a(raw)
         }
+    }
+
+    private static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return hash
     }
 
     private func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
@@ -277,11 +320,19 @@ private struct MemberName: Hashable {
         return body(raw)
     }
 
+    /// The name as text, for a path.
+    var text: String { withBytes { String(decoding: $0, as: UTF8.self) } }
+
     static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.withBytes { left in rhs.withBytes { right in left.elementsEqual(right) } }
+        guard lhs.fingerprint == rhs.fingerprint else { return false }
+        return lhs.withBytes { left in
+            rhs.withBytes { right in
+                left.count == right.count && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
     }
 
     func hash(into hasher: inout Hasher) {
-        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(fingerprint)
     }
 }

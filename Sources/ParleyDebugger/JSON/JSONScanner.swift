@@ -27,11 +27,42 @@ struct JSONScanner {
     let bytes: UnsafeBufferPointer<UInt8>
     var position: Int
     let depthLimit: Int
+    /// Filled by validation when present: lets ``skipValue(at:)`` jump over an object or array instead of
+    /// scanning it again, which is what makes walking a large document at several depths cheap.
+    var containers: ContainerIndex?
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, depthLimit: Int = JSONLimits.defaultDepth) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, depthLimit: Int = JSONLimits.defaultDepth, indexingContainers: Bool = false) {
         self.bytes = bytes
         self.position = 0
         self.depthLimit = depthLimit
+        self.containers = indexingContainers ? ContainerIndex() : nil
+    }
+
+    /// Where each object and array of a validated document ends, by where it starts.
+    struct ContainerIndex {
+        /// Ascending: containers are recorded as they open.
+        private var starts: [Int] = []
+        private var ends: [Int] = []
+
+        mutating func open(at start: Int) -> Int {
+            starts.append(start)
+            ends.append(start)
+            return starts.count - 1
+        }
+
+        mutating func close(_ slot: Int, endingAt end: Int) {
+            ends[slot] = end
+        }
+
+        func end(ofContainerAt start: Int) -> Int? {
+            var low = 0
+            var high = starts.count
+            while low < high {
+                let middle = (low + high) / 2
+                if starts[middle] < start { low = middle + 1 } else { high = middle }
+            }
+            return low < starts.count && starts[low] == start ? ends[low] : nil
+        }
     }
 
     // MARK: - Validation
@@ -95,33 +126,37 @@ struct JSONScanner {
 
     mutating func validateObject(depth: Int) throws(JSONError) {
         guard depth <= depthLimit else { throw error(.tooDeep(limit: depthLimit)) }
+        let slot = containers?.open(at: position)
         position += 1
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return
+        } else {
+            while true {
+                try scanMemberName()
+                _ = try validateValue(depth: depth)
+                skipWhitespace()
+                if try endOfContainer(closing: UInt8(ascii: "}"), what: "',' or '}' after an object member") { break }
+            }
         }
-        while true {
-            try scanMemberName()
-            _ = try validateValue(depth: depth)
-            skipWhitespace()
-            if try endOfContainer(closing: UInt8(ascii: "}"), what: "',' or '}' after an object member") { return }
-        }
+        if let slot { containers?.close(slot, endingAt: position) }
     }
 
     mutating func validateArray(depth: Int) throws(JSONError) {
         guard depth <= depthLimit else { throw error(.tooDeep(limit: depthLimit)) }
+        let slot = containers?.open(at: position)
         position += 1
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
             position += 1
-            return
+        } else {
+            while true {
+                _ = try validateValue(depth: depth)
+                skipWhitespace()
+                if try endOfContainer(closing: UInt8(ascii: "]"), what: "',' or ']' after an array element") { break }
+            }
         }
-        while true {
-            _ = try validateValue(depth: depth)
-            skipWhitespace()
-            if try endOfContainer(closing: UInt8(ascii: "]"), what: "',' or ']' after an array element") { return }
-        }
+        if let slot { containers?.close(slot, endingAt: position) }
     }
 
     /// Reads `"name"`, whitespace, `:` and whitespace; returns the name's content range and whether it holds
@@ -302,6 +337,7 @@ struct JSONScanner {
         case UInt8(ascii: "\""):
             return skipString(at: start).end
         case UInt8(ascii: "{"), UInt8(ascii: "["):
+            if let end = containers?.end(ofContainerAt: start) { return end }
             var depth = 0
             var index = start
             repeat {
