@@ -74,7 +74,7 @@ final class DebuggerService: Sendable {
             return Array(sessions.values)
         }
         for session in open { try? await store.endSession(session) }
-        try? store.close()
+        try? await store.close()
     }
 
     // MARK: - Recording
