@@ -3,7 +3,10 @@ import NIOCore
 /// One unit on the wire. Parley frames carry a ``FrameKind``; legacy debugger frames carry bare JSON.
 public enum Frame: Sendable, Hashable {
     case hello(HelloFrame)
+    /// A proof of the shared secret (an HMAC), exchanged during an authenticated handshake.
     case auth(ByteBuffer)
+    /// A frame protected by the connection's session keys: ciphertext of the inner frame's body, then the tag.
+    case sealed(ByteBuffer)
     case message(MessageFrame)
     case errorReply(ErrorReplyFrame)
     case ping(UInt64)
@@ -114,9 +117,12 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// Both peers connected to each other at once; this connection is the one both sides drop.
     public static let duplicateConnection = ErrorCode(rawValue: 9)
     public static let connectedToSelf = ErrorCode(rawValue: 10)
+    /// A proof of the shared secret did not verify, or a sealed frame failed authentication.
     public static let authenticationFailed = ErrorCode(rawValue: 11)
     public static let heartbeatTimeout = ErrorCode(rawValue: 12)
     public static let protocolViolation = ErrorCode(rawValue: 13)
+    /// One side requires a shared secret and the other has none (or an app that cannot authenticate connected).
+    public static let authenticationRequired = ErrorCode(rawValue: 14)
 
     public var description: String {
         switch self {
@@ -134,6 +140,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .authenticationFailed: "authentication-failed"
         case .heartbeatTimeout: "heartbeat-timeout"
         case .protocolViolation: "protocol-violation"
+        case .authenticationRequired: "authentication-required"
         default: "code-\(rawValue)"
         }
     }

@@ -1,17 +1,23 @@
 import NIOCore
 import ParleyWire
 
-/// Enforces the handshake timeout where frames arrive, on the event loop: the deadline is met by the first
-/// frame reaching the channel, not by the business logic getting round to reading it, so a busy process
-/// does not drop peers that answered in time.
+/// Enforces the handshake timeout where frames arrive, on the event loop: the deadline is met by the handshake's
+/// frames reaching the channel, not by the business logic getting round to reading them, so a busy process
+/// does not drop peers that answered in time. An app of the original debugger has no handshake: its first
+/// frame meets the deadline whatever the count.
 final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
 
     private let timeout: TimeAmount
+    /// Handshake frames still to arrive before the deadline is met.
+    private var remaining: Int
     private var deadline: Scheduled<Void>?
 
-    init(timeout: TimeAmount) { self.timeout = timeout }
+    init(timeout: TimeAmount, frames: Int = 1) {
+        self.timeout = timeout
+        self.remaining = frames
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { arm(context: context) }
@@ -23,6 +29,12 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        remaining -= 1
+        if case .legacyDebugger = unwrapInboundIn(data) { remaining = 0 }
+        guard remaining <= 0 else {
+            context.fireChannelRead(data)
+            return
+        }
         deadline?.cancel()
         deadline = nil
         context.fireChannelRead(data)
