@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|reload|help)
+    browse|send|listen|peers|status|reload|secret|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status reload help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload secret help' -- "${cur}"))
         ;;
     esac
 }
@@ -332,6 +332,44 @@ _parleyctl_reload() {
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_secret() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __parleyctl_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    generate)
+        # Offer subcommand argument completions
+        "_parleyctl_secret_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'generate' -- "${cur}"))
+        ;;
+    esac
+}
+
+_parleyctl_secret_generate() {
+    repeating_flags=()
+    non_repeating_flags=(--force --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--output)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--output')
         return
         ;;
     esac

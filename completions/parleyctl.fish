@@ -34,6 +34,12 @@ function __parleyctl_parse_tokens -S
             __parleyctl_parse_subcommand 0 'socket=' 'json' 'version' 'h/help'
         case 'reload'
             __parleyctl_parse_subcommand 0 'socket=' 'json' 'version' 'h/help'
+        case 'secret'
+            __parleyctl_parse_subcommand 0 'version' 'h/help'
+            switch $unparsed_tokens[1]
+            case 'generate'
+                __parleyctl_parse_subcommand 0 'output=' 'force' 'version' 'h/help'
+            end
         case 'help'
             __parleyctl_parse_subcommand -r 1 'version'
         end
@@ -97,6 +103,7 @@ complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional 
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'peers' -d 'List the peers: name, id, addresses, connected or not and since when, messages in and out.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'status' -d 'Show parleyd\'s name, port, advertisement, discovery state, peer count and uptime.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'reload' -d 'Make parleyd re-read its configuration, as SIGHUP does.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'secret' -d 'Manage the shared secret that LAN peers must prove to each other.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" timeout' -l 'timeout' -d 'Seconds to browse before printing.' -rfka ''
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" type' -l 'type' -d 'DNS-SD service type.' -rfka ''
@@ -150,4 +157,11 @@ complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_op
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl reload" json' -l 'json' -d 'Print JSON, one object per line.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl reload" version' -l 'version' -d 'Show the version.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl reload" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl secret" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl secret" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl secret" -eq 1' -fa 'generate' -d 'Make a new random shared secret (32 bytes, as 64 hex digits).'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl secret generate" output' -l 'output' -d 'Write the secret to this file (mode 0600).' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl secret generate" force' -l 'force' -d 'Replace the file if it exists.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl secret generate" version' -l 'version' -d 'Show the version.'
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl secret generate" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl help" version' -l 'version' -d 'Show the version.'

@@ -26,7 +26,7 @@ struct ParleyCtl: AsyncParsableCommand {
               5  parleyd not reachable (its control socket; or use --direct)
             """,
         version: "0.1.0",
-        subcommands: [Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self]
+        subcommands: [Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self, Secret.self]
     )
 
     /// Runs the parsed command and maps every failure to the exit codes above (ArgumentParser's own usage

@@ -40,7 +40,7 @@ public enum SharedSecretError: Error, Sendable, Hashable, CustomStringConvertibl
         case .wrongLength(let count):
             "a shared secret is \(SharedSecret.byteCount) bytes, not \(count)"
         case .alreadyExists(let path):
-            "\(path) already exists and was not replaced (parleyctl: --force replaces it)"
+            "\(path) already exists and was not replaced"
         case .cannotWrite(let path, let reason):
             "cannot write shared secret file \(path): \(reason)"
         }

@@ -11,6 +11,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case dataDirectory
     case maxFrameSize
     case logLevel
+    case secretFile
+    case allowUnauthenticatedLegacyApps
 
     public var description: String { rawValue }
 
@@ -26,6 +28,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         switch self {
         case .staticPeers: "--static-peer"
         case .discovery: "--[no-]discovery"
+        case .allowUnauthenticatedLegacyApps: "--[no-]allow-unauthenticated-legacy-apps"
         default: "--" + words.joined(separator: "-")
         }
     }
@@ -57,6 +60,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .dataDirectory: "an absolute path"
         case .maxFrameSize: "an integer number of bytes from \(DaemonConfiguration.maxFrameSizeRange.lowerBound) to \(DaemonConfiguration.maxFrameSizeRange.upperBound)"
         case .logLevel: "one of trace, debug, info, notice, warning, error, critical"
+        case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret (parleyctl secret generate)"
+        case .allowUnauthenticatedLegacyApps: "true or false (on/off, yes/no, 1/0)"
         }
     }
 

@@ -142,6 +142,17 @@ public struct ConfigurationLoader: Sendable {
         case .logLevel:
             guard case .string(let text) = value, let level = Logger.Level(rawValue: text.lowercased()) else { throw bad }
             configuration.logLevel = level
+        case .secretFile:
+            guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
+            do {
+                configuration.sharedSecret = try SharedSecret(contentsOfFile: path)
+            } catch {
+                throw .unusableSecret(source: source, error)
+            }
+            configuration.secretFile = path
+        case .allowUnauthenticatedLegacyApps:
+            guard let on = Self.boolean(value) else { throw bad }
+            configuration.allowUnauthenticatedLegacyApps = on
         }
         configuration.sources[key] = source
     }

@@ -20,6 +20,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var dataDirectory: String
     public var maxFrameSize: Int
     public var logLevel: Logger.Level
+    /// The shared secret file; `nil`: open mode. Loaded (and checked) by ``ConfigurationLoader``.
+    public var secretFile: String?
+    /// The secret read from ``secretFile``. Not part of equality: a reload compares the path.
+    public var sharedSecret: SharedSecret?
+    public var allowUnauthenticatedLegacyApps: Bool
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -42,6 +47,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .dataDirectory: dataDirectory != other.dataDirectory
             case .maxFrameSize: maxFrameSize != other.maxFrameSize
             case .logLevel: logLevel != other.logLevel
+            case .secretFile: secretFile != other.secretFile
+            case .allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps != other.allowUnauthenticatedLegacyApps
             }
         }
     }
@@ -59,6 +66,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .dataDirectory: dataDirectory
         case .maxFrameSize: String(maxFrameSize)
         case .logLevel: logLevel.rawValue
+        case .secretFile: secretFile ?? "none (open)"
+        case .allowUnauthenticatedLegacyApps: String(allowUnauthenticatedLegacyApps)
         }
     }
 
@@ -82,6 +91,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 )
                 : nil,
             staticPeers: staticPeers,
+            sharedSecret: sharedSecret,
+            allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps,
             logger: logger
         )
     }
@@ -103,6 +114,9 @@ extension DaemonConfiguration {
             dataDirectory: defaultDataDirectory(environment: environment),
             maxFrameSize: 64 * 1024 * 1024,
             logLevel: .info,
+            secretFile: nil,
+            sharedSecret: nil,
+            allowUnauthenticatedLegacyApps: false,
             sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
         )
     }
