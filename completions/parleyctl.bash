@@ -209,7 +209,7 @@ _parleyctl_send() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --reply --json --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--service-type --name --log-level --socket --to --wait-peer --reply-timeout --output)
+    non_repeating_options=(--service-type --name --secret-file --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2
 
     # Offer option value completions
@@ -221,6 +221,9 @@ _parleyctl_send() {
         return
         ;;
     '--name')
+        return
+        ;;
+    '--secret-file')
         return
         ;;
     '--log-level')
@@ -248,7 +251,7 @@ _parleyctl_listen() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --json --version -h --help)
     repeating_options=(--type --peer)
-    non_repeating_options=(--port --service-type --name --log-level --socket)
+    non_repeating_options=(--port --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -268,6 +271,9 @@ _parleyctl_listen() {
     '--name')
         return
         ;;
+    '--secret-file')
+        return
+        ;;
     '--log-level')
         return
         ;;
@@ -281,7 +287,7 @@ _parleyctl_peers() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --json --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--wait --service-type --name --log-level --socket)
+    non_repeating_options=(--wait --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -296,6 +302,9 @@ _parleyctl_peers() {
         return
         ;;
     '--name')
+        return
+        ;;
+    '--secret-file')
         return
         ;;
     '--log-level')

@@ -30,10 +30,20 @@ public struct SharedSecret: Sendable {
         key = SymmetricKey(data: Array(bytes))
     }
 
-    /// Reads a secret file: one line of 64 hex digits (or the base64 of 32 bytes). Refuses a file that is not
-    /// owned by the user this process runs as, or that its group or others may access, before reading it.
-    public init(contentsOfFile path: String) throws(SharedSecretError) {
-        let text = try Self.readProtectedFile(path)
+    /// Who may own a secret file and which permission bits it may have.
+    public enum AccessCheck: Sendable {
+        /// Owned by the user this process runs as; no permission for its group or others (mode 0600 or 0400).
+        case ownerOnly
+        /// A credential systemd passed to this service (`LoadCredential=`, under `$CREDENTIALS_DIRECTORY`):
+        /// systemd writes it owned by root, mode 0400, and grants the service's user read access with an ACL, which
+        /// `stat` shows as group bits. Owned by root or by this user, and nothing for others.
+        case systemdCredential
+    }
+
+    /// Reads a secret file: one line of 64 hex digits (or the base64 of 32 bytes). Refuses, before reading it,
+    /// a file that other users may access (see ``AccessCheck``).
+    public init(contentsOfFile path: String, accessCheck: AccessCheck = .ownerOnly) throws(SharedSecretError) {
+        let text = try Self.readProtectedFile(path, accessCheck: accessCheck)
         let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !line.contains(where: \.isNewline) else {
             throw .malformed(path: path, reason: "it holds more than one line")
@@ -89,7 +99,7 @@ public struct SharedSecret: Sendable {
 
     /// The file's text, after checking who may access it. The checks are made on the opened file, so the file
     /// read is the file checked.
-    private static func readProtectedFile(_ path: String) throws(SharedSecretError) -> String {
+    private static func readProtectedFile(_ path: String, accessCheck: AccessCheck) throws(SharedSecretError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else {
             if errno == ENOENT { throw .missing(path: path) }
@@ -100,8 +110,14 @@ public struct SharedSecret: Sendable {
         guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: errnoText()) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notAFile(path: path) }
         let user = geteuid()
-        guard info.st_uid == user else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
-        guard info.st_mode & 0o077 == 0 else { throw .accessibleToOthers(path: path, mode: info.st_mode & 0o7777) }
+        switch accessCheck {
+        case .ownerOnly:
+            guard info.st_uid == user else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
+            guard info.st_mode & 0o077 == 0 else { throw .accessibleToOthers(path: path, mode: info.st_mode & 0o7777) }
+        case .systemdCredential:
+            guard info.st_uid == user || info.st_uid == 0 else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
+            guard info.st_mode & 0o007 == 0 else { throw .accessibleToOthers(path: path, mode: info.st_mode & 0o7777) }
+        }
         // A secret file is one short line; anything much longer is not one, and is not read whole.
         let limit = 1024
         var bytes: [UInt8] = []

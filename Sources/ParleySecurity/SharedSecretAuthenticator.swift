@@ -19,10 +19,20 @@ public struct SharedSecretAuthenticator: HandshakeAuthenticator {
     private var role: ConnectionRole = .dialer
 
     public init(secret: SharedSecret) {
-        self.secret = secret
         var generator = SystemRandomNumberGenerator()
-        nonce = (0..<Self.nonceSize).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        ephemeralKey = Curve25519.KeyAgreement.PrivateKey()
+        let nonce = (0..<Self.nonceSize).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        self.init(secret: secret, nonce: nonce, ephemeralKey: Curve25519.KeyAgreement.PrivateKey())
+    }
+
+    /// Fixed nonce and ephemeral key: for the test vector only. Reusing either would void the guarantees.
+    init(secret: SharedSecret, nonce: [UInt8], ephemeralPrivateKey: [UInt8]) throws {
+        self.init(secret: secret, nonce: nonce, ephemeralKey: try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: ephemeralPrivateKey))
+    }
+
+    private init(secret: SharedSecret, nonce: [UInt8], ephemeralKey: Curve25519.KeyAgreement.PrivateKey) {
+        self.secret = secret
+        self.nonce = nonce
+        self.ephemeralKey = ephemeralKey
         offer = Hello.AuthOffer(
             scheme: Self.scheme,
             nonce: Data(nonce).base64EncodedString(),

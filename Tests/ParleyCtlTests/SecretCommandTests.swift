@@ -47,3 +47,38 @@ struct SecretCommandTests {
         #expect(usage.status == 2 && usage.stderr.contains("--force only applies with --output"), "\(usage)")
     }
 }
+
+extension SecretCommandTests {
+    @Test("--direct --secret-file reaches a parleyd that requires the secret; without it the peer refuses")
+    func directWithSecret() async throws {
+        let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("pctl-secret-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = directory.appendingPathComponent("secret").path
+        #expect(try await Child.run("parleyctl", ["secret", "generate", "--output", secret]).status == 0)
+        let config = directory.appendingPathComponent("parleyd.json")
+        try Data("{}".utf8).write(to: config)
+        let daemon = try Child(
+            "parleyd",
+            ["--no-discovery", "--port", "0", "--name", "secured", "--control-socket", directory.appendingPathComponent("d.sock").path,
+             "--data-directory", directory.path, "--secret-file", secret],
+            environment: ["PARLEY_CONFIG": config.path]
+        )
+        let port = try await daemon.waitFor(in: \.stderr) { text in
+            text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { number(after: " port=", in: String($0)) }
+        }
+        let peer = ["--direct", "--peer", "127.0.0.1:\(port)"]
+
+        let member = try await Child.run("parleyctl", ["peers"] + peer + ["--secret-file", secret, "--wait", "10", "--json"])
+        #expect(member.status == 0 && member.stdout.contains(#""name":"secured""#), "\(member)")
+
+        let stranger = try await Child.run("parleyctl", ["peers"] + peer + ["--wait", "2", "--log-level", "warning", "--json"])
+        #expect(!stranger.stdout.contains("secured"), "\(stranger)")
+        #expect(stranger.stderr.contains("the peer requires a shared secret"), "\(stranger)")
+
+        let missing = try await Child.run("parleyctl", ["peers"] + peer + ["--secret-file", directory.appendingPathComponent("none").path])
+        #expect(missing.status == 2 && missing.stderr.contains("--secret-file: shared secret file"), "\(missing)")
+
+        #expect(try await daemon.stop(SIGTERM) == 0)
+    }
+}

@@ -95,4 +95,28 @@ struct SecretFileTests {
         #expect(daemon.log.contains(#"bad value for secretFile: "secret" (from environment variable PARLEY_SECRET_FILE)"#), "\(daemon.log)")
         #expect(daemon.log.contains("an absolute path"), "\(daemon.log)")
     }
+
+    @Test("a secret passed by systemd (LoadCredential=, under $CREDENTIALS_DIRECTORY) is accepted with its ACL-style mode")
+    func systemdCredential() async throws {
+        let scratch = try Scratch()
+        let credentials = scratch.url.appendingPathComponent("credentials").path
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        let path = credentials + "/secret"
+        try SharedSecret.generate().write(toFile: path, replacing: false)
+        // What `stat` shows for systemd's root-owned 0400 file with an ACL granting the service's user read access.
+        try FileManager.default.setAttributes([.posixPermissions: 0o440], ofItemAtPath: path)
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0, "secretFile": "\#(path)"}"#)
+
+        let outside = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        defer { outside.kill() }
+        #expect(await outside.waitForExit(timeout: .seconds(10)) == 2, "without CREDENTIALS_DIRECTORY the file is too open")
+
+        let daemon = try DaemonProcess(
+            arguments: [], environment: scratch.environment(config: config, ["CREDENTIALS_DIRECTORY": credentials]), directory: scratch.url
+        )
+        defer { daemon.kill() }
+        try await daemon.waitForLine(containing: "LAN peers must prove the shared secret")
+        daemon.signal(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+    }
 }

@@ -118,3 +118,21 @@ struct SharedSecretTests {
         #expect(throws: SharedSecretError.wrongLength(31)) { try SharedSecret(bytes: [UInt8](repeating: 0, count: 31)) }
     }
 }
+
+extension SharedSecretTests {
+    @Test("a systemd credential (root-owned, group bits from its ACL mask) is read only when checked as one")
+    func systemdCredential() throws {
+        try Self.withDirectory { directory in
+            let path = directory + "/secret"
+            try SharedSecret.generate().write(toFile: path, replacing: false)
+            try FileManager.default.setAttributes([.posixPermissions: 0o440], ofItemAtPath: path)
+            #expect(throws: SharedSecretError.accessibleToOthers(path: path, mode: 0o440)) { try SharedSecret(contentsOfFile: path) }
+            _ = try SharedSecret(contentsOfFile: path, accessCheck: .systemdCredential)
+
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+            #expect(throws: SharedSecretError.accessibleToOthers(path: path, mode: 0o444)) {
+                try SharedSecret(contentsOfFile: path, accessCheck: .systemdCredential)
+            }
+        }
+    }
+}

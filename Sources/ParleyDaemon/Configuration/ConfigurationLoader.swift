@@ -145,7 +145,7 @@ public struct ConfigurationLoader: Sendable {
         case .secretFile:
             guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
             do {
-                configuration.sharedSecret = try SharedSecret(contentsOfFile: path)
+                configuration.sharedSecret = try SharedSecret(contentsOfFile: path, accessCheck: secretAccessCheck(for: path))
             } catch {
                 throw .unusableSecret(source: source, error)
             }
@@ -155,6 +155,14 @@ public struct ConfigurationLoader: Sendable {
             configuration.allowUnauthenticatedLegacyApps = on
         }
         configuration.sources[key] = source
+    }
+
+    /// A credential systemd passed to this service (`LoadCredential=`) is root-owned with an ACL for the
+    /// service's user; anything else must belong to that user alone.
+    private func secretAccessCheck(for path: String) -> SharedSecret.AccessCheck {
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], directory.hasPrefix("/") else { return .ownerOnly }
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        return path.hasPrefix(prefix) && !path.contains("/../") ? .systemdCredential : .ownerOnly
     }
 
     /// A JSON integer, or text holding one (environment, flags).
