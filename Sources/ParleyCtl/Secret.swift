@@ -17,11 +17,12 @@ struct Secret: ParsableCommand {
                 only), never replacing an existing file unless --force is given. Give the
                 same file to every node that should talk to this one: parleyd's
                 secretFile (--secret-file, PARLEY_SECRET_FILE), owned by the user parleyd
-                runs as. Without --output, prints the secret on standard output.
+                runs as (under systemd: LoadCredential=, see docs/operations.md), or
+                parleyctl --direct --secret-file. Without --output, prints the secret on
+                standard output.
 
                 Examples:
                   parleyctl secret generate --output /etc/parley/secret
-                  sudo chown parley /etc/parley/secret
                 """
         )
 

@@ -157,6 +157,22 @@ struct AuthenticationTests {
         }
     }
 
+    @Test("a node with a secret that dials itself authenticates, then refuses the connection as connected-to-self")
+    func connectToSelf() async throws {
+        let logs = LogCapture()
+        let node = Self.node("node", secret: .generate(), logs: logs)
+        try await withRunning([node]) {
+            do {
+                try await node.connect(to: node.loopbackEndpoint)
+                Issue.record("connected to itself")
+            } catch TransceiverError.handshakeFailed(_, let error) {
+                #expect(error.closeCode == .connectedToSelf, "\(error)")
+            }
+            #expect(node.peers.isEmpty)
+        }
+        #expect(logs.records(mentioning: "shared secret").isEmpty, "the proofs passed: \(logs.records(mentioning: "shared secret").map(\.message))")
+    }
+
     @Test("a control-socket client is not asked for the secret")
     func controlSocketIsOpen() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-auth-\(UUID().uuidString.prefix(8)).sock").path
