@@ -15,6 +15,7 @@ let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: 
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 
 let package = Package(
     name: "Parley",
@@ -22,6 +23,7 @@ let package = Package(
     products: [
         .library(name: "ParleyWire", targets: ["ParleyWire"]),
         .library(name: "Parley", targets: ["Parley"]),
+        .library(name: "ParleySecurity", targets: ["ParleySecurity"]),
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
         .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
@@ -38,13 +40,22 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
         .target(name: "ParleyWire", dependencies: [nioCore], swiftSettings: strict),
 
+        // The shared secret, the handshake's authenticator and the sealing of frames (swift-crypto); kept out of
+        // ParleyWire so that the wire module depends on NIO only.
+        .target(name: "ParleySecurity", dependencies: ["ParleyWire", crypto, nioCore, nioFoundation], swiftSettings: strict),
+
         // The transceiver: TCP transport, handshake, typed message router, peer gate.
-        .target(name: "Parley", dependencies: ["ParleyWire", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging], swiftSettings: strict),
+        .target(
+            name: "Parley",
+            dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging],
+            swiftSettings: strict
+        ),
 
         // Avahi's C client library, and the Swift module that owns every call into it.
         .systemLibrary(
@@ -131,6 +142,11 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleySecurityTests",
+            dependencies: ["ParleySecurity", "ParleyWire", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -27,6 +27,9 @@ struct DirectOptions: ParsableArguments {
     @Option(help: "Name this tool gives in the handshake.")
     var name = "parleyctl"
 
+    @Option(help: ArgumentHelp("With --direct: the shared secret file of the nodes to talk to (as parleyd's secretFile).", valueName: "file"))
+    var secretFile: String?
+
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "error"
 

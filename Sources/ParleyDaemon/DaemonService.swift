@@ -40,6 +40,10 @@ public struct DaemonService: Service {
         let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
         let store: HistoryStore
         do {
+            // Owner-only: the history holds the apps' states and screenshots.
+            try FileManager.default.createDirectory(
+                atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+            )
             store = try await HistoryStore.open(
                 directory: configuration.dataDirectory, limits: configuration.historyLimits, logger: logger
             )
@@ -65,6 +69,7 @@ public struct DaemonService: Service {
         // A SIGTERM while we wait for avahi-daemon must not be held up for the whole wait.
         await cancelWhenGracefulShutdown { await self.waitForDiscoveryToSettle(transceiver) }
         send("READY=1\nSTATUS=\(Self.status(peerCount: 0))\nMAINPID=\(getpid())")
+        logAuthenticationMode(port: transceiver.listeningPort ?? configuration.port)
         logger.notice(
             "parleyd ready",
             metadata: [
@@ -100,6 +105,24 @@ public struct DaemonService: Service {
     }
 
     static func status(peerCount: Int) -> String { "\(peerCount) peers connected" }
+
+    /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.
+    private func logAuthenticationMode(port: Int) {
+        guard let secretFile = configuration.secretFile else {
+            logger.notice(
+                "parleyd runs OPEN: no secretFile is configured, so anyone on the LAN who can reach this port can connect, send messages to this node and its local clients, and receive what it broadcasts; configure secretFile (docs/security.md)",
+                metadata: ["port": "\(port)"]
+            )
+            return
+        }
+        logger.notice(
+            "LAN peers must prove the shared secret; their connections are encrypted",
+            metadata: [
+                "secret-file": "\(secretFile)",
+                "legacy-apps": "\(configuration.allowUnauthenticatedLegacyApps ? "accepted unauthenticated" : "refused")",
+            ]
+        )
+    }
 
     /// READY means "advertised, or discovery reported off": with discovery on, wait (up to 10 s) until avahi-daemon
     /// has answered one way or the other, so that a unit ordered after parleyd finds it on the LAN.

@@ -76,6 +76,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
         case .parley:
             transport = ParleyDebuggerTransport(
                 appName: configuration.appName, location: configuration.debugger, identity: configuration.identity,
+                sharedSecret: configuration.sharedSecret,
                 logger: configuration.logger, events: events
             )
         case .originalFraming:

@@ -55,6 +55,9 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
     /// counted as failed and not sent: the debugger would refuse them and close the connection. (On Parley's
     /// protocol the transceiver's own maximum frame size applies, with the same default.)
     public var maximumRecordSize: Int
+    /// The shared secret of a parleyd that requires one (`secretFile`); nil for an open one. Parley's protocol
+    /// only: the original framing cannot authenticate.
+    public var sharedSecret: SharedSecret?
     public var logger: Logger
 
     public init(

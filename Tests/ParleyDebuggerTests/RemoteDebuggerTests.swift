@@ -117,7 +117,7 @@ struct RemoteDebuggerTests {
 
     @Test("the client reconnects after the debugger stops and starts again on the same port")
     func reconnectsAfterDebuggerRestart() async throws {
-        let first = try await TestDebugger.start()
+        let first = try await TestDebugger.start(port: try await unusedPort())
         let port = first.port
         let client = makeClient(port: port)
         try client.start()

@@ -1,9 +1,10 @@
 import NIOCore
 import ParleyWire
 
-/// Enforces the handshake timeout where frames arrive, on the event loop: the deadline is met by the first
-/// frame reaching the channel, not by the business logic getting round to reading it, so a busy process
-/// does not drop peers that answered in time.
+/// Enforces the handshake timeout where frames arrive, on the event loop: the deadline is met by the handshake's
+/// frames reaching the channel, not by the business logic getting round to reading them, so a busy process
+/// does not drop peers that answered in time. An app of the original debugger has no handshake: its first
+/// frame meets the deadline whatever the count.
 ///
 /// On an accepted connection the clock starts with the first byte, not at the connection: an app of the original
 /// Swift Talk debugger connects as soon as it finds the debugger and writes only on its first state change, maybe
@@ -15,11 +16,14 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     typealias InboundOut = Frame
 
     private let timeout: TimeAmount
+    /// Handshake frames still to arrive before the deadline is met.
+    private var remaining: Int
     private let startsWithFirstByte: Bool
     private var deadline: Scheduled<Void>?
 
-    init(timeout: TimeAmount, startsWithFirstByte: Bool) {
+    init(timeout: TimeAmount, frames: Int = 1, startsWithFirstByte: Bool) {
         self.timeout = timeout
+        self.remaining = frames
         self.startsWithFirstByte = startsWithFirstByte
     }
 
@@ -41,6 +45,12 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        remaining -= 1
+        if case .legacyDebugger = unwrapInboundIn(data) { remaining = 0 }
+        guard remaining <= 0 else {
+            context.fireChannelRead(data)
+            return
+        }
         deadline?.cancel()
         deadline = nil
         context.fireChannelRead(data)

@@ -21,6 +21,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case historyMaxEntries
     case historyMaxBytes
     case actionFilters
+    case secretFile
+    case allowUnauthenticatedLegacyApps
 
     public var description: String { rawValue }
 
@@ -36,6 +38,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         switch self {
         case .staticPeers: "--static-peer"
         case .discovery: "--[no-]discovery"
+        case .allowUnauthenticatedLegacyApps: "--[no-]allow-unauthenticated-legacy-apps"
         default: "--" + words.joined(separator: "-")
         }
     }
@@ -77,6 +80,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .historyMaxEntries: "an integer from 1 to \(Int32.max) (entries kept in the debugger history)"
         case .historyMaxBytes: "an integer number of bytes from 1048576 (1 MiB) up (state and screenshot bytes kept)"
         case .actionFilters: "an object of named action filters: a glob string, {\"all\": true}, {\"not\": F}, {\"anyOf\": [F…]}, {\"allExcept\": [F…]} or {\"filter\": \"name\"} (docs/debugger.md)"
+        case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret (parleyctl secret generate)"
+        case .allowUnauthenticatedLegacyApps: "true or false (on/off, yes/no, 1/0)"
         }
     }
 

@@ -174,6 +174,17 @@ public struct ConfigurationLoader: Sendable {
             configuration.historyLimits.maxBytes = Int64(bytes)
         case .actionFilters:
             configuration.actionFilters = try Self.actionFilters(value, bad: bad)
+        case .secretFile:
+            guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
+            do {
+                configuration.sharedSecret = try SharedSecret(contentsOfFile: path, accessCheck: secretAccessCheck(for: path))
+            } catch {
+                throw .unusableSecret(source: source, error)
+            }
+            configuration.secretFile = path
+        case .allowUnauthenticatedLegacyApps:
+            guard let on = Self.boolean(value) else { throw bad }
+            configuration.allowUnauthenticatedLegacyApps = on
         }
         configuration.sources[key] = source
     }
@@ -196,6 +207,14 @@ public struct ConfigurationLoader: Sendable {
             throw .invalidValue(key: key, value: "\(given): \(error)", source: source)
         }
         return filters
+    }
+
+    /// A credential systemd passed to this service (`LoadCredential=`) is root-owned with an ACL for the
+    /// service's user; anything else must belong to that user alone.
+    private func secretAccessCheck(for path: String) -> SharedSecret.AccessCheck {
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], directory.hasPrefix("/") else { return .ownerOnly }
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        return path.hasPrefix(prefix) && !path.contains("/../") ? .systemdCredential : .ownerOnly
     }
 
     /// A JSON integer, or text holding one (environment, flags).

@@ -37,6 +37,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var historyLimits: RetentionLimits
     /// Named action filters for `parleyctl history --filter NAME`.
     public var actionFilters: [String: ActionTextFilter]
+    /// The shared secret file; `nil`: open mode. Loaded (and checked) by ``ConfigurationLoader``.
+    public var secretFile: String?
+    /// The secret read from ``secretFile``. Not part of equality: a reload compares the path.
+    public var sharedSecret: SharedSecret?
+    public var allowUnauthenticatedLegacyApps: Bool
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -75,6 +80,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .historyMaxEntries: historyLimits.maxEntries != other.historyLimits.maxEntries
             case .historyMaxBytes: historyLimits.maxBytes != other.historyLimits.maxBytes
             case .actionFilters: actionFilters != other.actionFilters
+            case .secretFile: secretFile != other.secretFile
+            case .allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps != other.allowUnauthenticatedLegacyApps
             }
         }
     }
@@ -102,6 +109,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .historyMaxEntries: String(historyLimits.maxEntries)
         case .historyMaxBytes: String(historyLimits.maxBytes)
         case .actionFilters: actionFilters.keys.sorted().map { "\($0)=\(actionFilters[$0]!)" }.joined(separator: " ")
+        case .secretFile: secretFile ?? "none (open)"
+        case .allowUnauthenticatedLegacyApps: String(allowUnauthenticatedLegacyApps)
         }
     }
 
@@ -139,6 +148,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 )
                 : nil,
             staticPeers: staticPeers,
+            sharedSecret: sharedSecret,
+            allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps,
             logger: logger
         )
     }
@@ -169,6 +180,9 @@ extension DaemonConfiguration {
             logLevel: .info,
             historyLimits: .default,
             actionFilters: [:],
+            secretFile: nil,
+            sharedSecret: nil,
+            allowUnauthenticatedLegacyApps: false,
             sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
         )
     }

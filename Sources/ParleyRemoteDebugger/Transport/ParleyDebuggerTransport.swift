@@ -12,7 +12,10 @@ final class ParleyDebuggerTransport: DebuggerTransport {
     private let shutdownSignal: AsyncStream<Void>
     private let shutdownContinuation: AsyncStream<Void>.Continuation
 
-    init(appName: String, location: DebuggerLocation, identity: TransceiverConfiguration.Identity?, logger: Logger, events: TransportEvents) {
+    init(
+        appName: String, location: DebuggerLocation, identity: TransceiverConfiguration.Identity?, sharedSecret: SharedSecret?,
+        logger: Logger, events: TransportEvents
+    ) {
         var configuration = TransceiverConfiguration(
             name: appName,
             identity: identity,
@@ -21,6 +24,7 @@ final class ParleyDebuggerTransport: DebuggerTransport {
             // The restore handler may decode a multi-megabyte state; off the event loop it cannot hold up the
             // records being written on the same loop.
             handlersRunOnEventLoop: false,
+            sharedSecret: sharedSecret,
             logger: logger
         )
         switch location {
