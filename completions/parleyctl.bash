@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|reload|secret|help)
+    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|secret|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status reload secret help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters secret help' -- "${cur}"))
         ;;
     esac
 }
@@ -332,6 +332,147 @@ _parleyctl_status() {
 }
 
 _parleyctl_reload() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_sessions() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_history() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--session --filter --action --after --limit --socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--session')
+        return
+        ;;
+    '--filter')
+        return
+        ;;
+    '--action')
+        return
+        ;;
+    '--after')
+        return
+        ;;
+    '--limit')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_show() {
+    repeating_flags=()
+    non_repeating_flags=(--state --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--image --socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--image')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_diff() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_replay() {
+    repeating_flags=()
+    non_repeating_flags=(--all --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--to --socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--to')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_export() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_import() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_filters() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
