@@ -15,6 +15,7 @@ let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: 
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 
 let package = Package(
     name: "Parley",
@@ -22,11 +23,13 @@ let package = Package(
     products: [
         .library(name: "ParleyWire", targets: ["ParleyWire"]),
         .library(name: "Parley", targets: ["Parley"]),
+        .library(name: "ParleySecurity", targets: ["ParleySecurity"]),
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
         .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
         .executable(name: "parley-bench", targets: ["ParleyBench"]),
+        .executable(name: "parley-debugger-bench", targets: ["DebuggerBench"]),
         .executable(name: "listr-example", targets: ["ListrExample"]),
         .executable(name: "parleyctl", targets: ["ParleyCtl"]),
         .executable(name: "parleyd", targets: ["Parleyd"]),
@@ -37,13 +40,22 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
         .target(name: "ParleyWire", dependencies: [nioCore], swiftSettings: strict),
 
+        // The shared secret, the handshake's authenticator and the sealing of frames (swift-crypto); kept out of
+        // ParleyWire so that the wire module depends on NIO only.
+        .target(name: "ParleySecurity", dependencies: ["ParleyWire", crypto, nioCore, nioFoundation], swiftSettings: strict),
+
         // The transceiver: TCP transport, handshake, typed message router, peer gate.
-        .target(name: "Parley", dependencies: ["ParleyWire", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging], swiftSettings: strict),
+        .target(
+            name: "Parley",
+            dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging],
+            swiftSettings: strict
+        ),
 
         // Avahi's C client library, and the Swift module that owns every call into it.
         .systemLibrary(
@@ -68,7 +80,11 @@ let package = Package(
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
         .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", grdb, logging], swiftSettings: strict),
         // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd.
-        .target(name: "ParleyRemoteDebugger", dependencies: ["Parley", "ParleyDebugger", nioCore, logging], swiftSettings: strict),
+        .target(
+            name: "ParleyRemoteDebugger",
+            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", nioCore, nioPosix, logging],
+            swiftSettings: strict
+        ),
 
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
@@ -83,25 +99,39 @@ let package = Package(
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
         .executableTarget(
             name: "ParleyCtl",
-            dependencies: ["Parley", "ParleyControl", "ParleyDiscovery", "ListrCommands", nioCore, logging, argumentParser, unixSignals],
+            dependencies: [
+                "Parley", "ParleyControl", "ParleyDiscovery", "ParleyDebugger", "ListrCommands", nioCore, logging,
+                argumentParser, unixSignals,
+            ],
             swiftSettings: strict
         ),
         // parleyd (#4): layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "Parley", "ParleyControl", logging, argumentParser, serviceLifecycle, unixSignals,
+                "Parley", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, logging, argumentParser,
+                serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
         ),
         .executableTarget(name: "Parleyd", dependencies: ["ParleyDaemon"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
         .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, logging], swiftSettings: strict),
-        .executableTarget(name: "ParleyTestPeer", dependencies: ["Parley", "ParleyTestSupport", nioCore, logging], swiftSettings: strict),
+        .executableTarget(
+            name: "ParleyTestPeer",
+            dependencies: ["Parley", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "ParleyBench",
             dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
             path: "Benchmarks/ParleyBench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "DebuggerBench",
+            dependencies: ["ParleyDebugger", "ParleyHistory", nioCore],
+            path: "Benchmarks/DebuggerBench",
             swiftSettings: strict
         ),
 
@@ -112,6 +142,11 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleySecurityTests",
+            dependencies: ["ParleySecurity", "ParleyWire", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -126,12 +161,15 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyCtlTests",
-            dependencies: ["ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd"],
+            dependencies: [
+                "ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
+                "ParleyRemoteDebugger", nioCore,
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ParleyDebuggerTests",
-            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", nioCore, logging],
+            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
             swiftSettings: strict
         ),
         .testTarget(

@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|reload|help)
+    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|secret|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status reload help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters secret help' -- "${cur}"))
         ;;
     esac
 }
@@ -209,7 +209,7 @@ _parleyctl_send() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --reply --json --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--service-type --name --log-level --socket --to --wait-peer --reply-timeout --output)
+    non_repeating_options=(--service-type --name --secret-file --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2
 
     # Offer option value completions
@@ -221,6 +221,9 @@ _parleyctl_send() {
         return
         ;;
     '--name')
+        return
+        ;;
+    '--secret-file')
         return
         ;;
     '--log-level')
@@ -248,7 +251,7 @@ _parleyctl_listen() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --json --version -h --help)
     repeating_options=(--type --peer)
-    non_repeating_options=(--port --service-type --name --log-level --socket)
+    non_repeating_options=(--port --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -268,6 +271,9 @@ _parleyctl_listen() {
     '--name')
         return
         ;;
+    '--secret-file')
+        return
+        ;;
     '--log-level')
         return
         ;;
@@ -281,7 +287,7 @@ _parleyctl_peers() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --json --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--wait --service-type --name --log-level --socket)
+    non_repeating_options=(--wait --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -296,6 +302,9 @@ _parleyctl_peers() {
         return
         ;;
     '--name')
+        return
+        ;;
+    '--secret-file')
         return
         ;;
     '--log-level')
@@ -332,6 +341,185 @@ _parleyctl_reload() {
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_sessions() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_history() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--session --filter --action --after --limit --socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--session')
+        return
+        ;;
+    '--filter')
+        return
+        ;;
+    '--action')
+        return
+        ;;
+    '--after')
+        return
+        ;;
+    '--limit')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_show() {
+    repeating_flags=()
+    non_repeating_flags=(--state --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--image --socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--image')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_diff() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_replay() {
+    repeating_flags=()
+    non_repeating_flags=(--all --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--to --socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--to')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_export() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_import() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_filters() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_secret() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __parleyctl_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    generate)
+        # Offer subcommand argument completions
+        "_parleyctl_secret_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'generate' -- "${cur}"))
+        ;;
+    esac
+}
+
+_parleyctl_secret_generate() {
+    repeating_flags=()
+    non_repeating_flags=(--force --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--output)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--output')
         return
         ;;
     esac

@@ -8,7 +8,9 @@ import Synchronization
 // parley-bench: Parley between two processes over loopback. The parent sends; a child copy of this binary
 // (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted.
 //
-//   parley-bench [--quick]
+//   parley-bench [--quick] [--encrypted]
+//
+// --encrypted: both sides share a secret, so every frame is sealed (ChaCha20-Poly1305) after the handshake.
 
 struct SmallMessage: Codable, Sendable, NamedMessage {
     static let messageType = "bench.Small"
@@ -41,8 +43,8 @@ struct Ping: Codable, Sendable, NamedMessage {
 let rawTypeName = "bench.Raw"
 let stallTypeName = "bench.Stall"
 
-func configuration(_ name: String, listen: Bool) -> TransceiverConfiguration {
-    TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: listen ? "127.0.0.1" : nil, port: 0)
+func configuration(_ name: String, listen: Bool, secret: SharedSecret?) -> TransceiverConfiguration {
+    TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: listen ? "127.0.0.1" : nil, port: 0, sharedSecret: secret)
 }
 
 // MARK: - Receiver process
@@ -60,9 +62,10 @@ final class Tally: Sendable {
     var count: Count { state.withLock { Count(messages: $0.messages, bytes: $0.bytes) } }
 }
 
-func runReceiver() async throws -> Never {
+func runReceiver(secretFile: String?) async throws -> Never {
     let tally = Tally()
-    let parley = Transceiver(configuration: configuration("bench-receiver", listen: true))
+    let secret = try secretFile.map { try SharedSecret(contentsOfFile: $0) }
+    let parley = Transceiver(configuration: configuration("bench-receiver", listen: true, secret: secret))
     parley.receive(SmallMessage.self) { message, _ in tally.add(message.title.utf8.count) }
     parley.receive(LargeMessage.self) { message, _ in tally.add(message.items.count) }
     parley.receiveRaw(typeName: rawTypeName) { message, _ in tally.add(message.payload.readableBytes) }
@@ -132,25 +135,30 @@ struct Bench {
             return handler
         }
         let arguments = CommandLine.arguments.dropFirst()
-        if arguments.first == "receiver" { try await runReceiver() }
+        if arguments.first == "receiver" { try await runReceiver(secretFile: arguments.dropFirst().first) }
         // `main` runs on the main actor; the measurements run off it, or every `await` into Parley would add
         // two executor hops that measure Swift's main-actor scheduling rather than Parley.
-        try await runBenchmarks(quick: arguments.contains("--quick"))
+        try await runBenchmarks(quick: arguments.contains("--quick"), encrypted: arguments.contains("--encrypted"))
     }
 }
 
-func runBenchmarks(quick: Bool) async throws {
+func runBenchmarks(quick: Bool, encrypted: Bool) async throws {
     do {
         let scale = quick ? 10 : 1
 
-        let child = try await PeerProcess.start(executable: "parley-bench", arguments: ["receiver"])
+        // The receiver reads the secret from a file, as a real node would.
+        let secret = encrypted ? SharedSecret.generate() : nil
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString).secret").path
+        try secret?.write(toFile: secretFile, replacing: false)
+        defer { try? FileManager.default.removeItem(atPath: secretFile) }
+        let child = try await PeerProcess.start(executable: "parley-bench", arguments: ["receiver"] + (encrypted ? [secretFile] : []))
         defer { child.terminate() }
-        let parley = Transceiver(configuration: configuration("bench-sender", listen: false))
+        let parley = Transceiver(configuration: configuration("bench-sender", listen: false, secret: secret))
         try await parley.start()
         let peer = try await parley.connect(to: Endpoint(host: "127.0.0.1", port: child.port))
         var received = 0
 
-        print("Parley benchmark — two processes over loopback")
+        print("Parley benchmark — two processes over loopback" + (encrypted ? ", encrypted (shared secret)" : ", open"))
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)")
         let payloadSize = try JSONEncoder().encode(smallValue).count
         print("small message payload: \(payloadSize) bytes of JSON")

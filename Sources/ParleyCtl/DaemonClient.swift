@@ -44,10 +44,10 @@ struct DaemonClient {
 
     /// A control request to parleyd.
     func control<Request: Encodable & Sendable, Reply: Decodable & Sendable>(
-        _ request: Request, expecting reply: Reply.Type
+        _ request: Request, expecting reply: Reply.Type, timeout: Duration = Self.controlTimeout
     ) async throws -> Reply {
         guard let daemon else { throw CtlFailure.daemonUnreachable(socketPath, reason: "not connected") }
-        return try await transceiver.request(request, from: daemon, expecting: reply, timeout: Self.controlTimeout)
+        return try await transceiver.request(request, from: daemon, expecting: reply, timeout: timeout)
     }
 
     /// The LAN peers parleyd is connected to.

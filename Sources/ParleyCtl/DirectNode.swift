@@ -10,7 +10,7 @@ struct DirectNode {
 
     /// - Parameter listenPort: `nil` for no listener (send, peers); a port (0: any) for `listen`, which also
     ///   advertises itself so that discovering peers connect to it.
-    init(_ options: DirectOptions, listenPort: Int? = nil) {
+    init(_ options: DirectOptions, listenPort: Int? = nil) throws {
         bootstrapLogging(options.logLevel)
         self.options = options
         var configuration = TransceiverConfiguration(
@@ -22,6 +22,11 @@ struct DirectNode {
                 serviceType: options.serviceType, instanceName: listenPort == nil ? nil : options.name,
                 advertise: listenPort != nil, autoConnect: .all
             )
+        }
+        do {
+            configuration.sharedSecret = try options.secretFile.map { path throws(SharedSecretError) in try SharedSecret(contentsOfFile: path) }
+        } catch {
+            throw CtlFailure.usage("--secret-file: \(error)")
         }
         configuration.logger = Logger(label: "parleyctl")
         transceiver = Transceiver(configuration: configuration)

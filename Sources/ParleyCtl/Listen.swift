@@ -55,7 +55,7 @@ struct Listen: AsyncParsableCommand {
             try await listenThroughDaemon()
             return
         }
-        let node = DirectNode(connection, listenPort: port)
+        let node = try DirectNode(connection, listenPort: port)
         let json = format.json
         let show: @Sendable (InboundMessage, Peer) async throws -> Void = { message, peer in
             let payload = Data(message.payload.readableBytesView)

@@ -27,6 +27,9 @@ struct DirectOptions: ParsableArguments {
     @Option(help: "Name this tool gives in the handshake.")
     var name = "parleyctl"
 
+    @Option(help: ArgumentHelp("With --direct: the shared secret file of the nodes to talk to (as parleyd's secretFile).", valueName: "file"))
+    var secretFile: String?
+
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "error"
 
@@ -58,12 +61,16 @@ struct DaemonOptions: ParsableArguments {
 
     var socketPath: String { socket ?? ControlSocket.defaultPath(environment: ProcessInfo.processInfo.environment) }
 
-    /// One control request to parleyd, for the commands that need nothing else (status, reload).
+    /// One control request to parleyd, for the commands that need nothing else (status, reload, history, …).
     func ask<Request: Encodable & Sendable, Reply: Decodable & Sendable>(
-        _ request: Request, expecting reply: Reply.Type
+        _ request: Request, expecting reply: Reply.Type, timeout: Duration = DaemonClient.controlTimeout
     ) async throws -> Reply {
-        let client = DaemonClient(socketPath: socketPath, name: "parleyctl", logLevel: "error")
-        return try await client.run { client in try await client.control(request, expecting: reply) }
+        try await session { client in try await client.control(request, expecting: reply, timeout: timeout) }
+    }
+
+    /// Several requests over one connection to parleyd (paging, export, import).
+    func session<T: Sendable>(_ body: (DaemonClient) async throws -> T) async throws -> T {
+        try await DaemonClient(socketPath: socketPath, name: "parleyctl", logLevel: "error").run(body)
     }
 }
 

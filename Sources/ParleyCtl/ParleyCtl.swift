@@ -11,7 +11,8 @@ struct ParleyCtl: AsyncParsableCommand {
         abstract: "Find Parley peers on the LAN and talk to them in typed messages.",
         discussion: """
             Without --direct, send, listen, peers, status and reload go through parleyd,
-            the Parley daemon, over its control socket (--socket). With --direct, send,
+            the Parley daemon, over its control socket (--socket), as do the debugger's
+            sessions, history, show, diff, replay, export, import and filters. With --direct, send,
             listen and peers run their own transceiver: they discover peers through
             avahi-daemon (or connect to --peer HOST:PORT), wait for a connected peer,
             act and exit. browse needs no daemon at all.
@@ -26,7 +27,11 @@ struct ParleyCtl: AsyncParsableCommand {
               5  parleyd not reachable (its control socket; or use --direct)
             """,
         version: "0.1.0",
-        subcommands: [Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self]
+        subcommands: [
+            Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self,
+            Sessions.self, History.self, Show.self, Diff.self, Replay.self, Export.self, Import.self, Filters.self,
+            Secret.self,
+        ]
     )
 
     /// Runs the parsed command and maps every failure to the exit codes above (ArgumentParser's own usage

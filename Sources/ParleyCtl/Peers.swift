@@ -39,7 +39,7 @@ struct Peers: AsyncParsableCommand {
     func run() async throws {
         let listings: [PeerListing]
         if connection.direct {
-            let node = DirectNode(connection)
+            let node = try DirectNode(connection)
             let wanted = connection.endpoints.count
             let peers = try await node.run {
                 let deadline = ContinuousClock.now + seconds(wait)

@@ -70,7 +70,7 @@ struct Send: AsyncParsableCommand {
             }
             return
         }
-        let node = DirectNode(connection)
+        let node = try DirectNode(connection)
         try await node.run {
             let peer = try await node.waitForPeer(to: to, timeout: seconds(waitPeer))
             let typeName = try resolveType(for: peer.name, accepts: peer.accepts)

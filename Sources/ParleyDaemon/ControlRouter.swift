@@ -25,7 +25,7 @@ final class ControlRouter: Sendable {
     }
 
     /// Registers the control handlers and the router. Call before the transceiver starts.
-    func install(reload: @escaping @Sendable () throws -> Control.ReloadResult) {
+    func install(reload: @escaping @Sendable () async throws -> Control.ReloadResult) {
         transceiver.respond(to: Control.Peers.self) { [self] _, peer in
             try Self.requireLocal(peer, Control.Peers.messageType)
             let connected = lanPeers(kinds: nil).map {
@@ -68,7 +68,7 @@ final class ControlRouter: Sendable {
         }
         transceiver.respond(to: Control.Reload.self) { _, peer in
             try Self.requireLocal(peer, Control.Reload.messageType)
-            return try reload()
+            return try await reload()
         }
         transceiver.routeUnhandled { [self] message, peer in
             if peer.isLocal {

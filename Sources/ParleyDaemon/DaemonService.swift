@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Parley
 import ParleyControl
+import ParleyHistory
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -37,12 +38,38 @@ public struct DaemonService: Service {
         let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
         let reloader = Reloader(configuration)
         let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
-        router.install { try self.reload(reloader) }
+        let store: HistoryStore
+        do {
+            // Owner-only: the history holds the apps' states and screenshots.
+            try FileManager.default.createDirectory(
+                atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+            )
+            store = try await HistoryStore.open(
+                directory: configuration.dataDirectory, limits: configuration.historyLimits, logger: logger
+            )
+        } catch {
+            logger.critical(
+                "cannot open the debugger history; parleyd cannot start",
+                metadata: ["reason": "\(error)", "data-directory": "\(configuration.dataDirectory)"]
+            )
+            throw error
+        }
+        let debugger = DebuggerService(
+            transceiver: transceiver, store: store, filters: configuration.actionFilters, logger: logger
+        )
+        debugger.install()
+        router.install { try await self.reload(reloader, debugger: debugger) }
 
-        try await transceiver.start()
+        do {
+            try await transceiver.start()
+        } catch {
+            await debugger.close()
+            throw error
+        }
         // A SIGTERM while we wait for avahi-daemon must not be held up for the whole wait.
         await cancelWhenGracefulShutdown { await self.waitForDiscoveryToSettle(transceiver) }
         send("READY=1\nSTATUS=\(Self.status(peerCount: 0))\nMAINPID=\(getpid())")
+        logAuthenticationMode(port: transceiver.listeningPort ?? configuration.port)
         logger.notice(
             "parleyd ready",
             metadata: [
@@ -56,11 +83,11 @@ public struct DaemonService: Service {
         )
 
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.reportPeerCount(events, transceiver: transceiver, router: router) }
+            group.addTask { await self.reportPeerCount(events, transceiver: transceiver, router: router, debugger: debugger) }
             if let interval = notifier.watchdogInterval {
                 group.addTask { await self.pingWatchdog(every: interval) }
             }
-            group.addTask { await self.reloadOnHangup(hangups, reloader: reloader) }
+            group.addTask { await self.reloadOnHangup(hangups, reloader: reloader, debugger: debugger) }
 
             // Until SIGTERM/SIGINT (graceful shutdown) or cancellation.
             do {
@@ -73,10 +100,29 @@ public struct DaemonService: Service {
             await transceiver.stop()
             group.cancelAll()
         }
+        await debugger.close()
         logger.notice("parleyd stopped")
     }
 
     static func status(peerCount: Int) -> String { "\(peerCount) peers connected" }
+
+    /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.
+    private func logAuthenticationMode(port: Int) {
+        guard let secretFile = configuration.secretFile else {
+            logger.notice(
+                "parleyd runs OPEN: no secretFile is configured, so anyone on the LAN who can reach this port can connect, send messages to this node and its local clients, and receive what it broadcasts; configure secretFile (docs/security.md)",
+                metadata: ["port": "\(port)"]
+            )
+            return
+        }
+        logger.notice(
+            "LAN peers must prove the shared secret; their connections are encrypted",
+            metadata: [
+                "secret-file": "\(secretFile)",
+                "legacy-apps": "\(configuration.allowUnauthenticatedLegacyApps ? "accepted unauthenticated" : "refused")",
+            ]
+        )
+    }
 
     /// READY means "advertised, or discovery reported off": with discovery on, wait (up to 10 s) until avahi-daemon
     /// has answered one way or the other, so that a unit ordered after parleyd finds it on the LAN.
@@ -92,7 +138,9 @@ public struct DaemonService: Service {
         }
     }
 
-    private func reportPeerCount(_ events: AsyncStream<PeerEvent>, transceiver: Transceiver, router: ControlRouter) async {
+    private func reportPeerCount(
+        _ events: AsyncStream<PeerEvent>, transceiver: Transceiver, router: ControlRouter, debugger: DebuggerService
+    ) async {
         var reported = 0
         for await event in events {
             switch event {
@@ -100,6 +148,7 @@ public struct DaemonService: Service {
                 logger.debug("peer connected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)"])
             case .disconnected(let peer, let reason):
                 router.clientDisconnected(peer)
+                await debugger.peerDisconnected(peer)
                 logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
             }
             let count = transceiver.peers.count
@@ -120,9 +169,9 @@ public struct DaemonService: Service {
     }
 
     /// SIGHUP: see ``reload(_:)``. A configuration that does not load is logged and ignored.
-    private func reloadOnHangup(_ hangups: UnixSignalsSequence, reloader: Reloader) async {
+    private func reloadOnHangup(_ hangups: UnixSignalsSequence, reloader: Reloader, debugger: DebuggerService) async {
         for await _ in hangups {
-            _ = try? reload(reloader)
+            _ = try? await reload(reloader, debugger: debugger)
         }
     }
 
@@ -130,7 +179,23 @@ public struct DaemonService: Service {
     /// at once; any other changed key is named in the log as needing a restart (the transceiver's settings are
     /// fixed while it runs). A configuration that does not load is logged and thrown: the daemon keeps running as
     /// it was.
-    func reload(_ reloader: Reloader) throws -> Control.ReloadResult {
+    func reload(_ reloader: Reloader, debugger: DebuggerService) async throws -> Control.ReloadResult {
+        let (result, configuration) = try reload(reloader)
+        let debuggerKeys: Set<ConfigurationKey> = [.historyMaxEntries, .historyMaxBytes, .actionFilters]
+        if !debuggerKeys.isDisjoint(with: result.applied.compactMap(ConfigurationKey.init(rawValue:))) {
+            do {
+                try await debugger.apply(filters: configuration.actionFilters, limits: configuration.historyLimits)
+                logger.notice("debugger history settings changed", metadata: ["history-limits": "\(configuration.historyLimits)"])
+            } catch {
+                logger.error("cannot apply the new history limits", metadata: ["reason": "\(error)"])
+                throw error
+            }
+        }
+        return result
+    }
+
+    /// The synchronous part of a reload, under the lock: returns what changed and the configuration now running.
+    private func reload(_ reloader: Reloader) throws -> (Control.ReloadResult, DaemonConfiguration) {
         try reloader.current.withLock { current in
             send("RELOADING=1\nMONOTONIC_USEC=\(Self.monotonicMicroseconds())")
             defer { send("READY=1") }
@@ -144,7 +209,7 @@ public struct DaemonService: Service {
             let changed = next.changedKeys(from: current)
             if changed.isEmpty {
                 logger.notice("configuration reloaded; nothing changed")
-                return Control.ReloadResult(applied: [], needRestart: [])
+                return (Control.ReloadResult(applied: [], needRestart: []), current)
             }
             var applied: [String] = []
             if changed.contains(.logLevel) {
@@ -153,6 +218,11 @@ public struct DaemonService: Service {
                 applied.append(ConfigurationKey.logLevel.rawValue)
                 logger.notice("log level changed", metadata: ["log-level": "\(next.logLevel)"])
             }
+            for key in changed where [.historyMaxEntries, .historyMaxBytes, .actionFilters].contains(key) {
+                applied.append(key.rawValue)
+            }
+            current.historyLimits = next.historyLimits
+            current.actionFilters = next.actionFilters
             let pending = changed.filter(\.needsRestart)
             if !pending.isEmpty {
                 logger.warning(
@@ -163,7 +233,7 @@ public struct DaemonService: Service {
                     ]
                 )
             }
-            return Control.ReloadResult(applied: applied, needRestart: pending.map(\.rawValue))
+            return (Control.ReloadResult(applied: applied, needRestart: pending.map(\.rawValue)), current)
         }
     }
 

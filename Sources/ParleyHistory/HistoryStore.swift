@@ -1,2 +1,396 @@
-// The history store lands here (GRDB); see issue #5.
+import Foundation
+import GRDB
+import Logging
+import NIOCore
 import ParleyDebugger
+import Synchronization
+
+/// parleyd's debugger history: sessions (one per app connection) and their entries (action, state JSON,
+/// screenshot PNG), in SQLite at `<dataDirectory>/history.sqlite`.
+///
+/// * **Durability.** The database is in WAL mode with `synchronous = NORMAL`: a committed append survives a
+///   crash or SIGKILL of parleyd (only a power loss may take the last commits).
+/// * **Sequence numbers** are global and only grow (`AUTOINCREMENT`: never reused, even after retention or
+///   deletes), so an entry number names one entry for good.
+/// * **Listing never reads blobs.** Sizes live in the `entry` table and the state and screenshot in a separate
+///   `entryContent` table, so listing or paging 1 000 entries reads the same few pages whether the states are
+///   1 KB or 5 MB.
+/// * **Crash recovery.** ``open(directory:limits:logger:)`` ends every session still open: only a parleyd that
+///   stopped without ending them leaves sessions open, and none of their apps is connected to the new process.
+///   Such a session's end is the time of its last entry (its start if it has none). Imports interrupted by the
+///   crash are removed. Open the store from one process only.
+/// * **Transactions.** Every method that writes does so in one transaction; when it throws, nothing of the call
+///   was stored.
+///
+/// All methods are async and run on GRDB's own threads, never blocking Swift's cooperative pool.
+public final class HistoryStore: Sendable {
+    /// The file name inside the data directory.
+    public static let fileName = "history.sqlite"
+
+    /// A size for ``exportChunk(session:cursor:maxBytes:)`` that leaves room under the control socket's 64 MiB
+    /// frame limit.
+    public static let defaultExportChunkBytes = 16 << 20
+
+    public let path: String
+    let pool: DatabasePool
+    let logger: Logger
+    private let currentLimits: Mutex<RetentionLimits>
+
+    private init(path: String, pool: DatabasePool, limits: RetentionLimits, logger: Logger) {
+        self.path = path
+        self.pool = pool
+        self.currentLimits = Mutex(limits)
+        self.logger = logger
+    }
+
+    /// Opens (creating if needed) `<directory>/history.sqlite`, migrates it, ends sessions left open by a previous
+    /// process and applies `limits`. The directory must exist.
+    public static func open(directory: String, limits: RetentionLimits = .default, logger: Logger = Logger(label: "parley.history")) async throws(HistoryStoreError) -> HistoryStore {
+        if let problem = limits.problem { throw .invalidLimits(problem) }
+        let path = URL(fileURLWithPath: directory).appendingPathComponent(fileName).path
+        let pool: DatabasePool
+        do {
+            // Opening and migrating are synchronous file work: keep them off the cooperative pool.
+            pool = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result { try openPool(at: path) })
+                }
+            }
+        } catch {
+            throw .cannotOpen(path: path, reason: Self.message(error))
+        }
+        let store = HistoryStore(path: path, pool: pool, limits: limits, logger: logger)
+        try await store.recover()
+        try await store.setLimits(limits)
+        return store
+    }
+
+    private static func openPool(at path: String) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.label = "parley.history"
+        configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try HistorySchema.migrator.migrate(pool)
+        return pool
+    }
+
+    /// Closes the database (waiting for reads in progress); the store cannot be used afterwards.
+    public func close() async throws(HistoryStoreError) {
+        let pool = self.pool
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                DispatchQueue.global().async { continuation.resume(with: Result { try pool.close() }) }
+            }
+        } catch {
+            throw .database(operation: "close", message: Self.message(error))
+        }
+    }
+
+    public var limits: RetentionLimits { currentLimits.withLock { $0 } }
+
+    /// Changes the limits (on a configuration reload) and drops what the new ones do not allow at once.
+    public func setLimits(_ limits: RetentionLimits) async throws(HistoryStoreError) {
+        if let problem = limits.problem { throw .invalidLimits(problem) }
+        currentLimits.withLock { $0 = limits }
+        let dropped = try await write("apply the retention limits") { db in try Self.enforce(limits, keeping: nil, in: db) }
+        if dropped > 0 {
+            logger.info("history limits applied", metadata: ["dropped-entries": "\(dropped)", "max-entries": "\(limits.maxEntries)", "max-bytes": "\(limits.maxBytes)"])
+        }
+    }
+
+    private func recover() async throws(HistoryStoreError) {
+        let (closed, abandoned) = try await write("close sessions left open") { db -> (Int, Int) in
+            try db.execute(
+                sql: """
+                    UPDATE session SET ended = COALESCE((SELECT MAX(time) FROM entry WHERE entry.session = session.id), started)
+                    WHERE ended IS NULL AND importing = 0
+                    """
+            )
+            let closed = db.changesCount
+            try db.execute(sql: "DELETE FROM entry WHERE session IN (SELECT id FROM session WHERE importing = 1)")
+            try db.execute(sql: "DELETE FROM session WHERE importing = 1")
+            return (closed, db.changesCount)
+        }
+        if closed > 0 || abandoned > 0 {
+            logger.info("history recovered after an unclean stop", metadata: ["sessions-closed": "\(closed)", "imports-removed": "\(abandoned)"])
+        }
+    }
+
+    // MARK: - Sessions
+
+    /// Starts a session for an app that has just connected.
+    public func beginSession(peerID: String, appName: String, kind: SessionSummary.Kind, at start: Date = Date()) async throws(HistoryStoreError) -> SessionSummary {
+        let started = Timestamp(start)
+        let id = try await write("begin a session") { db -> Int64 in
+            try db.execute(
+                sql: "INSERT INTO session (peerID, appName, kind, started) VALUES (?, ?, ?, ?)",
+                arguments: [peerID, appName, kind.rawValue, started.milliseconds]
+            )
+            return db.lastInsertedRowID
+        }
+        return SessionSummary(id: id, peerID: peerID, appName: appName, kind: kind, started: started.date)
+    }
+
+    /// Marks a session ended (its app disconnected). Ending it again changes nothing.
+    public func endSession(_ id: Int64, at end: Date = Date()) async throws(HistoryStoreError) {
+        let ended = Timestamp(end)
+        try await write("end a session") { db in
+            try Self.requireSession(id, in: db)
+            try db.execute(sql: "UPDATE session SET ended = ? WHERE id = ? AND ended IS NULL", arguments: [ended.milliseconds, id])
+        }
+    }
+
+    /// Every session, oldest first, with the count and size of the entries it still has.
+    public func sessions() async throws(HistoryStoreError) -> [SessionSummary] {
+        try await read("list sessions") { db in
+            try Row.fetchAll(db, sql: Self.sessionQuery + " GROUP BY s.id ORDER BY s.id").map(Self.session)
+        }
+    }
+
+    public func session(_ id: Int64) async throws(HistoryStoreError) -> SessionSummary {
+        let found = try await read("read a session") { db in
+            try Row.fetchOne(db, sql: Self.sessionQuery + " AND s.id = ? GROUP BY s.id", arguments: [id]).map(Self.session)
+        }
+        guard let found else { throw .noSuchSession(id) }
+        return found
+    }
+
+    static let sessionQuery = """
+        SELECT s.id, s.peerID, s.appName, s.kind, s.imported, s.started, s.ended,
+               COUNT(e.sequence), COALESCE(SUM(e.stateSize + e.screenshotSize), 0)
+        FROM session s LEFT JOIN entry e ON e.session = s.id
+        WHERE s.importing = 0
+        """
+
+    static func session(_ row: Row) -> SessionSummary {
+        let ended: Int64? = row[6]
+        return SessionSummary(
+            id: row[0],
+            peerID: row[1],
+            appName: row[2],
+            kind: SessionSummary.Kind(rawValue: row[3]) ?? .parley,
+            imported: row[4],
+            started: Timestamp(milliseconds: row[5]).date,
+            ended: ended.map { Timestamp(milliseconds: $0).date },
+            entryCount: row[7],
+            bytes: row[8]
+        )
+    }
+
+    static func requireSession(_ id: Int64, in db: Database) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM session WHERE id = ? AND importing = 0", arguments: [id]) != nil else {
+            throw HistoryStoreError.noSuchSession(id)
+        }
+    }
+
+    // MARK: - Entries
+
+    /// Records a state change of an open session, then applies the retention limits.
+    ///
+    /// The state must be JSON (it is validated here, so that every stored state can be diffed and exported);
+    /// it is stored byte for byte.
+    public func append(_ record: StateRecord, to session: Int64, at date: Date = Date()) async throws(HistoryStoreError) -> EntrySummary {
+        do {
+            try JSONSkimmer.validate(record.state)
+        } catch {
+            throw .invalidState(error)
+        }
+        let time = Timestamp(date)
+        let state = Data(record.state.readableBytesView)
+        let screenshot = Data(record.screenshot.readableBytesView)
+        let limits = self.limits
+        let (sequence, dropped) = try await write("append an entry") { db -> (Int64, Int) in
+            let ended = try Row.fetchOne(db, sql: "SELECT ended IS NOT NULL FROM session WHERE id = ? AND importing = 0", arguments: [session])
+            guard let ended else { throw HistoryStoreError.noSuchSession(session) }
+            guard !(ended[0] as Bool) else { throw HistoryStoreError.sessionEnded(session) }
+            let sequence = try Self.insertEntry(session: session, time: time, action: record.action, state: state, screenshot: screenshot, in: db)
+            return (sequence, try Self.enforce(limits, keeping: sequence, in: db))
+        }
+        if dropped > 0 {
+            logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(dropped)"])
+        }
+        return EntrySummary(sequence: sequence, session: session, time: time.date, action: record.action, stateSize: state.count, screenshotSize: screenshot.count)
+    }
+
+    static func insertEntry(session: Int64, time: Timestamp, action: String, state: Data, screenshot: Data, in db: Database) throws -> Int64 {
+        try db.execute(
+            sql: "INSERT INTO entry (session, time, action, stateSize, screenshotSize) VALUES (?, ?, ?, ?, ?)",
+            arguments: [session, time.milliseconds, action, state.count, screenshot.count]
+        )
+        let sequence = db.lastInsertedRowID
+        try db.execute(sql: "INSERT INTO entryContent (sequence, state, screenshot) VALUES (?, ?, ?)", arguments: [sequence, state, screenshot])
+        return sequence
+    }
+
+    /// A page of entry summaries, oldest first. `namedFilters` are the saved filters that `query.filter` may
+    /// refer to. Reads only the small columns: no state or screenshot is loaded.
+    public func entries(_ query: EntryQuery, namedFilters: [String: ActionTextFilter] = [:]) async throws(HistoryStoreError) -> HistoryPage<EntrySummary> {
+        var conditions = ["entry.session NOT IN (SELECT id FROM session WHERE importing = 1)"]
+        var arguments = StatementArguments()
+        if let session = query.session {
+            conditions.append("entry.session = ?")
+            arguments += [session]
+        }
+        if let filter = query.filter {
+            do {
+                conditions.append(try ActionFilterSQL.condition(for: filter.resolved(in: namedFilters), column: "entry.action", arguments: &arguments))
+            } catch {
+                throw .invalidFilter(error)
+            }
+        }
+        let matching = conditions.joined(separator: " AND ")
+        var pageConditions = conditions
+        var pageArguments = arguments
+        if let after = query.after {
+            pageConditions.append("entry.sequence > ?")
+            pageArguments += [after]
+        }
+        // One row more than asked tells whether another page follows.
+        pageArguments += [max(0, query.limit) + 1, max(0, query.offset)]
+        let page = pageConditions.joined(separator: " AND ")
+        let session = query.session
+        let limit = max(0, query.limit)
+        let countArguments = arguments
+        let rowArguments = pageArguments
+        return try await read("list entries") { db in
+            if let session { try Self.requireSession(session, in: db) }
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry WHERE \(matching)", arguments: countArguments) ?? 0
+            var items = try Row.fetchAll(
+                db,
+                sql: "SELECT \(Self.summaryColumns) FROM entry WHERE \(page) ORDER BY entry.sequence LIMIT ? OFFSET ?",
+                arguments: rowArguments
+            ).map(Self.entry)
+            let more = items.count > limit
+            if more { items.removeLast() }
+            return HistoryPage(items: items, total: total, nextAfter: more ? items.last?.sequence : nil)
+        }
+    }
+
+    /// ``entries(_:namedFilters:)`` with the query's fields as arguments.
+    public func entries(
+        session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, offset: Int = 0, limit: Int = 100,
+        namedFilters: [String: ActionTextFilter] = [:]
+    ) async throws(HistoryStoreError) -> HistoryPage<EntrySummary> {
+        try await entries(EntryQuery(session: session, filter: filter, after: after, offset: offset, limit: limit), namedFilters: namedFilters)
+    }
+
+    /// One entry with its state and (unless `includeScreenshot` is false) its screenshot.
+    public func entry(_ sequence: Int64, includeScreenshot: Bool = true) async throws(HistoryStoreError) -> EntryDetail {
+        let found = try await read("read an entry") { db -> EntryDetail? in
+            let screenshot = includeScreenshot ? "c.screenshot" : "x''"
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT \(Self.summaryColumns), c.state, \(screenshot) FROM entry JOIN entryContent c ON c.sequence = entry.sequence
+                    WHERE entry.sequence = ? AND entry.session NOT IN (SELECT id FROM session WHERE importing = 1)
+                    """,
+                arguments: [sequence]
+            )
+            return row.map { row in
+                EntryDetail(summary: Self.entry(row), state: ByteBuffer(data: row[6]), screenshot: ByteBuffer(data: row[7]))
+            }
+        }
+        guard let found else { throw .noSuchEntry(sequence) }
+        return found
+    }
+
+    /// The entry recorded just before `sequence` in the same session (what a diff compares with by default), or
+    /// nil for a session's first entry (or when retention has dropped the one before).
+    public func predecessor(of sequence: Int64) async throws(HistoryStoreError) -> EntrySummary? {
+        let found = try await read("find the previous entry") { db -> EntrySummary?? in
+            guard let session = try Int64.fetchOne(db, sql: "SELECT session FROM entry WHERE sequence = ?", arguments: [sequence]) else {
+                return .none
+            }
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT \(Self.summaryColumns) FROM entry WHERE entry.session = ? AND entry.sequence < ? ORDER BY entry.sequence DESC LIMIT 1",
+                arguments: [session, sequence]
+            )
+            return .some(row.map(Self.entry))
+        }
+        guard let found else { throw .noSuchEntry(sequence) }
+        return found
+    }
+
+    /// Entries and bytes in the whole history (what the limits are compared with).
+    public func totals() async throws(HistoryStoreError) -> (entries: Int, bytes: Int64) {
+        try await read("count the history") { db in
+            let row = try Row.fetchOne(db, sql: "SELECT entries, bytes FROM totals")!
+            return (row[0], row[1])
+        }
+    }
+
+    static let summaryColumns = "entry.sequence, entry.session, entry.time, entry.action, entry.stateSize, entry.screenshotSize"
+
+    static func entry(_ row: Row) -> EntrySummary {
+        EntrySummary(sequence: row[0], session: row[1], time: Timestamp(milliseconds: row[2]).date, action: row[3], stateSize: row[4], screenshotSize: row[5])
+    }
+
+    // MARK: - Retention
+
+    /// Drops the oldest entries until `limits` hold, never the entry `keeping`; forgets ended sessions left
+    /// without entries by it. Returns how many entries it dropped.
+    static func enforce(_ limits: RetentionLimits, keeping newest: Int64?, in db: Database) throws -> Int {
+        let totals = try Row.fetchOne(db, sql: "SELECT entries, bytes FROM totals")!
+        var excessEntries = (totals[0] as Int) - limits.maxEntries
+        var excessBytes = (totals[1] as Int64) - limits.maxBytes
+        guard excessEntries > 0 || excessBytes > 0 else { return 0 }
+        var cutoff: Int64?
+        var dropped = 0
+        let oldest = try Row.fetchCursor(db, sql: "SELECT sequence, stateSize + screenshotSize FROM entry ORDER BY sequence")
+        while excessEntries > 0 || excessBytes > 0, let row = try oldest.next() {
+            let sequence: Int64 = row[0]
+            guard sequence != newest else { break }
+            cutoff = sequence
+            dropped += 1
+            excessEntries -= 1
+            excessBytes -= row[1] as Int64
+        }
+        guard let cutoff else { return 0 }
+        let touched = try Int64.fetchAll(db, sql: "SELECT DISTINCT session FROM entry WHERE sequence <= ?", arguments: [cutoff])
+        try db.execute(sql: "DELETE FROM entry WHERE sequence <= ?", arguments: [cutoff])
+        for session in touched {
+            try db.execute(
+                sql: "DELETE FROM session WHERE id = ? AND ended IS NOT NULL AND importing = 0 AND NOT EXISTS (SELECT 1 FROM entry WHERE entry.session = session.id)",
+                arguments: [session]
+            )
+        }
+        return dropped
+    }
+
+    // MARK: - Database access
+
+    func write<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(HistoryStoreError) -> T {
+        do {
+            return try await pool.write(body)
+        } catch let error as HistoryStoreError {
+            throw error
+        } catch {
+            throw .database(operation: operation, message: Self.message(error))
+        }
+    }
+
+    func read<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(HistoryStoreError) -> T {
+        do {
+            return try await pool.read(body)
+        } catch let error as HistoryStoreError {
+            throw error
+        } catch {
+            throw .database(operation: operation, message: Self.message(error))
+        }
+    }
+
+    static func message(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error)" }
+        return "\(error)"
+    }
+}
+
+extension ByteBuffer {
+    init(data: Data) {
+        self.init(bytes: data)
+    }
+}

@@ -12,6 +12,10 @@ import ParleyTestSupport
 //                                               advertise as NAME on _debug._tcp, browse, auto-connect (unless
 //                                               --no-connect) and keep static peers connected; on each connection
 //                                               exchange an Echo; print JSON-lines events
+//   parley-test-peer debugger-app NAME COUNT [--original]
+//                                               an app using RemoteDebugger: finds the debugger on _debug._tcp,
+//                                               writes COUNT states {"step": i} (action step.i, a small PNG),
+//                                               prints each state sent back as a JSON "restored" event
 //
 // Prints `READY port=<port> id=<peer id>` once it is listening or connected (discover: a JSON "ready" event).
 
@@ -25,6 +29,11 @@ LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
     handler.logLevel = ProcessInfo.processInfo.environment["PARLEY_TEST_PEER_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
     return handler
+}
+
+if mode == "debugger-app" {
+    try await runDebuggerApp(Array(arguments.dropFirst()))
+    exit(0)
 }
 
 let tracker = SequenceTracker()

@@ -5,7 +5,7 @@ extension Frame {
     public var bodySize: Int {
         switch self {
         case .hello(let hello): 1 + 2 + 2 + hello.body.readableBytes
-        case .auth(let body): 1 + body.readableBytes
+        case .auth(let body), .sealed(let body): 1 + body.readableBytes
         case .message(let message):
             FrameLayout.messageFixedHeaderSize + message.header.typeName.utf8.count + message.payload.readableBytes
         case .errorReply(let reply): 1 + 8 + 2 + reply.message.utf8.count
@@ -37,6 +37,8 @@ extension Frame {
             buffer.writeInteger(hello.maximumVersion, endianness: .little)
         case .auth:
             buffer.writeInteger(FrameKind.auth.rawValue)
+        case .sealed:
+            buffer.writeInteger(FrameKind.sealed.rawValue)
         case .message(let message):
             let header = message.header
             buffer.writeInteger(FrameKind.message.rawValue)
@@ -69,7 +71,7 @@ extension Frame {
     public var trailingPayload: ByteBuffer? {
         switch self {
         case .hello(let hello): hello.body
-        case .auth(let body): body
+        case .auth(let body), .sealed(let body): body
         case .message(let message): message.payload
         case .legacyDebugger(let json): json
         case .errorReply, .ping, .pong, .close: nil
@@ -94,6 +96,11 @@ extension Frame {
             return .hello(HelloFrame(minimumVersion: minimum, maximumVersion: maximum, body: body))
         case .auth:
             return .auth(body)
+        case .sealed:
+            guard body.readableBytes >= FrameLayout.sealedOverhead else {
+                throw .malformedFrame(kind: kind, reason: "body shorter than an inner kind byte and the 16-byte tag")
+            }
+            return .sealed(body)
         case .message:
             guard let flags = body.readInteger(as: UInt8.self),
                 let id = body.readInteger(endianness: .little, as: UInt64.self),

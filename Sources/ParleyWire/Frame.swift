@@ -3,7 +3,10 @@ import NIOCore
 /// One unit on the wire. Parley frames carry a ``FrameKind``; legacy debugger frames carry bare JSON.
 public enum Frame: Sendable, Hashable {
     case hello(HelloFrame)
+    /// A proof of the shared secret (an HMAC), exchanged during an authenticated handshake.
     case auth(ByteBuffer)
+    /// A frame protected by the connection's session keys: ciphertext of the inner frame's body, then the tag.
+    case sealed(ByteBuffer)
     case message(MessageFrame)
     case errorReply(ErrorReplyFrame)
     case ping(UInt64)
@@ -114,6 +117,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// Both peers connected to each other at once; this connection is the one both sides drop.
     public static let duplicateConnection = ErrorCode(rawValue: 9)
     public static let connectedToSelf = ErrorCode(rawValue: 10)
+    /// A proof of the shared secret did not verify, or a sealed frame failed authentication.
     public static let authenticationFailed = ErrorCode(rawValue: 11)
     public static let heartbeatTimeout = ErrorCode(rawValue: 12)
     public static let protocolViolation = ErrorCode(rawValue: 13)
@@ -124,6 +128,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let idleTimeout = ErrorCode(rawValue: 21)
     /// The peer sent frames faster than the node's rate limit allows.
     public static let rateLimited = ErrorCode(rawValue: 22)
+    /// One side requires a shared secret and the other has none (or an app that cannot authenticate connected).
+    public static let authenticationRequired = ErrorCode(rawValue: 14)
 
     public var description: String {
         switch self {
@@ -144,6 +150,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .tooManyConnections: "too-many-connections"
         case .idleTimeout: "idle-timeout"
         case .rateLimited: "rate-limited"
+        case .authenticationRequired: "authentication-required"
         default: "code-\(rawValue)"
         }
     }

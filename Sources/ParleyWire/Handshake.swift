@@ -9,6 +9,12 @@ public enum ConnectionRole: Sendable, Hashable {
 }
 
 /// The handshake of one connection as a plain state machine: feed it frames, do what it returns.
+///
+/// Open (no authenticator): the dialer sends its hello, the acceptor answers with its own, done. With an
+/// authenticator (a shared secret) both hellos carry an offer (nonce and ephemeral key), then the acceptor
+/// proves it knows the secret (an auth frame behind its hello), the dialer checks that and proves it in turn, and
+/// the acceptor checks the dialer's proof. Only then is the connection established, and from then on every frame
+/// is sealed with ``frameProtection``. A side with a secret never talks to a side without one: both refuse.
 public struct HandshakeStateMachine: Sendable {
     public enum Outcome: Sendable, Hashable {
         /// A Parley peer: the negotiated version and its hello.
@@ -18,74 +24,150 @@ public struct HandshakeStateMachine: Sendable {
     }
 
     public enum Action: Sendable, Hashable {
-        /// Send our hello, then keep waiting.
-        case sendHello
-        /// Send our hello (acceptor) or nothing (dialer), and the connection is established.
-        case established(Outcome, sendHello: Bool)
-        /// Tell the peer why (unless it was the peer that refused), then close.
+        /// Send these frames, in order, then keep feeding frames in.
+        case send([Frame])
+        /// Send these frames (maybe none) and the connection is established. With an authenticator, every frame
+        /// after them, both ways, is sealed with ``HandshakeStateMachine/frameProtection``.
+        case established(Outcome, send: [Frame])
+        /// Tell the peer why (unless it was the peer that refused, or it could not understand), then close.
         case fail(HandshakeError, notifyPeer: Bool)
     }
 
     private enum State: Sendable {
         case idle
         case awaitingHello
+        /// Both hellos are known; waiting for the peer's proof of the shared secret.
+        case awaitingProof(version: UInt16, hello: Hello)
         case done
     }
 
     public let role: ConnectionRole
     public let minimumVersion: UInt16
     public let maximumVersion: UInt16
+    /// With an authenticator: whether an app of the original debugger (which cannot authenticate) is let in.
+    public let allowsUnauthenticatedLegacyApps: Bool
+    /// Our hello exactly as it goes on the wire: the authenticated transcript is made of these bytes.
+    private let localHello: HelloFrame
+    private var authenticator: (any HandshakeAuthenticator)?
     private var state: State = .idle
+    /// Set when an authenticated handshake is established: seals and opens every later frame.
+    public private(set) var frameProtection: (any FrameProtection)?
 
+    /// - Parameters:
+    ///   - hello: what this side says about itself; its `auth` is filled in from `authenticator`.
+    ///   - authenticator: `nil` for an open connection.
     public init(
         role: ConnectionRole,
+        hello: Hello,
+        authenticator: (any HandshakeAuthenticator)? = nil,
+        allowsUnauthenticatedLegacyApps: Bool = false,
         minimumVersion: UInt16 = ProtocolVersion.minimumSupported,
         maximumVersion: UInt16 = ProtocolVersion.current
     ) {
         self.role = role
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
+        self.allowsUnauthenticatedLegacyApps = allowsUnauthenticatedLegacyApps
+        self.authenticator = authenticator
+        var hello = hello
+        hello.auth = authenticator?.offer
+        // A struct of strings and arrays of strings always encodes.
+        let json = try! JSONEncoder().encode(hello)
+        localHello = HelloFrame(minimumVersion: minimumVersion, maximumVersion: maximumVersion, body: ByteBuffer(bytes: json))
     }
 
-    /// Call once when the connection is up.
+    /// Call once when the connection is up. The dialer sends its hello at once.
     public mutating func start() -> Action? {
-        precondition(state == .idle, "start() called twice")
+        guard case .idle = state else { preconditionFailure("start() called twice") }
         state = .awaitingHello
-        return role == .dialer ? .sendHello : nil
+        return role == .dialer ? .send([.hello(localHello)]) : nil
     }
 
     /// Call with every frame that arrives until the handshake is established or has failed.
     public mutating func receive(_ frame: Frame) -> Action {
-        precondition(state == .awaitingHello, "frame received outside the handshake")
-        state = .done
+        switch state {
+        case .awaitingHello:
+            state = .done
+            return receiveFirst(frame)
+        case .awaitingProof(let version, let hello):
+            state = .done
+            return receiveProof(frame, version: version, hello: hello)
+        case .idle, .done:
+            preconditionFailure("frame received outside the handshake")
+        }
+    }
+
+    private mutating func receiveFirst(_ frame: Frame) -> Action {
         switch frame {
-        case .hello(let hello):
-            let lower = max(minimumVersion, hello.minimumVersion)
-            let upper = min(maximumVersion, hello.maximumVersion)
+        case .hello(let peerHello):
+            let lower = max(minimumVersion, peerHello.minimumVersion)
+            let upper = min(maximumVersion, peerHello.maximumVersion)
             guard lower <= upper else {
-                return .fail(
-                    .incompatibleVersion(
-                        local: minimumVersion...maximumVersion, remote: hello.minimumVersion...max(hello.minimumVersion, hello.maximumVersion)
-                    ),
-                    notifyPeer: true
-                )
+                let remote = peerHello.minimumVersion...max(peerHello.minimumVersion, peerHello.maximumVersion)
+                return .fail(.incompatibleVersion(local: minimumVersion...maximumVersion, remote: remote), notifyPeer: true)
             }
             let decoded: Hello
             do {
-                decoded = try JSONDecoder().decode(Hello.self, from: Data(hello.body.readableBytesView))
+                decoded = try JSONDecoder().decode(Hello.self, from: Data(peerHello.body.readableBytesView))
             } catch {
                 return .fail(.malformedHello(String(describing: error)), notifyPeer: true)
             }
             guard UUID(uuidString: decoded.peerID) != nil else {
                 return .fail(.malformedHello("peerID \"\(decoded.peerID)\" is not a UUID"), notifyPeer: true)
             }
-            return .established(.parley(version: upper, hello: decoded), sendHello: role == .acceptor)
+            guard var authenticator else {
+                if decoded.auth != nil { return .fail(.secretRequiredByPeer, notifyPeer: true) }
+                return .established(.parley(version: upper, hello: decoded), send: role == .acceptor ? [.hello(localHello)] : [])
+            }
+            guard let peerOffer = decoded.auth else { return .fail(.peerHasNoSecret, notifyPeer: true) }
+            let transcript =
+                role == .dialer
+                ? HandshakeTranscript(dialerHello: localHello, acceptorHello: peerHello, dialerOffer: authenticator.offer, acceptorOffer: peerOffer)
+                : HandshakeTranscript(dialerHello: peerHello, acceptorHello: localHello, dialerOffer: peerOffer, acceptorOffer: authenticator.offer)
+            do {
+                try authenticator.bind(to: transcript, as: role)
+            } catch {
+                return .fail(error, notifyPeer: true)
+            }
+            self.authenticator = authenticator
+            state = .awaitingProof(version: upper, hello: decoded)
+            // The acceptor proves itself first; the dialer waits for that proof before giving its own, so that a
+            // peer without the secret learns nothing from the dialer.
+            return .send(role == .acceptor ? [.hello(localHello), .auth(authenticator.localProof())] : [])
         case .legacyDebugger(let json) where role == .acceptor:
-            return .established(.legacyDebugger(firstFrame: json), sendHello: false)
+            if authenticator != nil && !allowsUnauthenticatedLegacyApps {
+                // It would not understand a close frame.
+                return .fail(.legacyAppRefused, notifyPeer: false)
+            }
+            return .established(.legacyDebugger(firstFrame: json), send: [])
         case .close(let close):
-            return .fail(.refusedByPeer(code: close.code, message: close.message), notifyPeer: false)
+            return .fail(refusal(close), notifyPeer: false)
         default:
             return .fail(.unexpectedFrame(Self.name(of: frame)), notifyPeer: true)
+        }
+    }
+
+    private mutating func receiveProof(_ frame: Frame, version: UInt16, hello: Hello) -> Action {
+        guard let authenticator else { preconditionFailure("awaiting a proof without an authenticator") }
+        switch frame {
+        case .auth(let proof):
+            guard authenticator.isValidPeerProof(proof) else { return .fail(.wrongSecret, notifyPeer: true) }
+            frameProtection = authenticator.frameProtection()
+            return .established(.parley(version: version, hello: hello), send: role == .dialer ? [.auth(authenticator.localProof())] : [])
+        case .close(let close):
+            return .fail(refusal(close), notifyPeer: false)
+        default:
+            return .fail(.missingProof(received: Self.name(of: frame)), notifyPeer: true)
+        }
+    }
+
+    /// The peer's close frame during the handshake, as the error this side reports. The authentication codes
+    /// become errors worded from this side's point of view.
+    private func refusal(_ close: CloseFrame) -> HandshakeError {
+        switch close.code {
+        case .authenticationRequired: authenticator == nil ? .secretRequiredByPeer : .peerHasNoSecret
+        case .authenticationFailed: .wrongSecret
+        default: .refusedByPeer(code: close.code, message: close.message)
         }
     }
 
@@ -93,6 +175,7 @@ public struct HandshakeStateMachine: Sendable {
         switch frame {
         case .hello: "hello"
         case .auth: "auth"
+        case .sealed: "sealed"
         case .message: "message"
         case .errorReply: "error-reply"
         case .ping: "ping"
@@ -110,6 +193,16 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     case unexpectedFrame(String)
     case refusedByPeer(code: ErrorCode, message: String)
     case timedOut(seconds: Double)
+    /// The peer's proof did not verify, or the peer said ours did not: the two sides hold different secrets.
+    case wrongSecret
+    /// This node has no shared secret; the peer requires one.
+    case secretRequiredByPeer
+    /// This node requires a shared secret; the peer has none (its hello offered no authentication).
+    case peerHasNoSecret
+    /// An app of the original debugger connected; it cannot authenticate and this node requires a secret.
+    case legacyAppRefused
+    /// After the hellos of an authenticated handshake, something other than the peer's proof arrived.
+    case missingProof(received: String)
 
     public var description: String {
         switch self {
@@ -122,7 +215,17 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .refusedByPeer(let code, let message):
             "the remote peer refused the connection (\(code)): \(message.excerpt())"
         case .timedOut(let seconds):
-            "no hello within \(seconds) s"
+            "no hello within \(seconds) s (with a shared secret: no complete handshake, both proofs included)"
+        case .wrongSecret:
+            "the peer does not know this node's shared secret; give both sides the same secret file"
+        case .secretRequiredByPeer:
+            "the peer requires a shared secret; configure secretFile (TransceiverConfiguration.sharedSecret) with the peer's secret"
+        case .peerHasNoSecret:
+            "this node requires a shared secret and the peer has none; configure secretFile (TransceiverConfiguration.sharedSecret) on the peer with this node's secret"
+        case .legacyAppRefused:
+            "an app of the original debugger cannot authenticate and this node requires a shared secret; refused (set allowUnauthenticatedLegacyApps to let such apps in)"
+        case .missingProof(let name):
+            "expected the peer's auth frame (its proof of the shared secret), received a \(name) frame"
         }
     }
 
@@ -130,9 +233,11 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var closeCode: ErrorCode {
         switch self {
         case .incompatibleVersion: .incompatibleVersion
-        case .malformedHello, .unexpectedFrame: .protocolViolation
+        case .malformedHello, .unexpectedFrame, .missingProof: .protocolViolation
         case .refusedByPeer(let code, _): code
         case .timedOut: .handshakeTimeout
+        case .wrongSecret: .authenticationFailed
+        case .secretRequiredByPeer, .peerHasNoSecret, .legacyAppRefused: .authenticationRequired
         }
     }
 

@@ -9,8 +9,10 @@ public enum StartByte: UInt8, Sendable, CaseIterable {
 /// The kind byte that opens the body of every Parley frame.
 public enum FrameKind: UInt8, Sendable, CaseIterable {
     case hello = 0x01
-    /// Reserved for the authentication exchange; not sent by protocol version 1 peers.
+    /// A proof of the shared secret, exchanged during an authenticated handshake.
     case auth = 0x02
+    /// Every frame after an authenticated handshake: the AEAD ciphertext of an inner frame's body.
+    case sealed = 0x03
     case message = 0x10
     case errorReply = 0x11
     case ping = 0x20
@@ -34,4 +36,7 @@ public enum FrameLayout {
     public static let maximumTypeNameLength = 1024
     /// The default cap on a frame body: 64 MiB.
     public static let defaultMaximumBodySize = 64 * 1024 * 1024
+    /// Bytes a sealed frame's body adds to the body of the frame it carries: its own kind byte and the 16-byte
+    /// AEAD tag. (Also the shortest valid sealed body: an inner kind byte and a tag.)
+    public static let sealedOverhead = 1 + 16
 }

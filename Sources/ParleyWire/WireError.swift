@@ -13,6 +13,10 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownFrameKind(UInt8)
     /// A Parley frame's fields did not fit its body, or a field held an impossible value.
     case malformedFrame(kind: FrameKind, reason: String)
+    /// A sealed frame's tag did not verify: it was altered, forged, replayed, reordered or follows a dropped one.
+    case forgedFrame
+    /// A frame arrived in plaintext on a connection that had switched to sealed frames.
+    case plaintextAfterSealing(kind: String)
 
     public var description: String {
         switch self {
@@ -29,6 +33,10 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
             return "unknown frame kind 0x\(String(kind, radix: 16, uppercase: true))"
         case .malformedFrame(let kind, let reason):
             return "malformed \(kind) frame: \(reason)"
+        case .forgedFrame:
+            return "frame failed authentication: altered or forged (or replayed, reordered, or after a dropped frame)"
+        case .plaintextAfterSealing(let kind):
+            return "a plaintext \(kind) frame arrived after the connection switched to sealed frames"
         }
     }
 
@@ -36,6 +44,8 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public var closeCode: ErrorCode {
         switch self {
         case .frameTooLarge: .frameTooLarge
+        case .forgedFrame: .authenticationFailed
+        case .plaintextAfterSealing: .protocolViolation
         default: .malformedFrame
         }
     }

@@ -14,17 +14,19 @@ struct DaemonBackedTests {
         let socket: String
         let directory: URL
 
-        init(staticPeer: Int?) async throws {
-            directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("pctl-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            socket = directory.appendingPathComponent("parleyd.sock").path
-            let config = directory.appendingPathComponent("parleyd.json")
-            try Data("{}".utf8).write(to: config)
+        /// parleyd with `config` as its config file and `arguments` added; in `directory` if given (a restart keeps
+        /// its history), else in a new one.
+        init(staticPeer: Int?, arguments: [String] = [], config: String = "{}", directory: URL? = nil) async throws {
+            self.directory = directory ?? URL(fileURLWithPath: "/tmp").appendingPathComponent("pctl-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+            socket = self.directory.appendingPathComponent("parleyd.sock").path
+            let configFile = self.directory.appendingPathComponent("parleyd.json")
+            try Data(config.utf8).write(to: configFile)
             child = try Child(
                 "parleyd",
-                ["--no-discovery", "--port", "0", "--name", "testd", "--control-socket", socket, "--data-directory", directory.path]
-                    + (staticPeer.map { ["--static-peer", "127.0.0.1:\($0)"] } ?? []),
-                environment: ["PARLEY_CONFIG": config.path]
+                ["--no-discovery", "--port", "0", "--name", "testd", "--control-socket", socket, "--data-directory", self.directory.path]
+                    + (staticPeer.map { ["--static-peer", "127.0.0.1:\($0)"] } ?? []) + arguments,
+                environment: ["PARLEY_CONFIG": configFile.path]
             )
             _ = try await child.waitFor(in: \.stderr) { $0.contains("parleyd ready") ? true : nil }
             port = try await child.waitFor(in: \.stderr) { text in
@@ -36,9 +38,10 @@ struct DaemonBackedTests {
             try await Child.run("parleyctl", arguments + ["--socket", socket])
         }
 
-        func stop() async throws {
+        /// SIGTERM, expecting a clean exit; the directory is removed unless a restart is to reuse it.
+        func stop(removing: Bool = true) async throws {
             #expect(try await child.stop(SIGTERM) == 0)
-            try? FileManager.default.removeItem(at: directory)
+            if removing { try? FileManager.default.removeItem(at: directory) }
         }
     }
 

@@ -355,4 +355,46 @@ struct DaemonLabTests {
             #expect(lines.isEmpty, "still browsed on B: \(lines)")
         }
     }
+
+    @Test("debugger apps find parleyd by discovery: an original-debugger app (python-zeroconf, 206 frames) and the Swift client record states, and replays reach each")
+    func debuggerAppsFindParleyd() async throws {
+        try await NetnsLab.with { lab in
+            _ = try await Self.parleyd(lab, .a)
+            let python = try Interop.python()
+            let script = NetnsLab.repositoryRoot.appendingPathComponent("scripts/interop/original_debugger_app.py").path
+            let state = #"{"count":1.10,"名前":"ü"}"#
+            let original = try LabProcess(
+                lab, .b,
+                [python, script, "--browse", "--send", "load", Data(state.utf8).base64EncodedString(), Data([0x89, 0x50]).base64EncodedString(),
+                 "--expect", "1", "--timeout", "60"]
+            )
+            let swiftApp = try LabProcess(lab, .b, [try Self.binary("parley-test-peer"), "debugger-app", "swift-app", "2"])
+
+            // Both apps found parleyd on their own and recorded: 1 + 2 entries.
+            var entries: [[String: Any]] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            while entries.count < 3, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(250))
+                let history = try await Self.parleyctl(lab, .a, ["history", "--json", "--socket", Self.socket])
+                entries = history.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            }
+            let actions = Set(entries.compactMap { $0["action"] as? String })
+            #expect(actions == ["load", "step.0", "step.1"], "original: \(original.stdout) \(original.stderr)\nswift: \(swiftApp.stdout) \(swiftApp.stderr)")
+
+            for action in ["load", "step.0"] {
+                let sequence = try #require(entries.first { $0["action"] as? String == action }?["sequence"] as? Int)
+                let replay = try await Self.parleyctl(lab, .a, ["replay", String(sequence), "--socket", Self.socket])
+                #expect(replay.status == 0, "\(replay)")
+            }
+            try await original.waitFor("the original app to receive the state", timeout: .seconds(15)) { out, _ in
+                out.contains(#""event": "received""#) ? true : nil
+            }
+            let received = original.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { $0["event"] as? String == "received" }?["state"] as? String
+            #expect(received.flatMap { Data(base64Encoded: $0) } == Data(state.utf8))
+            try await swiftApp.waitFor("the Swift app to apply step 0", timeout: .seconds(15)) { out, _ in
+                out.contains(#""event":"restored","step":0"#) ? true : nil
+            }
+        }
+    }
 }

@@ -114,16 +114,31 @@ struct BadInputTests {
         }
     }
 
-    @Test("a connection that never sends a hello is closed after the handshake timeout")
+    @Test("a connection that starts a hello and never finishes it is closed after the handshake timeout")
     func handshakeTimeout() async throws {
         try await withServer(handshakeTimeout: .seconds(1)) { server, logs in
             let socket = try RawSocket(port: server.listeningPort!)
             let started = Date()
+            socket.write([207, 0x30])
             let (frames, closed) = try await socket.frames(timeout: 10)
             // Not before the timeout; the upper bound is the read's own 10 s limit, so a busy machine cannot fail it.
             #expect(closed && Date().timeIntervalSince(started) >= 1)
             #expect(frames.contains { if case .close(let close) = $0 { close.code == .handshakeTimeout } else { false } })
             #expect(await eventually { !logs.records(mentioning: "no hello within").isEmpty })
+        }
+    }
+
+    @Test("a connection that sends nothing is kept past the handshake timeout, as an original debugger app before its first state")
+    func silentConnectionKept() async throws {
+        try await withServer(handshakeTimeout: .seconds(1)) { server, _ in
+            let inbox = Inbox<ByteBuffer>()
+            server.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { message, _ in inbox.put(message.payload) }
+            let socket = try RawSocket(port: server.listeningPort!)
+            let (bytes, closed) = try await socket.bytes(timeout: 2.5)
+            #expect(!closed && bytes.isEmpty, "a silent connection was closed (or sent \(bytes))")
+            let json = #"{"state":{"n":1},"action":"first","imageData":""}"#
+            socket.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
+            #expect(try await inbox.take().first == ByteBuffer(string: json))
         }
     }
 

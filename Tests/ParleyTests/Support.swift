@@ -18,6 +18,9 @@ func makeTransceiver(
         name: name, identity: .ephemeral, listenHost: listen, port: 0,
         logger: logs?.logger ?? Logger(label: "parley.test", factory: { _ in SwiftLogNoOpLogHandler() })
     )
+    // Liveness is tested where it is the subject (those tests set their own timeout); elsewhere a CPU-starved CI
+    // machine must not turn a slow event loop into a dead peer.
+    configuration.heartbeatTimeout = .seconds(15)
     adjust(&configuration)
     return Transceiver(configuration: configuration)
 }

@@ -11,6 +11,7 @@ struct FrameCodecTests {
     static let samples: [Frame] = [
         .hello(HelloFrame(minimumVersion: 1, maximumVersion: 3, body: buffer(#"{"peerID":"x"}"#))),
         .auth(buffer("proof")),
+        .sealed(ByteBuffer(bytes: Array(0..<40))),
         .message(MessageFrame(header: MessageHeader(typeName: "listr.AddItemCommand", id: MessageID(7)), payload: buffer(#"{"title":"milk"}"#))),
         .message(
             MessageFrame(
@@ -130,6 +131,7 @@ struct FrameCodecTests {
         ([0x10, 0x00] + [UInt8](repeating: 0, count: 16) + [0x01, 0x00, 0x41], "id 0"),
         ([0x77], "unknown frame kind"),
         ([0x20, 1, 2], "exactly 9 bytes"),
+        ([0x03] + [UInt8](repeating: 0, count: 16), "16-byte tag"),  // sealed: a tag but no inner kind byte
     ] as [([UInt8], String)])
     func malformed(body: [UInt8], expected: String) {
         var decoder = FrameDecoder()

@@ -6,34 +6,51 @@ import Testing
 @Suite("Handshake state machine")
 struct HandshakeStateMachineTests {
     static let peerID = "6f1c7a52-93c4-4d0e-9a7d-0b7f6f1f0a11"
+    static let localHello = Hello(peerID: "c0a80f2e-4b1d-4e6a-8f3c-9d2e1b7a5c40", name: "a")
 
     static func hello(min: UInt16 = 1, max: UInt16 = 1, json: String? = nil) -> Frame {
         let body = json ?? #"{"peerID":"\#(peerID)","name":"b","capabilities":["heartbeat"],"accepts":[]}"#
         return .hello(HelloFrame(minimumVersion: min, maximumVersion: max, body: ByteBuffer(string: body)))
     }
 
+    static func machine(
+        _ role: ConnectionRole, min: UInt16 = 1, max: UInt16 = 1, authenticator: FakeAuthenticator? = nil, allowLegacy: Bool = false
+    ) -> HandshakeStateMachine {
+        var machine = HandshakeStateMachine(
+            role: role, hello: localHello, authenticator: authenticator, allowsUnauthenticatedLegacyApps: allowLegacy,
+            minimumVersion: min, maximumVersion: max
+        )
+        if role == .acceptor { #expect(machine.start() == nil) }
+        return machine
+    }
+
     @Test("the dialer speaks first; the acceptor answers only after the dialer's hello")
-    func roles() {
-        var dialer = HandshakeStateMachine(role: .dialer)
-        #expect(dialer.start() == .sendHello)
-        var acceptor = HandshakeStateMachine(role: .acceptor)
-        #expect(acceptor.start() == nil)
-        guard case .established(.parley(let version, let hello), let sendHello) = acceptor.receive(Self.hello()) else {
+    func roles() throws {
+        var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello)
+        guard case .send(let frames) = dialer.start(), case .hello(let sent) = frames.first, frames.count == 1 else {
+            Issue.record("the dialer did not start with its hello")
+            return
+        }
+        let decoded = try JSONDecoder().decode(Hello.self, from: Data(sent.body.readableBytesView))
+        #expect(decoded == Self.localHello && decoded.auth == nil)
+        var acceptor = Self.machine(.acceptor)
+        guard case .established(.parley(let version, let hello), let reply) = acceptor.receive(Self.hello()) else {
             Issue.record("acceptor did not establish")
             return
         }
-        #expect(version == 1 && sendHello && hello.name == "b" && hello.capabilities == ["heartbeat"])
+        #expect(version == 1 && hello.name == "b" && hello.capabilities == ["heartbeat"])
+        #expect(reply.count == 1 && { if case .hello = reply[0] { true } else { false } }())
         guard case .established(_, let dialerSends) = dialer.receive(Self.hello()) else {
             Issue.record("dialer did not establish")
             return
         }
-        #expect(!dialerSends)
+        #expect(dialerSends.isEmpty)
+        #expect(dialer.frameProtection == nil && acceptor.frameProtection == nil)
     }
 
     @Test("the highest common version is chosen")
     func negotiation() {
-        var machine = HandshakeStateMachine(role: .acceptor, minimumVersion: 1, maximumVersion: 3)
-        _ = machine.start()
+        var machine = Self.machine(.acceptor, min: 1, max: 3)
         guard case .established(.parley(let version, _), _) = machine.receive(Self.hello(min: 2, max: 5)) else {
             Issue.record("no agreement")
             return
@@ -43,8 +60,7 @@ struct HandshakeStateMachineTests {
 
     @Test("incompatible versions fail with a message naming both ranges, and the peer is told")
     func incompatible() {
-        var machine = HandshakeStateMachine(role: .acceptor)
-        _ = machine.start()
+        var machine = Self.machine(.acceptor)
         guard case .fail(let error, let notify) = machine.receive(Self.hello(min: 7, max: 9)) else {
             Issue.record("accepted an incompatible version")
             return
@@ -58,8 +74,7 @@ struct HandshakeStateMachineTests {
         "{not json", #"{"peerID":"not-a-uuid","name":"x","capabilities":[],"accepts":[]}"#, #"{"name":"x"}"#,
     ])
     func malformedHello(json: String) {
-        var machine = HandshakeStateMachine(role: .acceptor)
-        _ = machine.start()
+        var machine = Self.machine(.acceptor)
         guard case .fail(.malformedHello, true) = machine.receive(Self.hello(json: json)) else {
             Issue.record("accepted a malformed hello")
             return
@@ -68,27 +83,197 @@ struct HandshakeStateMachineTests {
 
     @Test("an acceptor treats a first 206 frame as a legacy debugger app and sends it nothing")
     func legacy() {
-        var machine = HandshakeStateMachine(role: .acceptor)
-        _ = machine.start()
+        var machine = Self.machine(.acceptor)
         let json = ByteBuffer(string: #"{"action":"x"}"#)
-        #expect(machine.receive(.legacyDebugger(json)) == .established(.legacyDebugger(firstFrame: json), sendHello: false))
+        #expect(machine.receive(.legacyDebugger(json)) == .established(.legacyDebugger(firstFrame: json), send: []))
     }
 
     @Test("a dialer refuses a legacy frame, and anything but hello first is a violation")
     func unexpected() {
-        var dialer = HandshakeStateMachine(role: .dialer)
+        var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello)
         _ = dialer.start()
         #expect(dialer.receive(.legacyDebugger(ByteBuffer())) == .fail(.unexpectedFrame("legacy debugger frame"), notifyPeer: true))
-        var acceptor = HandshakeStateMachine(role: .acceptor)
-        _ = acceptor.start()
+        var acceptor = Self.machine(.acceptor)
         #expect(acceptor.receive(.ping(1)) == .fail(.unexpectedFrame("ping"), notifyPeer: true))
+        var sealedFirst = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
+        #expect(sealedFirst.receive(.sealed(ByteBuffer(repeating: 0, count: 17))) == .fail(.unexpectedFrame("sealed"), notifyPeer: true))
     }
 
     @Test("a close frame during the handshake is the peer's refusal, not answered")
     func refused() {
-        var dialer = HandshakeStateMachine(role: .dialer)
+        var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello)
         _ = dialer.start()
         let close = CloseFrame(code: .incompatibleVersion, message: "upgrade")
         #expect(dialer.receive(.close(close)) == .fail(.refusedByPeer(code: .incompatibleVersion, message: "upgrade"), notifyPeer: false))
     }
+
+    // MARK: - With a shared secret
+
+    /// Runs a dialer and an acceptor against each other, frame by frame; returns what each ended with.
+    static func exchange(
+        dialer: inout HandshakeStateMachine, acceptor: inout HandshakeStateMachine
+    ) -> (dialer: HandshakeStateMachine.Action?, acceptor: HandshakeStateMachine.Action?) {
+        var toAcceptor: [Frame] = []
+        var toDialer: [Frame] = []
+        var results: (dialer: HandshakeStateMachine.Action?, acceptor: HandshakeStateMachine.Action?) = (nil, nil)
+        if case .send(let frames) = dialer.start() { toAcceptor += frames }
+        while results.dialer == nil || results.acceptor == nil, !toAcceptor.isEmpty || !toDialer.isEmpty {
+            if results.acceptor == nil, !toAcceptor.isEmpty {
+                switch acceptor.receive(toAcceptor.removeFirst()) {
+                case .send(let frames): toDialer += frames
+                case .established(let outcome, let frames):
+                    toDialer += frames
+                    results.acceptor = .established(outcome, send: frames)
+                case .fail(let error, let notify):
+                    if notify { toDialer.append(.close(CloseFrame(code: error.closeCode, message: error.description))) }
+                    results.acceptor = .fail(error, notifyPeer: notify)
+                }
+            } else if results.dialer == nil, !toDialer.isEmpty {
+                switch dialer.receive(toDialer.removeFirst()) {
+                case .send(let frames): toAcceptor += frames
+                case .established(let outcome, let frames):
+                    toAcceptor += frames
+                    results.dialer = .established(outcome, send: frames)
+                case .fail(let error, let notify):
+                    if notify { toAcceptor.append(.close(CloseFrame(code: error.closeCode, message: error.description))) }
+                    results.dialer = .fail(error, notifyPeer: notify)
+                }
+            } else {
+                break
+            }
+        }
+        return results
+    }
+
+    @Test("with a secret the acceptor proves first, then the dialer; both end with the same transcript and keys")
+    func authenticated() throws {
+        var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello, authenticator: FakeAuthenticator(secret: "k"))
+        var acceptor = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
+
+        guard case .send(let first) = dialer.start(), case .hello(let dialerHello) = first.first else {
+            Issue.record("the dialer did not send its hello")
+            return
+        }
+        let offer = try JSONDecoder().decode(Hello.self, from: Data(dialerHello.body.readableBytesView)).auth
+        #expect(offer == FakeAuthenticator(secret: "k").offer)
+
+        guard case .send(let answer) = acceptor.receive(first[0]), answer.count == 2,
+            case .hello = answer[0], case .auth(let acceptorProof) = answer[1]
+        else {
+            Issue.record("the acceptor did not answer with its hello and its proof")
+            return
+        }
+        #expect(String(buffer: acceptorProof) == "acceptor:k")
+        #expect(dialer.receive(answer[0]) == .send([]))
+        guard case .established(.parley(_, let acceptorHello), let proof) = dialer.receive(answer[1]) else {
+            Issue.record("the dialer did not accept the acceptor's proof")
+            return
+        }
+        #expect(acceptorHello.auth == FakeAuthenticator(secret: "k").offer)
+        #expect(proof == [.auth(ByteBuffer(string: "dialer:k"))])
+        guard case .established(.parley(_, let hello), let none) = acceptor.receive(proof[0]) else {
+            Issue.record("the acceptor did not accept the dialer's proof")
+            return
+        }
+        #expect(hello.name == "a" && none.isEmpty)
+        let dialerKeys = try #require(dialer.frameProtection as? FakeProtection)
+        let acceptorKeys = try #require(acceptor.frameProtection as? FakeProtection)
+        #expect(dialerKeys.transcript == acceptorKeys.transcript)
+        #expect(dialerKeys.transcript.dialerHello == dialerHello)
+    }
+
+    @Test("different secrets: the dialer rejects the acceptor's proof, and both fail with wrongSecret")
+    func wrongSecret() {
+        var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello, authenticator: FakeAuthenticator(secret: "one"))
+        var acceptor = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "two"))
+        let (dialerResult, acceptorResult) = Self.exchange(dialer: &dialer, acceptor: &acceptor)
+        #expect(dialerResult == .fail(.wrongSecret, notifyPeer: true))
+        #expect(acceptorResult == .fail(.wrongSecret, notifyPeer: false))
+        #expect(HandshakeError.wrongSecret.closeCode == .authenticationFailed)
+        #expect(HandshakeError.wrongSecret.description.contains("the peer does not know this node's shared secret"))
+        #expect(dialer.frameProtection == nil && acceptor.frameProtection == nil)
+    }
+
+    @Test(
+        "a side with a secret and a side without refuse each other, both saying a secret is required",
+        arguments: [ConnectionRole.dialer, .acceptor]
+    )
+    func secretOnOneSide(withSecret: ConnectionRole) {
+        let authenticator = FakeAuthenticator(secret: "k")
+        var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello, authenticator: withSecret == .dialer ? authenticator : nil)
+        var acceptor = Self.machine(.acceptor, authenticator: withSecret == .acceptor ? authenticator : nil)
+        let (dialerResult, acceptorResult) = Self.exchange(dialer: &dialer, acceptor: &acceptor)
+        let (secretSide, openSide) = withSecret == .dialer ? (dialerResult, acceptorResult) : (acceptorResult, dialerResult)
+        guard case .fail(.peerHasNoSecret, _) = secretSide, case .fail(.secretRequiredByPeer, _) = openSide else {
+            Issue.record("expected a refusal on both sides, got \(String(describing: dialerResult)) / \(String(describing: acceptorResult))")
+            return
+        }
+        #expect(HandshakeError.secretRequiredByPeer.description.hasPrefix("the peer requires a shared secret; configure secretFile"))
+        #expect(HandshakeError.peerHasNoSecret.description.contains("requires a shared secret"))
+        #expect(HandshakeError.peerHasNoSecret.closeCode == .authenticationRequired)
+    }
+
+    @Test("with a secret, anything but the proof after the hellos is refused and nothing is established")
+    func missingProof() {
+        var acceptor = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
+        var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello, authenticator: FakeAuthenticator(secret: "k"))
+        guard case .send(let hello) = dialer.start() else { return }
+        guard case .send = acceptor.receive(hello[0]) else {
+            Issue.record("the acceptor did not answer the hello")
+            return
+        }
+        let message = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: ByteBuffer()))
+        #expect(acceptor.receive(message) == .fail(.missingProof(received: "message"), notifyPeer: true))
+        #expect(acceptor.frameProtection == nil)
+        #expect(HandshakeError.missingProof(received: "message").closeCode == .protocolViolation)
+    }
+
+    @Test("an offer the authenticator cannot use fails the handshake and tells the peer")
+    func unusableOffer() {
+        var acceptor = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
+        let json = #"{"peerID":"\#(Self.peerID)","name":"b","capabilities":[],"accepts":[],"auth":{"scheme":"other","nonce":"n","key":"e"}}"#
+        #expect(acceptor.receive(Self.hello(json: json)) == .fail(.malformedHello("scheme other"), notifyPeer: true))
+    }
+
+    @Test("with a secret an app of the original debugger is refused unsaid, unless explicitly allowed")
+    func legacyWithSecret() {
+        let json = ByteBuffer(string: #"{"action":"x"}"#)
+        var strict = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
+        #expect(strict.receive(.legacyDebugger(json)) == .fail(.legacyAppRefused, notifyPeer: false))
+        var lenient = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"), allowLegacy: true)
+        #expect(lenient.receive(.legacyDebugger(json)) == .established(.legacyDebugger(firstFrame: json), send: []))
+        #expect(lenient.frameProtection == nil)
+    }
+}
+
+/// Stands in for the real (crypto) authenticator: the proof of role r with secret k is the text "r:k".
+struct FakeAuthenticator: HandshakeAuthenticator {
+    var secret: String
+    var transcript: HandshakeTranscript?
+    var role = ConnectionRole.dialer
+
+    init(secret: String) { self.secret = secret }
+
+    var offer: Hello.AuthOffer { Hello.AuthOffer(scheme: "fake", nonce: "bm9uY2U=", key: "a2V5") }
+
+    mutating func bind(to transcript: HandshakeTranscript, as role: ConnectionRole) throws(HandshakeError) {
+        let peer = role == .dialer ? transcript.acceptorOffer : transcript.dialerOffer
+        guard peer.scheme == "fake" else { throw .malformedHello("scheme \(peer.scheme)") }
+        self.transcript = transcript
+        self.role = role
+    }
+
+    func localProof() -> ByteBuffer { ByteBuffer(string: "\(role == .dialer ? "dialer" : "acceptor"):\(secret)") }
+
+    func isValidPeerProof(_ proof: ByteBuffer) -> Bool {
+        String(buffer: proof) == "\(role == .dialer ? "acceptor" : "dialer"):\(secret)"
+    }
+
+    func frameProtection() -> any FrameProtection { FakeProtection(transcript: transcript!) }
+}
+
+struct FakeProtection: FrameProtection {
+    var transcript: HandshakeTranscript
+    func seal(_ frame: Frame, allocator: ByteBufferAllocator) throws -> Frame { frame }
+    func open(sealed body: ByteBuffer) throws(WireError) -> Frame { .sealed(body) }
 }

@@ -25,7 +25,7 @@ extension Transceiver {
                     type: type, subtypes: settings.subtypes, port: UInt16(port),
                     txt: .parley(
                         peerID: localID.rawValue, displayName: configuration.name,
-                        protocolVersion: Int(ProtocolVersion.current), requiresSecret: false
+                        protocolVersion: Int(ProtocolVersion.current), requiresSecret: configuration.sharedSecret != nil
                     )
                 )
             )

@@ -48,7 +48,7 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private static func isMessage(_ frame: Frame) -> Bool {
         switch frame {
         case .message, .errorReply, .legacyDebugger: true
-        case .hello, .auth, .ping, .pong, .close: false
+        case .hello, .auth, .ping, .pong, .close, .sealed: false
         }
     }
 

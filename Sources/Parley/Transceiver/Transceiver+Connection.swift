@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import ParleySecurity
 import ParleyWire
 
 /// Name under which frames from apps speaking the original Swift Talk debugger protocol are dispatched.
@@ -35,7 +36,8 @@ extension Transceiver {
                 let peer: Peer
                 let firstMessage: InboundMessage?
                 do {
-                    (peer, firstMessage) = try await handshake(connection, frames: &frames, logger: logger)
+                    var machine = job.handshake ?? makeHandshake(for: connection)
+                    (peer, firstMessage) = try await handshake(connection, machine: &machine, frames: &frames, logger: logger)
                 } catch {
                     // Leaving this closure closes the channel at once; let a refusal reach the peer first.
                     connection.outbound.finish(sending: nil, then: .close, timeout: .seconds(1), reason: error)
@@ -86,85 +88,114 @@ extension Transceiver {
         }
     }
 
-    /// Runs the handshake state machine and registers the peer. Throws ``HandshakeError`` on failure, after
-    /// telling the remote side why.
-    private func handshake(
-        _ connection: PeerConnection,
-        frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
-        logger: Logger
-    ) async throws -> (Peer, InboundMessage?) {
-        let channel = connection.channel
-        let localID = state.withLock { $0.localPeerID }!
-        var machine = HandshakeStateMachine(role: connection.role)
-        // A dialer's hello has already been written by `connect`.
-        _ = machine.start()
-        let first: Frame?
-        do {
-            first = try await frames.next()
-        } catch let error as HandshakeError {
-            refuse(connection, error)
-            throw error
-        } catch let error as WireError {
-            refuse(connection, .unexpectedFrame("malformed frame (\(error))"))
-            throw HandshakeError.unexpectedFrame("malformed frame (\(error))")
-        }
-        guard let first else { throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake") }
+    /// The handshake for a new connection: our hello, and the secret to prove (TCP with a secret configured).
+    func makeHandshake(for connection: PeerConnection) -> HandshakeStateMachine {
+        let hello = Hello(
+            peerID: state.withLock { $0.localPeerID }!.rawValue, name: configuration.name,
+            capabilities: configuration.capabilities, accepts: router.registeredTypes
+        )
+        var machine = HandshakeStateMachine(
+            role: connection.role, hello: hello,
+            authenticator: connection.sharedSecret.map { SharedSecretAuthenticator(secret: $0) },
+            allowsUnauthenticatedLegacyApps: configuration.allowUnauthenticatedLegacyApps
+        )
+        // An acceptor's start() sends nothing; a dialer's handshake is started by `handOver`, which sends its hello.
+        if connection.role == .acceptor { _ = machine.start() }
+        return machine
+    }
 
-        switch machine.receive(first) {
-        case .sendHello:
-            preconditionFailure("the handshake machine asks for hello only at start")
-        case .fail(let error, let notifyPeer):
-            if notifyPeer { refuse(connection, error) }
-            throw error
-        case .established(let outcome, let sendHello):
-            if sendHello { try await connection.outbound.enqueue(try helloFrame(localID)) }
-            let peer: Peer
-            var firstMessage: InboundMessage?
-            switch outcome {
-            case .parley(let version, let hello):
-                let id = PeerID(rawValue: hello.peerID)!
-                peer = Peer(
-                    id: id, name: hello.name, kind: .parley, address: connection.remoteAddress,
-                    protocolVersion: version, capabilities: hello.capabilities, accepts: hello.accepts
-                )
-                if id == localID {
-                    let error = HandshakeError.refusedByPeer(code: .connectedToSelf, message: "connected to itself")
-                    connection.outbound.finish(
-                        sending: .close(CloseFrame(code: .connectedToSelf, message: "this is the same Parley node (\(id))")),
-                        then: .close, timeout: .seconds(1), reason: error
-                    )
-                    throw error
-                }
-                if hello.capabilities.contains("heartbeat") {
-                    channel.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
-                }
-                connection.peer = peer
-                register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
-                channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
-            case .legacyDebugger(let json):
-                peer = Peer(
-                    id: PeerID(), name: "legacy debugger app \(connection.remoteAddress)", kind: .legacyDebugger,
-                    address: connection.remoteAddress, protocolVersion: 0
-                )
-                connection.peer = peer
-                register(connection, peer: peer, dialer: peer.id, logger: logger)
-                channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
-                // The first frame was the app's first message: it is delivered like any other.
-                firstMessage = legacyMessage(json, on: connection)
-            }
-            return (peer, firstMessage)
+    /// Writes handshake frames straight to the channel, then (once an authenticated handshake is done) switches
+    /// the connection to sealed frames. Both go through the event loop in the order issued, so the switch comes
+    /// exactly after the last plaintext frame. The outbound queue is empty during the handshake: nothing can be
+    /// sent to a peer before it is registered.
+    func write(_ frames: [Frame], on connection: PeerConnection, thenSealWith protection: (any FrameProtection)? = nil) {
+        let channel = connection.channel
+        for (index, frame) in frames.enumerated() {
+            if index == frames.count - 1 { channel.writeAndFlush(frame, promise: nil) } else { channel.write(frame, promise: nil) }
+        }
+        if let protection {
+            channel.triggerUserOutboundEvent(FrameProtectionHandler.Install(protection), promise: nil)
         }
     }
 
-    func helloFrame(_ localID: PeerID) throws -> Frame {
-        let hello = Hello(
-            peerID: localID.rawValue, name: configuration.name,
-            capabilities: configuration.capabilities, accepts: router.registeredTypes
-        )
-        let body = try PayloadCoding.encode(hello, allocator: ByteBufferAllocator())
-        return .hello(
-            HelloFrame(minimumVersion: ProtocolVersion.minimumSupported, maximumVersion: ProtocolVersion.current, body: body)
-        )
+    /// Runs the handshake state machine and registers the peer. Throws ``HandshakeError`` on failure, after
+    /// telling the remote side why. No message is read, let alone routed, before the handshake (with a shared
+    /// secret: both proofs) is complete.
+    private func handshake(
+        _ connection: PeerConnection,
+        machine: inout HandshakeStateMachine,
+        frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
+        logger: Logger
+    ) async throws -> (Peer, InboundMessage?) {
+        let localID = state.withLock { $0.localPeerID }!
+        while true {
+            let next: Frame?
+            do {
+                next = try await frames.next()
+            } catch let error as HandshakeError {
+                refuse(connection, error)
+                throw error
+            } catch let error as WireError {
+                refuse(connection, .unexpectedFrame("malformed frame (\(error))"))
+                throw HandshakeError.unexpectedFrame("malformed frame (\(error))")
+            }
+            guard let frame = next else {
+                throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake")
+            }
+
+            switch machine.receive(frame) {
+            case .send(let frames):
+                write(frames, on: connection)
+            case .fail(let error, let notifyPeer):
+                if notifyPeer { refuse(connection, error) }
+                throw error
+            case .established(let outcome, let frames):
+                write(frames, on: connection, thenSealWith: machine.frameProtection)
+                return try establish(outcome, on: connection, localID: localID, logger: logger)
+            }
+        }
+    }
+
+    /// Registers the peer of a completed handshake.
+    private func establish(
+        _ outcome: HandshakeStateMachine.Outcome, on connection: PeerConnection, localID: PeerID, logger: Logger
+    ) throws -> (Peer, InboundMessage?) {
+        let channel = connection.channel
+        let peer: Peer
+        var firstMessage: InboundMessage?
+        switch outcome {
+        case .parley(let version, let hello):
+            let id = PeerID(rawValue: hello.peerID)!
+            peer = Peer(
+                id: id, name: hello.name, kind: .parley, address: connection.remoteAddress,
+                protocolVersion: version, capabilities: hello.capabilities, accepts: hello.accepts
+            )
+            if id == localID {
+                let error = HandshakeError.refusedByPeer(code: .connectedToSelf, message: "connected to itself")
+                connection.outbound.finish(
+                    sending: .close(CloseFrame(code: .connectedToSelf, message: "this is the same Parley node (\(id))")),
+                    then: .close, timeout: .seconds(1), reason: error
+                )
+                throw error
+            }
+            if hello.capabilities.contains("heartbeat") {
+                channel.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+            }
+            connection.peer = peer
+            register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
+            channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
+        case .legacyDebugger(let json):
+            peer = Peer(
+                id: PeerID(), name: "legacy debugger app \(connection.remoteAddress)", kind: .legacyDebugger,
+                address: connection.remoteAddress, protocolVersion: 0
+            )
+            connection.peer = peer
+            register(connection, peer: peer, dialer: peer.id, logger: logger)
+            channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
+            // The first frame was the app's first message: it is delivered like any other.
+            firstMessage = legacyMessage(json, on: connection)
+        }
+        return (peer, firstMessage)
     }
 
     /// Tells the remote side why the handshake failed, then closes.
@@ -256,7 +287,7 @@ extension Transceiver {
                     }
                 case .ping, .pong:
                     break  // consumed by HeartbeatHandler once the handshake is done
-                case .hello, .auth, .legacyDebugger:
+                case .hello, .auth, .sealed, .legacyDebugger:
                     protocolError = (.protocolViolation, "unexpected \(HandshakeStateMachine.name(of: frame)) frame after the handshake")
                     break reading
                 }

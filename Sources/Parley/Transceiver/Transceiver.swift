@@ -47,6 +47,8 @@ public final class Transceiver: Sendable {
     struct Job: Sendable {
         var channel: ConnectionChannel
         var endpoint: Endpoint?
+        /// A dialer's handshake, already started (its hello is on its way); `nil` for accepted connections.
+        var handshake: HandshakeStateMachine?
         /// The dialer's `connect` waits here for the handshake's result.
         var handshakeDone: CheckedContinuation<Peer, any Error>?
     }
@@ -215,6 +217,7 @@ public final class Transceiver: Sendable {
                 metadata: [
                     "peer-id": "\(localID)", "name": "\(configuration.name)",
                     "listen": "\(server?.channel.localAddress.map(PeerConnection.describe) ?? "not listening")",
+                    "authentication": "\(configuration.sharedSecret == nil ? "none (open)" : "shared secret")",
                 ]
             )
             let discovery = try configuration.discovery.map {
@@ -280,7 +283,10 @@ public final class Transceiver: Sendable {
                 .bind(host: host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
-                        return try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
+                        return try ChannelSetup.configure(
+                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, configuration: configuration,
+                            counters: counters
+                        )
                     }
                 }
         } catch {
@@ -304,7 +310,8 @@ public final class Transceiver: Sendable {
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
-                        return try ChannelSetup.configure(channel, role: .acceptor, configuration: configuration, counters: counters)
+                        // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
+                        return try ChannelSetup.configure(channel, role: .acceptor, sharedSecret: nil, configuration: configuration, counters: counters)
                     }
                 }
             guard chmod(path, 0o660) == 0 else {
@@ -408,7 +415,10 @@ public final class Transceiver: Sendable {
                 .connectTimeout(TimeAmount(configuration.handshakeTimeout))
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, role: .dialer, configuration: configuration, counters: counters)
+                        try ChannelSetup.configure(
+                            channel, role: .dialer, sharedSecret: configuration.sharedSecret, configuration: configuration,
+                            counters: counters
+                        )
                     }
                 }
         } catch {
@@ -421,13 +431,14 @@ public final class Transceiver: Sendable {
     private func handOver(_ channel: ConnectionChannel, endpoint: Endpoint) async throws -> Peer {
         // The dialer speaks first, straight away: the acceptor's handshake deadline runs from the moment it
         // accepted, and must not depend on how soon the serving task gets scheduled here.
-        channel.frames.channel.writeAndFlush(try helloFrame(localPeerID!), promise: nil)
+        var handshake = makeHandshake(for: channel.connection)
+        if case .send(let frames) = handshake.start() { write(frames, on: channel.connection) }
         return try await withCheckedThrowingContinuation { continuation in
             let jobs = state.withLock { state -> AsyncStream<Job>.Continuation? in
                 if case .running(let jobs) = state.lifecycle { return jobs }
                 return nil
             }
-            let job = Job(channel: channel, endpoint: endpoint, handshakeDone: continuation)
+            let job = Job(channel: channel, endpoint: endpoint, handshake: handshake, handshakeDone: continuation)
             if jobs == nil || jobs.map({ if case .terminated = $0.yield(job) { true } else { false } }) == true {
                 channel.frames.channel.close(promise: nil)
                 continuation.resume(throwing: TransceiverError.notRunning)
@@ -448,7 +459,7 @@ public final class Transceiver: Sendable {
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, role: .dialer, configuration: configuration, counters: counters)
+                        try ChannelSetup.configure(channel, role: .dialer, sharedSecret: nil, configuration: configuration, counters: counters)
                     }
                 }
         } catch {

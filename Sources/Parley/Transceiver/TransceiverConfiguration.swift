@@ -52,6 +52,12 @@ public struct TransceiverConfiguration: Sendable {
     public var staticPeers: [Endpoint]
     /// Capabilities announced in the handshake.
     public var capabilities: [String]
+    /// The secret TCP peers must prove they know; their connections are then encrypted. `nil`: open mode, anyone
+    /// who reaches the port may connect. Never asked of control-socket clients (the socket's mode protects it).
+    public var sharedSecret: SharedSecret?
+    /// With a shared secret: whether apps of the original debugger (0xCE frames), which cannot authenticate, are
+    /// still let in (unencrypted). Off by default: with a secret they are refused, with a log line.
+    public var allowUnauthenticatedLegacyApps: Bool
     public var logger: Logger
 
     public enum Identity: Sendable, Hashable {
@@ -87,6 +93,8 @@ public struct TransceiverConfiguration: Sendable {
         discovery: DiscoveryConfiguration? = nil,
         staticPeers: [Endpoint] = [],
         capabilities: [String] = ["heartbeat"],
+        sharedSecret: SharedSecret? = nil,
+        allowUnauthenticatedLegacyApps: Bool = false,
         logger: Logger = Logger(label: "parley")
     ) {
         self.name = name
@@ -110,6 +118,8 @@ public struct TransceiverConfiguration: Sendable {
         self.discovery = discovery
         self.staticPeers = staticPeers
         self.capabilities = capabilities
+        self.sharedSecret = sharedSecret
+        self.allowUnauthenticatedLegacyApps = allowUnauthenticatedLegacyApps
         self.logger = logger
     }
 

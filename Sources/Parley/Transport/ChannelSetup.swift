@@ -1,4 +1,5 @@
 import NIOCore
+import ParleySecurity
 import ParleyWire
 
 /// A configured connection: the frames for the business logic, and the connection's own state.
@@ -8,23 +9,35 @@ struct ConnectionChannel: Sendable {
 }
 
 /// The pipeline every Parley connection uses, TCP or Unix socket:
-/// bytes ⇄ read activity ⇄ FrameDecoder/FrameEncoder ⇄ [rate limit] ⇄ handshake deadline ⇄ heartbeats ⇄ [idle timeout]
-/// ⇄ reply resolution ⇄ async frames.
+/// bytes ⇄ read activity ⇄ FrameDecoder/FrameEncoder ⇄ [rate limit] ⇄ [sealing] ⇄ handshake deadline ⇄ heartbeats
+/// ⇄ [idle timeout] ⇄ reply resolution ⇄ async frames.
+/// The sealing handler is there only on connections that authenticate with a shared secret.
 enum ChannelSetup {
     static func configure(
         _ channel: any Channel,
         role: ConnectionRole,
+        sharedSecret: SharedSecret?,
         configuration: TransceiverConfiguration,
         counters: StatisticsCounters
     ) throws -> ConnectionChannel {
-        let connection = PeerConnection(channel: channel, role: role, configuration: configuration)
+        let connection = PeerConnection(channel: channel, role: role, sharedSecret: sharedSecret, configuration: configuration)
         let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
+        // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
+        let maximumBodySize = configuration.maximumFrameSize + (sharedSecret == nil ? 0 : FrameLayout.sealedOverhead)
         try sync.addHandler(ReadActivityHandler(activity))
-        try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: configuration.maximumFrameSize)))
+        try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize)))
         if let limit = configuration.messageRateLimit { try sync.addHandler(RateLimitHandler(limit: limit)) }
         try sync.addHandler(FrameEncoder())
-        try sync.addHandler(HandshakeDeadlineHandler(timeout: TimeAmount(configuration.handshakeTimeout)))
+        if sharedSecret != nil { try sync.addHandler(FrameProtectionHandler()) }
+        try sync.addHandler(
+            HandshakeDeadlineHandler(
+                timeout: TimeAmount(configuration.handshakeTimeout),
+                // Open: the peer's hello. With a secret: its hello, then its proof of the secret.
+                frames: sharedSecret == nil ? 1 : 2,
+                startsWithFirstByte: role == .acceptor
+            )
+        )
         try sync.addHandler(
             HeartbeatHandler(
                 interval: TimeAmount(configuration.heartbeatInterval),

@@ -1,28 +1,56 @@
 import NIOCore
 import ParleyWire
 
-/// Enforces the handshake timeout where frames arrive, on the event loop: the deadline is met by the first
-/// frame reaching the channel, not by the business logic getting round to reading it, so a busy process
-/// does not drop peers that answered in time.
+/// Enforces the handshake timeout where frames arrive, on the event loop: the deadline is met by the handshake's
+/// frames reaching the channel, not by the business logic getting round to reading them, so a busy process
+/// does not drop peers that answered in time. An app of the original debugger has no handshake: its first
+/// frame meets the deadline whatever the count.
+///
+/// On an accepted connection the clock starts with the first byte, not at the connection: an app of the original
+/// Swift Talk debugger connects as soon as it finds the debugger and writes only on its first state change, maybe
+/// minutes later, and never reconnects if dropped. A connection that sends nothing costs one slot of the
+/// connection limits and is closed by the idle timeout; one that starts a frame must finish it in time (so a peer
+/// dribbling bytes is dropped).
 final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
 
     private let timeout: TimeAmount
+    /// Handshake frames still to arrive before the deadline is met.
+    private var remaining: Int
+    private let startsWithFirstByte: Bool
     private var deadline: Scheduled<Void>?
 
-    init(timeout: TimeAmount) { self.timeout = timeout }
+    init(timeout: TimeAmount, frames: Int = 1, startsWithFirstByte: Bool) {
+        self.timeout = timeout
+        self.remaining = frames
+        self.startsWithFirstByte = startsWithFirstByte
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { arm(context: context) }
+        if context.channel.isActive && !startsWithFirstByte { arm(context: context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        arm(context: context)
+        if !startsWithFirstByte { arm(context: context) }
         context.fireChannelActive()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ReadActivityHandler.FirstBytes {
+            arm(context: context)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        remaining -= 1
+        if case .legacyDebugger = unwrapInboundIn(data) { remaining = 0 }
+        guard remaining <= 0 else {
+            context.fireChannelRead(data)
+            return
+        }
         deadline?.cancel()
         deadline = nil
         context.fireChannelRead(data)

@@ -127,12 +127,20 @@ final class ReadActivityHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
+    /// Sent up the pipeline before the connection's first bytes (see ``HandshakeDeadlineHandler``).
+    struct FirstBytes: Sendable {}
+
     private let activity: ReadActivity
+    private var seenBytes = false
 
     init(_ activity: ReadActivity) { self.activity = activity }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         activity.lastRead = .now()
+        if !seenBytes {
+            seenBytes = true
+            context.fireUserInboundEventTriggered(FirstBytes())
+        }
         context.fireChannelRead(data)
     }
 }

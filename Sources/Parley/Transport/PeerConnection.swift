@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import ParleySecurity
 import ParleyWire
 import Synchronization
 
@@ -12,6 +13,8 @@ final class PeerConnection: Sendable, Hashable {
 
     let channel: any Channel
     let role: ConnectionRole
+    /// The secret this connection authenticates with: the node's for TCP, none for the control socket.
+    let sharedSecret: SharedSecret?
     /// The remote address; computed on use because a dialled channel is configured before it is connected.
     var remoteAddress: String { channel.remoteAddress.map(Self.describe) ?? "unknown" }
     let outbound: OutboundQueue
@@ -22,9 +25,10 @@ final class PeerConnection: Sendable, Hashable {
     let messagesIn = Atomic<Int>(0)
     let messagesOut = Atomic<Int>(0)
 
-    init(channel: any Channel, role: ConnectionRole, configuration: TransceiverConfiguration) {
+    init(channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, configuration: TransceiverConfiguration) {
         self.channel = channel
         self.role = role
+        self.sharedSecret = sharedSecret
         self.outbound = OutboundQueue(
             channel: channel,
             highWatermark: configuration.outboundHighWatermark,

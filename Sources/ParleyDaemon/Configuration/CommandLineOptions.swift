@@ -68,6 +68,12 @@ public struct CommandLineOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     public var logLevel: String?
 
+    @Option(name: .long, help: ArgumentHelp("Shared secret file (mode 0600): LAN peers must know it; traffic is encrypted. None: open.", valueName: "file"))
+    public var secretFile: String?
+
+    @Flag(inversion: .prefixedNo, help: "With a secret: still accept apps of the original debugger (0xCE frames), unauthenticated.")
+    public var allowUnauthenticatedLegacyApps: Bool?
+
     public init() {}
 
     /// The values given on the command line, by key.
@@ -90,6 +96,8 @@ public struct CommandLineOptions: ParsableArguments, Sendable {
         values[.maxMessagesPerSecond] = maxMessagesPerSecond.map(ConfigurationValue.string)
         values[.messageBurst] = messageBurst.map(ConfigurationValue.string)
         values[.logLevel] = logLevel.map(ConfigurationValue.string)
+        values[.secretFile] = secretFile.map(ConfigurationValue.string)
+        values[.allowUnauthenticatedLegacyApps] = allowUnauthenticatedLegacyApps.map(ConfigurationValue.bool)
         return values
     }
 }

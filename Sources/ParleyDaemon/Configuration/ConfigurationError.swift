@@ -1,3 +1,5 @@
+import Parley
+
 /// Why parleyd's configuration cannot be used. parleyd exits with status 2 on any of these.
 public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A key parleyd does not know, in the config file or as a `PARLEY_…` environment variable.
@@ -8,6 +10,8 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     case unreadableFile(path: String, reason: String)
     /// A command-line usage error (unknown flag, missing value).
     case usage(String)
+    /// `secretFile` names a file that cannot be used as the shared secret (missing, readable by others, ...).
+    case unusableSecret(source: ConfigurationSource, SharedSecretError)
 
     public var description: String {
         switch self {
@@ -24,6 +28,8 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
             return "config file \(path): \(reason)"
         case .usage(let message):
             return message
+        case .unusableSecret(let source, let error):
+            return "bad value for \(ConfigurationKey.secretFile) (from \(source)): \(error)"
         }
     }
 }

@@ -18,6 +18,11 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case maxMessagesPerSecond
     case messageBurst
     case logLevel
+    case historyMaxEntries
+    case historyMaxBytes
+    case actionFilters
+    case secretFile
+    case allowUnauthenticatedLegacyApps
 
     public var description: String { rawValue }
 
@@ -33,6 +38,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         switch self {
         case .staticPeers: "--static-peer"
         case .discovery: "--[no-]discovery"
+        case .allowUnauthenticatedLegacyApps: "--[no-]allow-unauthenticated-legacy-apps"
         default: "--" + words.joined(separator: "-")
         }
     }
@@ -71,11 +77,16 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .maxMessagesPerSecond: "a number from 0 to \(Int(DaemonConfiguration.messageRateRange.upperBound)) (0: no limit)"
         case .messageBurst: "an integer from 1 to \(DaemonConfiguration.messageBurstRange.upperBound)"
         case .logLevel: "one of trace, debug, info, notice, warning, error, critical"
+        case .historyMaxEntries: "an integer from 1 to \(Int32.max) (entries kept in the debugger history)"
+        case .historyMaxBytes: "an integer number of bytes from 1048576 (1 MiB) up (state and screenshot bytes kept)"
+        case .actionFilters: "an object of named action filters: a glob string, {\"all\": true}, {\"not\": F}, {\"anyOf\": [F…]}, {\"allExcept\": [F…]} or {\"filter\": \"name\"} (docs/debugger.md)"
+        case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret (parleyctl secret generate)"
+        case .allowUnauthenticatedLegacyApps: "true or false (on/off, yes/no, 1/0)"
         }
     }
 
     /// Whether a change of this key takes effect only after a restart (SIGHUP applies the others).
-    public var needsRestart: Bool { self != .logLevel }
+    public var needsRestart: Bool { ![.logLevel, .historyMaxEntries, .historyMaxBytes, .actionFilters].contains(self) }
 
     /// Accepts the file spelling (`serviceType`).
     public init?(fileKey: String) { self.init(rawValue: fileKey) }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Parley
+import ParleyDebugger
 
 /// Builds parleyd's configuration from four layers, each key taken from the highest layer that sets it:
 /// command-line flags, then `PARLEY_…` environment variables, then the config file, then the defaults.
@@ -165,8 +166,55 @@ public struct ConfigurationLoader: Sendable {
         case .logLevel:
             guard case .string(let text) = value, let level = Logger.Level(rawValue: text.lowercased()) else { throw bad }
             configuration.logLevel = level
+        case .historyMaxEntries:
+            guard let count = Self.integer(value), (1...Int(Int32.max)).contains(count) else { throw bad }
+            configuration.historyLimits.maxEntries = count
+        case .historyMaxBytes:
+            guard let bytes = Self.integer(value), bytes >= 1 << 20 else { throw bad }
+            configuration.historyLimits.maxBytes = Int64(bytes)
+        case .actionFilters:
+            configuration.actionFilters = try Self.actionFilters(value, bad: bad)
+        case .secretFile:
+            guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
+            do {
+                configuration.sharedSecret = try SharedSecret(contentsOfFile: path, accessCheck: secretAccessCheck(for: path))
+            } catch {
+                throw .unusableSecret(source: source, error)
+            }
+            configuration.secretFile = path
+        case .allowUnauthenticatedLegacyApps:
+            guard let on = Self.boolean(value) else { throw bad }
+            configuration.allowUnauthenticatedLegacyApps = on
         }
         configuration.sources[key] = source
+    }
+
+    /// Named filters from the file's object, or from the environment's JSON text; every name they use must exist.
+    private static func actionFilters(
+        _ value: ConfigurationValue, bad: ConfigurationError
+    ) throws(ConfigurationError) -> [String: ActionTextFilter] {
+        let json: Data
+        switch value {
+        case .object: json = Data(value.jsonText.utf8)
+        case .string(let text): json = Data(text.utf8)
+        default: throw bad
+        }
+        guard let filters = try? JSONDecoder().decode([String: ActionTextFilter].self, from: json) else { throw bad }
+        do {
+            try ActionTextFilter.validate(filters)
+        } catch {
+            guard case .invalidValue(let key, let given, let source) = bad else { throw bad }
+            throw .invalidValue(key: key, value: "\(given): \(error)", source: source)
+        }
+        return filters
+    }
+
+    /// A credential systemd passed to this service (`LoadCredential=`) is root-owned with an ACL for the
+    /// service's user; anything else must belong to that user alone.
+    private func secretAccessCheck(for path: String) -> SharedSecret.AccessCheck {
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], directory.hasPrefix("/") else { return .ownerOnly }
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        return path.hasPrefix(prefix) && !path.contains("/../") ? .systemdCredential : .ownerOnly
     }
 
     /// A JSON integer, or text holding one (environment, flags).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A value as one layer gave it, before validation: JSON from the config file, text from the environment or
 /// the command line.
 enum ConfigurationValue: Sendable, Equatable, Decodable, CustomStringConvertible {
@@ -28,6 +30,21 @@ enum ConfigurationValue: Sendable, Equatable, Decodable, CustomStringConvertible
         }
     }
 
+    /// The value as JSON text (for values that are decoded further, such as action filters).
+    var jsonText: String {
+        switch self {
+        case .string(let text):
+            String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+        case .integer(let value): String(value)
+        case .number(let value): String(value)
+        case .bool(let value): String(value)
+        case .list(let values): "[" + values.map(\.jsonText).joined(separator: ",") + "]"
+        case .object(let members):
+            "{" + members.keys.sorted().map { ConfigurationValue.string($0).jsonText + ":" + members[$0]!.jsonText }.joined(separator: ",") + "}"
+        case .null: "null"
+        }
+    }
+
     /// As it would be written in JSON: strings quoted, so that an error shows exactly what was given.
     var description: String {
         switch self {
@@ -36,7 +53,7 @@ enum ConfigurationValue: Sendable, Equatable, Decodable, CustomStringConvertible
         case .number(let value): String(value)
         case .bool(let value): String(value)
         case .list(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
-        case .object: "{…}"
+        case .object: jsonText
         case .null: "null"
         }
     }

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Parley
 import ParleyControl
+import ParleyDebugger
+import ParleyHistory
 
 /// parleyd's settings, after layering (see ``ConfigurationLoader``) and validation.
 public struct DaemonConfiguration: Sendable, Equatable {
@@ -31,6 +33,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxMessagesPerSecond: Double
     public var messageBurst: Int
     public var logLevel: Logger.Level
+    /// The debugger history's retention limits.
+    public var historyLimits: RetentionLimits
+    /// Named action filters for `parleyctl history --filter NAME`.
+    public var actionFilters: [String: ActionTextFilter]
+    /// The shared secret file; `nil`: open mode. Loaded (and checked) by ``ConfigurationLoader``.
+    public var secretFile: String?
+    /// The secret read from ``secretFile``. Not part of equality: a reload compares the path.
+    public var sharedSecret: SharedSecret?
+    public var allowUnauthenticatedLegacyApps: Bool
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -66,6 +77,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .maxMessagesPerSecond: maxMessagesPerSecond != other.maxMessagesPerSecond
             case .messageBurst: messageBurst != other.messageBurst
             case .logLevel: logLevel != other.logLevel
+            case .historyMaxEntries: historyLimits.maxEntries != other.historyLimits.maxEntries
+            case .historyMaxBytes: historyLimits.maxBytes != other.historyLimits.maxBytes
+            case .actionFilters: actionFilters != other.actionFilters
+            case .secretFile: secretFile != other.secretFile
+            case .allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps != other.allowUnauthenticatedLegacyApps
             }
         }
     }
@@ -90,6 +106,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .maxMessagesPerSecond: maxMessagesPerSecond == maxMessagesPerSecond.rounded() ? String(Int(maxMessagesPerSecond)) : String(maxMessagesPerSecond)
         case .messageBurst: String(messageBurst)
         case .logLevel: logLevel.rawValue
+        case .historyMaxEntries: String(historyLimits.maxEntries)
+        case .historyMaxBytes: String(historyLimits.maxBytes)
+        case .actionFilters: actionFilters.keys.sorted().map { "\($0)=\(actionFilters[$0]!)" }.joined(separator: " ")
+        case .secretFile: secretFile ?? "none (open)"
+        case .allowUnauthenticatedLegacyApps: String(allowUnauthenticatedLegacyApps)
         }
     }
 
@@ -127,6 +148,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 )
                 : nil,
             staticPeers: staticPeers,
+            sharedSecret: sharedSecret,
+            allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps,
             logger: logger
         )
     }
@@ -155,6 +178,11 @@ extension DaemonConfiguration {
             maxMessagesPerSecond: 1000,
             messageBurst: 2000,
             logLevel: .info,
+            historyLimits: .default,
+            actionFilters: [:],
+            secretFile: nil,
+            sharedSecret: nil,
+            allowUnauthenticatedLegacyApps: false,
             sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
         )
     }

@@ -1,0 +1,248 @@
+import Foundation
+import Logging
+import NIOCore
+import Parley
+import ParleyControl
+import ParleyDebugger
+import ParleyHistory
+import Synchronization
+
+/// parleyd as the remote state debugger: records the states apps send (typed `parley.debugger.record` messages and
+/// the original debugger's 206 frames) into the history store, one session per app connection, and answers the
+/// `parley.debugger.*` control requests of parleyctl: sessions, history, show, diff, replay, export, import.
+final class DebuggerService: Sendable {
+    private let transceiver: Transceiver
+    private let store: HistoryStore
+    /// The named action filters of the configuration; a reload replaces them.
+    private let filters: Mutex<[String: ActionTextFilter]>
+    private let logger: Logger
+    /// The open session of each connected app.
+    private let openSessions = Mutex<[PeerID: Int64]>([:])
+
+    init(transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], logger: Logger) {
+        self.transceiver = transceiver
+        self.store = store
+        self.filters = Mutex(filters)
+        self.logger = logger
+    }
+
+    /// Registers the record handlers and the control requests. Call before the transceiver starts.
+    func install() {
+        // Handlers run in order per connection, so a session is begun once, before that app's next record.
+        transceiver.receiveRaw(typeName: StateRecord.messageType) { [self] message, peer in
+            let record: StateRecord
+            do {
+                record = try StateRecord(decoding: message.payload)
+            } catch {
+                throw rejected(error, from: peer)
+            }
+            try await self.record(record, from: peer)
+        }
+        transceiver.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { [self] message, peer in
+            let record: StateRecord
+            do {
+                record = try LegacyDebuggerPayload.record(from: message.payload)
+            } catch {
+                throw rejected(error, from: peer)
+            }
+            try await self.record(record, from: peer)
+        }
+        installControl()
+    }
+
+    /// A reload: new named filters and retention limits take effect at once (the limits may drop old entries).
+    func apply(filters newFilters: [String: ActionTextFilter], limits: RetentionLimits) async throws {
+        filters.withLock { $0 = newFilters }
+        if limits != store.limits { try await store.setLimits(limits) }
+    }
+
+    /// Ends the session of an app whose connection ended.
+    func peerDisconnected(_ peer: Peer) async {
+        guard let session = openSessions.withLock({ $0.removeValue(forKey: peer.id) }) else { return }
+        do {
+            try await store.endSession(session)
+            logger.info("debugger session ended", metadata: ["session": "\(session)", "peer-id": "\(peer.id)"])
+        } catch {
+            logger.warning("cannot end debugger session", metadata: ["session": "\(session)", "reason": "\(error)"])
+        }
+    }
+
+    /// Ends every open session (parleyd is stopping) and closes the store.
+    func close() async {
+        let open = openSessions.withLock { sessions in
+            defer { sessions.removeAll() }
+            return Array(sessions.values)
+        }
+        for session in open { try? await store.endSession(session) }
+        try? await store.close()
+    }
+
+    // MARK: - Recording
+
+    private func record(_ record: StateRecord, from peer: Peer) async throws {
+        let session = try await sessionID(for: peer)
+        do {
+            let entry = try await store.append(record, to: session)
+            logger.debug(
+                "state recorded",
+                metadata: ["sequence": "\(entry.sequence)", "session": "\(session)", "action": "\(record.action)"]
+            )
+        } catch {
+            throw rejected(error, from: peer)
+        }
+    }
+
+    private func sessionID(for peer: Peer) async throws -> Int64 {
+        if let open = openSessions.withLock({ $0[peer.id] }) { return open }
+        let kind: SessionSummary.Kind = peer.kind == .legacyDebugger ? .legacy : .parley
+        let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind)
+        openSessions.withLock { $0[peer.id] = session.id }
+        logger.info(
+            "debugger session started",
+            metadata: ["session": "\(session.id)", "peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "kind": "\(kind)"]
+        )
+        return session.id
+    }
+
+    /// Logs why a record was not stored (the transceiver logs the handler's error too, but without saying that
+    /// nothing was kept) and returns the error for the handler to throw.
+    private func rejected(_ error: any Error, from peer: Peer) -> any Error {
+        logger.warning(
+            "state record rejected; nothing stored",
+            metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(error)"]
+        )
+        return error
+    }
+
+    // MARK: - Control requests
+
+    private func installControl() {
+        local(DebuggerControl.Sessions.self) { [store] _ in
+            DebuggerControl.SessionList(sessions: try await store.sessions())
+        }
+        local(DebuggerControl.History.self) { [self] request in
+            let query = EntryQuery(session: request.session, filter: request.filter, after: request.after, limit: request.limit)
+            return DebuggerControl.Entries(page: try await store.entries(query, namedFilters: filters.withLock { $0 }))
+        }
+        local(DebuggerControl.Show.self) { [store] request in
+            DebuggerControl.Entry(entry: try await store.entry(request.sequence, includeScreenshot: request.includeScreenshot))
+        }
+        local(DebuggerControl.Diff.self) { [self] request in try await diff(request) }
+        local(DebuggerControl.Replay.self) { [self] request in try await replay(request) }
+        local(DebuggerControl.Export.self) { [self] request in try await export(request) }
+        local(DebuggerControl.Import.self) { [self] request in try await importPiece(request) }
+        local(DebuggerControl.Filters.self) { [self] _ in DebuggerControl.FilterList(filters: filters.withLock { $0 }) }
+    }
+
+    /// A control request answered only on the control socket.
+    private func local<Request: Decodable & Sendable & NamedMessage, Reply: Encodable & Sendable>(
+        _ type: Request.Type, _ answer: @escaping @Sendable (Request) async throws -> Reply
+    ) {
+        transceiver.respond(to: type) { request, peer in
+            guard peer.isLocal else { throw RoutingError.notLocal(Request.messageType) }
+            return try await answer(request)
+        }
+    }
+
+    private func diff(_ request: DebuggerControl.Diff) async throws -> DebuggerControl.DiffResult {
+        let to = try await store.entry(request.to, includeScreenshot: false)
+        let fromSequence: Int64
+        if let given = request.from {
+            fromSequence = given
+        } else if let previous = try await store.predecessor(of: request.to) {
+            fromSequence = previous.sequence
+        } else {
+            throw DebuggerError.firstOfSession(request.to, session: to.summary.session)
+        }
+        let from = try await store.entry(fromSequence, includeScreenshot: false)
+        return DebuggerControl.DiffResult(
+            from: from.summary, to: to.summary, diff: try StateDiff(old: from.state, new: to.state)
+        )
+    }
+
+    /// Sends an entry's state, byte for byte as recorded, to the apps chosen: typed apps as
+    /// `parley.debugger.restore`, apps of the original debugger in a 206 frame.
+    private func replay(_ request: DebuggerControl.Replay) async throws -> DebuggerControl.ReplayResult {
+        let entry = try await store.entry(request.sequence, includeScreenshot: false)
+        let apps = transceiver.peers.filter { !$0.isLocal && ($0.kind == .legacyDebugger || $0.accepts.contains(StateRestore.messageType)) }
+        let targets: [Peer]
+        if request.all {
+            targets = apps
+        } else if let selector = request.to {
+            targets = PeerSelector.select(selector, among: apps, id: \.id.rawValue, name: \.name)
+            guard !targets.isEmpty else { throw DebuggerError.noSuchApp(selector, connected: apps) }
+        } else {
+            let session = try await store.session(entry.summary.session)
+            guard let own = apps.first(where: { $0.id.rawValue == session.peerID }) else {
+                throw DebuggerError.sessionAppGone(session, connected: apps)
+            }
+            targets = [own]
+        }
+        guard !targets.isEmpty else { throw DebuggerError.noApps }
+        var sent: [DebuggerControl.ReplayResult.Recipient] = []
+        for target in targets {
+            if target.kind == .legacyDebugger {
+                try await transceiver.sendLegacyDebuggerFrame(entry.state, to: target.id)
+            } else {
+                try await transceiver.sendRaw(typeName: StateRestore.messageType, payload: entry.state, to: target.id)
+            }
+            sent.append(.init(name: target.name, id: target.id.rawValue))
+            logger.info(
+                "state replayed",
+                metadata: ["sequence": "\(request.sequence)", "peer-id": "\(target.id)", "peer-name": "\(target.name)"]
+            )
+        }
+        return DebuggerControl.ReplayResult(sentTo: sent)
+    }
+
+    private func export(_ request: DebuggerControl.Export) async throws -> DebuggerControl.ExportChunk {
+        let cursor = try request.cursor.map { try JSONDecoder().decode(HistoryExportCursor.self, from: Data($0.utf8)) }
+        // Each piece travels as a JSON string in one control frame: escaping can double it, so stay well below.
+        let maxBytes = min(HistoryStore.defaultExportChunkBytes, transceiver.configuration.maximumFrameSize / 4)
+        let chunk = try await store.exportChunk(session: request.session, cursor: cursor, maxBytes: maxBytes)
+        let next = try chunk.next.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        return DebuggerControl.ExportChunk(lines: String(buffer: chunk.data), cursor: next)
+    }
+
+    private func importPiece(_ request: DebuggerControl.Import) async throws -> DebuggerControl.ImportProgress {
+        var lines = ByteBuffer(string: request.lines)
+        var progress: HistoryImport
+        if let text = request.progress {
+            progress = try JSONDecoder().decode(HistoryImport.self, from: Data(text.utf8))
+        } else {
+            let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
+            let header = lines.readSlice(length: newline ?? lines.readableBytes)!
+            progress = try await store.beginImport(header: header)
+        }
+        if lines.readableBytes > 0 { try await store.continueImport(&progress, lines: lines) }
+        if request.last {
+            return DebuggerControl.ImportProgress(progress: nil, session: try await store.finishImport(progress))
+        }
+        return DebuggerControl.ImportProgress(progress: String(decoding: try JSONEncoder().encode(progress), as: UTF8.self), session: nil)
+    }
+}
+
+/// Why a debugger request cannot be done; the text is what parleyctl prints.
+enum DebuggerError: Error, CustomStringConvertible {
+    case firstOfSession(Int64, session: Int64)
+    case noSuchApp(String, connected: [Peer])
+    case sessionAppGone(SessionSummary, connected: [Peer])
+    case noApps
+
+    var description: String {
+        switch self {
+        case .firstOfSession(let sequence, let session):
+            "entry \(sequence) is the first of session \(session): there is nothing before it to compare with; give both entries (parleyctl diff A B)"
+        case .noSuchApp(let selector, let connected):
+            "no connected debugger app matches \"\(selector)\"" + Self.list(connected)
+        case .sessionAppGone(let session, let connected):
+            "the app of session \(session.id) (\(session.appName)) is not connected; choose one with --to or use --all" + Self.list(connected)
+        case .noApps:
+            "no debugger app is connected"
+        }
+    }
+
+    private static func list(_ apps: [Peer]) -> String {
+        apps.isEmpty ? " (no debugger app is connected)" : "; connected apps: " + apps.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// One app connection as the history remembers it (parleyd ⇄ parleyctl).
+public struct SessionSummary: Sendable, Hashable, Codable {
+    /// How the app talks to parleyd.
+    public enum Kind: String, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// Parley's typed protocol (`parley.debugger.record`).
+        case parley
+        /// The original Swift Talk debugger's `0xCE` JSON frames.
+        case legacy
+
+        public var description: String { rawValue }
+    }
+
+    public var id: Int64
+    public var peerID: String
+    public var appName: String
+    public var kind: Kind
+    /// Read from an export file rather than recorded from a connection.
+    public var imported: Bool
+    public var started: Date
+    /// When the app disconnected; nil while it is connected. After a crash of parleyd, the time of the session's
+    /// last entry.
+    public var ended: Date?
+    /// Entries still in the history (retention may have dropped older ones).
+    public var entryCount: Int
+    /// State and screenshot bytes of those entries.
+    public var bytes: Int64
+
+    public init(id: Int64, peerID: String, appName: String, kind: Kind, imported: Bool = false, started: Date, ended: Date? = nil, entryCount: Int = 0, bytes: Int64 = 0) {
+        self.id = id
+        self.peerID = peerID
+        self.appName = appName
+        self.kind = kind
+        self.imported = imported
+        self.started = started
+        self.ended = ended
+        self.entryCount = entryCount
+        self.bytes = bytes
+    }
+
+    public var isOpen: Bool { ended == nil }
+}

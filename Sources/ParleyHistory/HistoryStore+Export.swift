@@ -1,0 +1,238 @@
+import Foundation
+import GRDB
+import NIOCore
+import ParleyDebugger
+
+/// Where a chunked export has got to; pass it back to get the next chunk.
+public struct HistoryExportCursor: Sendable, Hashable, Codable {
+    public var session: Int64
+    /// The last entry written.
+    public var after: Int64
+    /// The session's last entry when the export started: entries appended later are not exported.
+    public var through: Int64
+    /// The entry count the header announced.
+    public var announced: Int
+    public var written: Int
+}
+
+/// Whole lines of an export file (see ``HistoryExportFormat``), the header first in the first chunk.
+public struct HistoryExportChunk: Sendable {
+    /// Lines, each ending with `\n`; the chunks concatenated in order are the file.
+    public var data: ByteBuffer
+    /// The cursor for the next chunk; nil when this chunk ends the file.
+    public var next: HistoryExportCursor?
+}
+
+/// An import in progress, fed chunk by chunk. Until ``HistoryStore/finishImport(_:)`` its session and entries
+/// are invisible; an error, ``HistoryStore/abandonImport(_:)`` or a restart of parleyd removes them.
+public struct HistoryImport: Sendable, Hashable, Codable {
+    /// The session being filled (it gets this id once finished).
+    public let session: Int64
+    /// Lines read so far, the header included: the next line's number is `linesRead + 1`.
+    public internal(set) var linesRead: Int
+    let announced: Int
+    var entriesRead: Int
+    let ended: Int64?
+    let started: Int64
+    var lastTime: Int64?
+}
+
+extension HistoryStore {
+    // MARK: - Export
+
+    /// The next piece of a session's export: about `maxBytes` of whole lines (at least one entry per chunk,
+    /// however large), starting with the header when `cursor` is nil. Each chunk is read in one transaction.
+    public func exportChunk(session: Int64, cursor: HistoryExportCursor? = nil, maxBytes: Int = HistoryStore.defaultExportChunkBytes) async throws(HistoryStoreError) -> HistoryExportChunk {
+        try await read("export a session") { db in
+            var output = ByteBuffer()
+            var cursor = cursor
+            if cursor == nil {
+                guard let row = try Row.fetchOne(db, sql: Self.sessionQuery + " AND s.id = ? GROUP BY s.id", arguments: [session]) else {
+                    throw HistoryStoreError.noSuchSession(session)
+                }
+                let summary = Self.session(row)
+                let through = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM entry WHERE session = ?", arguments: [session]) ?? 0
+                HistoryExportFormat.writeHeader(summary, entries: summary.entryCount, to: &output)
+                cursor = HistoryExportCursor(session: session, after: 0, through: through, announced: summary.entryCount, written: 0)
+            }
+            guard var position = cursor, position.session == session else { throw HistoryStoreError.noSuchSession(session) }
+            let writtenBefore = position.written
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT sequence, time, action, stateSize, screenshotSize FROM entry WHERE session = ? AND sequence > ? AND sequence <= ? ORDER BY sequence",
+                arguments: [session, position.after, position.through]
+            )
+            var more = false
+            var budget = maxBytes - output.readableBytes
+            while let row = try rows.next() {
+                let action: String = row[2]
+                let size = HistoryExportFormat.estimatedLineSize(actionBytes: action.utf8.count, stateSize: row[3], screenshotSize: row[4])
+                if size > budget, position.written > writtenBefore {
+                    more = true
+                    break
+                }
+                let sequence: Int64 = row[0]
+                let content = try Row.fetchOne(db, sql: "SELECT state, screenshot FROM entryContent WHERE sequence = ?", arguments: [sequence])!
+                HistoryExportFormat.writeEntry(sequence: sequence, time: Timestamp(milliseconds: row[1]), action: action, state: content[0], screenshot: content[1], to: &output)
+                budget -= size
+                position.after = sequence
+                position.written += 1
+            }
+            if !more, position.written != position.announced {
+                throw HistoryStoreError.exportIncomplete(expected: position.announced, written: position.written)
+            }
+            return HistoryExportChunk(data: output, next: more ? position : nil)
+        }
+    }
+
+    /// A whole session's export file in memory (``exportChunk(session:cursor:maxBytes:)`` for streaming).
+    public func export(session: Int64) async throws(HistoryStoreError) -> ByteBuffer {
+        var file = ByteBuffer()
+        var chunk = try await exportChunk(session: session)
+        file.writeImmutableBuffer(chunk.data)
+        while let next = chunk.next {
+            chunk = try await exportChunk(session: session, cursor: next)
+            file.writeImmutableBuffer(chunk.data)
+        }
+        return file
+    }
+
+    // MARK: - Import
+
+    /// Imports a whole export file as a new session marked imported, in one transaction: every line is checked
+    /// first, and any error (reported with its line number) stores nothing.
+    public func importSession(_ file: ByteBuffer) async throws(HistoryStoreError) -> SessionSummary {
+        let lines = HistoryExportFormat.lines(of: file)
+        guard let first = lines.first else { throw .invalidImport(line: 1, problem: .noHeader) }
+        let header = try HistoryExportFormat.readHeader(first, lineNumber: 1)
+        var entries: [(HistoryExportFormat.Entry, Data, Data)] = []
+        entries.reserveCapacity(lines.count - 1)
+        for (index, line) in lines.dropFirst().enumerated() {
+            let entry = try HistoryExportFormat.readEntry(line, lineNumber: index + 2)
+            entries.append((entry, Data(entry.state.readableBytesView), Data(entry.screenshot.readableBytesView)))
+        }
+        guard entries.count == header.entries else {
+            throw .invalidImport(line: lines.count + 1, problem: .entryCount(announced: header.entries, found: entries.count))
+        }
+        let rows = entries
+        let limits = self.limits
+        let id = try await write("import a session") { db -> Int64 in
+            let ended = header.ended.map { Timestamp($0) } ?? rows.last?.0.time ?? Timestamp(header.started)
+            let id = try Self.insertImportedSession(header, ended: ended.milliseconds, importing: false, in: db)
+            var last: Int64?
+            for (entry, state, screenshot) in rows {
+                last = try Self.insertEntry(session: id, time: entry.time, action: entry.action, state: state, screenshot: screenshot, in: db)
+            }
+            _ = try Self.enforce(limits, keeping: last, in: db)
+            return id
+        }
+        logger.info("history session imported", metadata: ["session": "\(id)", "entries": "\(rows.count)"])
+        return try await session(id)
+    }
+
+    /// Starts a chunked import with the file's first line (the header).
+    public func beginImport(header line: ByteBuffer) async throws(HistoryStoreError) -> HistoryImport {
+        var headerLine = line
+        if headerLine.readableBytesView.last == 0x0A { headerLine.moveWriterIndex(to: headerLine.writerIndex - 1) }
+        let header = try HistoryExportFormat.readHeader(headerLine, lineNumber: 1)
+        let id = try await write("begin an import") { db in
+            try Self.insertImportedSession(header, ended: header.ended.map { Timestamp($0).milliseconds }, importing: true, in: db)
+        }
+        return HistoryImport(
+            session: id, linesRead: 1, announced: header.entries, entriesRead: 0,
+            ended: header.ended.map { Timestamp($0).milliseconds }, started: Timestamp(header.started).milliseconds, lastTime: nil
+        )
+    }
+
+    /// Adds whole entry lines (the lines following those fed before). The chunk is checked line by line before
+    /// anything is written; on an error the whole import is abandoned.
+    public func continueImport(_ progress: inout HistoryImport, lines chunk: ByteBuffer) async throws(HistoryStoreError) {
+        var rows: [(HistoryExportFormat.Entry, Data, Data)] = []
+        do {
+            for (index, line) in HistoryExportFormat.lines(of: chunk).enumerated() {
+                let entry = try HistoryExportFormat.readEntry(line, lineNumber: progress.linesRead + index + 1)
+                rows.append((entry, Data(entry.state.readableBytesView), Data(entry.screenshot.readableBytesView)))
+            }
+            let session = progress.session
+            let batch = rows
+            try await write("import entries") { db in
+                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM session WHERE id = ? AND importing = 1", arguments: [session]) != nil else {
+                    throw HistoryStoreError.noSuchSession(session)
+                }
+                for (entry, state, screenshot) in batch {
+                    _ = try Self.insertEntry(session: session, time: entry.time, action: entry.action, state: state, screenshot: screenshot, in: db)
+                }
+            }
+        } catch {
+            try? await abandonImport(progress)
+            throw error
+        }
+        progress.linesRead += rows.count
+        progress.entriesRead += rows.count
+        if let last = rows.last { progress.lastTime = last.0.time.milliseconds }
+    }
+
+    /// Makes an import visible, after checking that the file had as many entries as its header announced.
+    public func finishImport(_ progress: HistoryImport) async throws(HistoryStoreError) -> SessionSummary {
+        guard progress.entriesRead == progress.announced else {
+            try? await abandonImport(progress)
+            throw .invalidImport(line: progress.linesRead + 1, problem: .entryCount(announced: progress.announced, found: progress.entriesRead))
+        }
+        let limits = self.limits
+        let ended = progress.ended ?? progress.lastTime ?? progress.started
+        try await write("finish an import") { db in
+            try db.execute(sql: "UPDATE session SET importing = 0, ended = ? WHERE id = ? AND importing = 1", arguments: [ended, progress.session])
+            guard db.changesCount == 1 else { throw HistoryStoreError.noSuchSession(progress.session) }
+            let last = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM entry WHERE session = ?", arguments: [progress.session])
+            _ = try Self.enforce(limits, keeping: last, in: db)
+        }
+        logger.info("history session imported", metadata: ["session": "\(progress.session)", "entries": "\(progress.entriesRead)"])
+        return try await session(progress.session)
+    }
+
+    /// Removes an unfinished import and everything it stored.
+    public func abandonImport(_ progress: HistoryImport) async throws(HistoryStoreError) {
+        try await write("abandon an import") { db in
+            try db.execute(sql: "DELETE FROM entry WHERE session = ? AND session IN (SELECT id FROM session WHERE importing = 1)", arguments: [progress.session])
+            try db.execute(sql: "DELETE FROM session WHERE id = ? AND importing = 1", arguments: [progress.session])
+        }
+    }
+
+    static func insertImportedSession(_ header: HistoryExportFormat.Header, ended: Int64?, importing: Bool, in db: Database) throws -> Int64 {
+        try db.execute(
+            sql: "INSERT INTO session (peerID, appName, kind, imported, importing, started, ended) VALUES (?, ?, ?, 1, ?, ?, ?)",
+            arguments: [header.peerID, header.appName, header.kind.rawValue, importing, Timestamp(header.started).milliseconds, ended]
+        )
+        return db.lastInsertedRowID
+    }
+}
+
+extension HistoryImport {
+    /// Cuts an export file into pieces of whole lines of about `maxBytes` each (a longer line is a piece of its
+    /// own): the first piece for ``HistoryStore/beginImport(header:)`` is the header line alone, the rest for
+    /// ``HistoryStore/continueImport(_:lines:)``.
+    public static func pieces(of file: ByteBuffer, maxBytes: Int = HistoryStore.defaultExportChunkBytes) -> [ByteBuffer] {
+        var pieces: [ByteBuffer] = []
+        var rest = file
+        var current: ByteBuffer?
+        var isHeader = true
+        while rest.readableBytes > 0 {
+            let lineLength = (rest.readableBytesView.firstIndex(of: 0x0A).map { $0 - rest.readerIndex + 1 }) ?? rest.readableBytes
+            let line = rest.readSlice(length: lineLength)!
+            if isHeader {
+                pieces.append(line)
+                isHeader = false
+                continue
+            }
+            if var piece = current, piece.readableBytes + line.readableBytes <= maxBytes {
+                piece.writeImmutableBuffer(line)
+                current = piece
+            } else {
+                if let piece = current { pieces.append(piece) }
+                current = line
+            }
+        }
+        if let piece = current { pieces.append(piece) }
+        return pieces
+    }
+}

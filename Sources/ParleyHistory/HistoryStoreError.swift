@@ -1,0 +1,84 @@
+import ParleyDebugger
+
+/// What went wrong in the history store. Every write is one transaction: when one of these is thrown by a
+/// method that writes, nothing of that call was stored.
+public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The database could not be created or opened (directory missing or not writable, not a parleyd history).
+    case cannotOpen(path: String, reason: String)
+    case invalidLimits(String)
+    case noSuchSession(Int64)
+    /// Appending to a session that has ended: the app's connection is gone; begin a new session.
+    case sessionEnded(Int64)
+    case noSuchEntry(Int64)
+    /// The state to append is not JSON; the history only keeps states it can diff and export.
+    case invalidState(JSONError)
+    case invalidFilter(ActionFilterError)
+    /// A line of an export file is wrong (line 1 is the header).
+    case invalidImport(line: Int, problem: ImportProblem)
+    /// Retention dropped entries of the session while it was being exported, so the export would miss them.
+    case exportIncomplete(expected: Int, written: Int)
+    /// SQLite failed: disk full, I/O error, database corrupted.
+    case database(operation: String, message: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason):
+            "cannot open the history database \(path): \(reason)"
+        case .invalidLimits(let problem):
+            "invalid history limits: \(problem)"
+        case .noSuchSession(let id):
+            "there is no session \(id) in the history (parleyctl sessions lists them)"
+        case .sessionEnded(let id):
+            "session \(id) has ended; a reconnecting app gets a new session"
+        case .noSuchEntry(let sequence):
+            "there is no entry \(sequence) in the history (it may have been dropped by retention; parleyctl history lists what is kept)"
+        case .invalidState(let error):
+            "the state is not valid JSON, so it was not stored: \(error)"
+        case .invalidFilter(let error):
+            "cannot filter the history: \(error)"
+        case .invalidImport(let line, let problem):
+            "cannot import: line \(line): \(problem); nothing was imported"
+        case .exportIncomplete(let expected, let written):
+            "the export is incomplete: the session had \(expected) entries when the export started, but retention dropped some while it ran (\(written) written); export again or raise the history limits"
+        case .database(let operation, let message):
+            "the history database failed to \(operation): \(message)"
+        }
+    }
+}
+
+/// What is wrong with one line of an export file.
+public enum ImportProblem: Sendable, Equatable, CustomStringConvertible {
+    case empty
+    case invalidJSON(JSONError)
+    /// `stateText` holds text that is not JSON.
+    case stateTextNotJSON(JSONError)
+    case notAnObject
+    case missingField(String)
+    case wrongType(field: String, expected: String, found: JSONKind)
+    /// The header names another format, or a version this parleyd does not read.
+    case unsupportedFormat(String)
+    case invalidTime(field: String, text: String)
+    case invalidScreenshot(Base64Error)
+    case invalidKind(String)
+    /// The file ends before all the entries its header announces (a truncated file), or has more.
+    case entryCount(announced: Int, found: Int)
+    /// The import was given lines after it had finished, or none at all.
+    case noHeader
+
+    public var description: String {
+        switch self {
+        case .empty: "the line is empty"
+        case .invalidJSON(let error): "not JSON (\(error))"
+        case .stateTextNotJSON(let error): "\"stateText\" is not a JSON document (\(error))"
+        case .notAnObject: "not a JSON object"
+        case .missingField(let field): "the \"\(field)\" member is missing"
+        case .wrongType(let field, let expected, let found): "\"\(field)\" is a JSON \(found), not \(expected)"
+        case .unsupportedFormat(let what): "not a parleyd history export: \(what)"
+        case .invalidTime(let field, let text): "\"\(field)\" is \"\(text)\", not a UTC time like 2026-01-31T12:00:00.000Z"
+        case .invalidScreenshot(let error): "\"screenshot\" is \(error)"
+        case .invalidKind(let kind): "the session kind \"\(kind)\" is neither parley nor legacy"
+        case .entryCount(let announced, let found): "the header announces \(announced) entries but the file has \(found) (is it truncated?)"
+        case .noHeader: "the file does not start with the export header"
+        }
+    }
+}

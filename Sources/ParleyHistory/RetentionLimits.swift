@@ -1,0 +1,27 @@
+/// How much history parleyd keeps. When an append goes over either limit, the oldest entries (lowest sequence
+/// numbers, whatever their session) are dropped until both hold again; the entry just appended is always kept,
+/// even if it alone is larger than `maxBytes`.
+public struct RetentionLimits: Sendable, Hashable, Codable {
+    /// Entries kept at most.
+    public var maxEntries: Int
+    /// State and screenshot bytes kept at most (the database file is somewhat larger: indexes, page slack).
+    public var maxBytes: Int64
+
+    public init(maxEntries: Int, maxBytes: Int64) {
+        self.maxEntries = maxEntries
+        self.maxBytes = maxBytes
+    }
+
+    /// 10 000 entries, 1 GiB. A person debugging looks back minutes to hours: 10 000 state changes is hours
+    /// of interactive use, and the count limit keeps listings of small states short. 1 GiB is a modest share
+    /// of a developer machine's disk yet still holds about 200 entries of 5 MB states with screenshots, so for
+    /// large states the byte limit is the one that applies.
+    public static let `default` = RetentionLimits(maxEntries: 10_000, maxBytes: 1 << 30)
+
+    /// Why these limits cannot be used, or nil.
+    public var problem: String? {
+        if maxEntries < 1 { return "the history must keep at least 1 entry (maxEntries is \(maxEntries))" }
+        if maxBytes < 1 { return "the history must keep at least 1 byte (maxBytes is \(maxBytes))" }
+        return nil
+    }
+}

@@ -1,0 +1,169 @@
+// swift-crypto 3.12 predates Sendable annotations; its keys are immutable values over copy-on-write storage,
+// which 4.x declares Sendable.
+@preconcurrency import Crypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The key all nodes of one deployment share: 32 random bytes, stored as one line of hex in a file that only
+/// its owner can read (`parleyctl secret generate` writes one). Nodes prove to each other that they know it,
+/// and it keys the encryption of their connections; it never goes on the wire.
+///
+/// Its descriptions never show the bytes, so a secret that ends up in a log line, a `dump` or a debugger stays
+/// secret.
+public struct SharedSecret: Sendable {
+    /// The size of a secret, in bytes.
+    public static let byteCount = 32
+
+    let key: SymmetricKey
+
+    private init(key: SymmetricKey) { self.key = key }
+
+    /// A new secret from the system's secure random generator.
+    public static func generate() -> SharedSecret { SharedSecret(key: SymmetricKey(size: .bits256)) }
+
+    /// A secret from exactly ``byteCount`` bytes.
+    public init(bytes: some Collection<UInt8>) throws(SharedSecretError) {
+        guard bytes.count == Self.byteCount else { throw .wrongLength(bytes.count) }
+        key = SymmetricKey(data: Array(bytes))
+    }
+
+    /// Who may own a secret file and which permission bits it may have.
+    public enum AccessCheck: Sendable {
+        /// Owned by the user this process runs as; no permission for its group or others (mode 0600 or 0400).
+        case ownerOnly
+        /// A credential systemd passed to this service (`LoadCredential=`, under `$CREDENTIALS_DIRECTORY`):
+        /// systemd writes it owned by root, mode 0400, and grants the service's user read access with an ACL, which
+        /// `stat` shows as group bits. Owned by root or by this user, and nothing for others.
+        case systemdCredential
+    }
+
+    /// Reads a secret file: one line of 64 hex digits (or the base64 of 32 bytes). Refuses, before reading it,
+    /// a file that other users may access (see ``AccessCheck``).
+    public init(contentsOfFile path: String, accessCheck: AccessCheck = .ownerOnly) throws(SharedSecretError) {
+        let text = try Self.readProtectedFile(path, accessCheck: accessCheck)
+        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !line.contains(where: \.isNewline) else {
+            throw .malformed(path: path, reason: "it holds more than one line")
+        }
+        if let bytes = Self.hexBytes(line) ?? Data(base64Encoded: line).map(Array.init), bytes.count == Self.byteCount {
+            key = SymmetricKey(data: bytes)
+        } else {
+            throw .malformed(path: path, reason: "its line of \(line.count) characters is neither 64 hex digits nor the base64 of 32 bytes")
+        }
+    }
+
+    /// The file form: the bytes as 64 lower-case hex digits and a newline.
+    public var fileText: String {
+        key.withUnsafeBytes { bytes in bytes.map { String(format: "%02x", $0) }.joined() } + "\n"
+    }
+
+    /// Writes the secret to `path` with mode 0600. The file appears whole or not at all (it is written under a
+    /// temporary name first); an existing file is replaced only if `replacing` is true.
+    public func write(toFile path: String, replacing: Bool) throws(SharedSecretError) {
+        let temporary = path + ".tmp-\(UUID().uuidString.prefix(8))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .cannotWrite(path: path, reason: Self.errnoText()) }
+        var failure: String?
+        // The umask may only remove bits, but be exact anyway.
+        if fchmod(fd, 0o600) != 0 { failure = Self.errnoText() }
+        let bytes = Array(fileText.utf8)
+        var offset = 0
+        while failure == nil, offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                failure = Self.errnoText()
+            } else {
+                offset += written
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = Self.errnoText() }
+        close(fd)
+        defer { unlink(temporary) }
+        if let failure { throw .cannotWrite(path: path, reason: failure) }
+        if replacing {
+            guard rename(temporary, path) == 0 else { throw .cannotWrite(path: path, reason: Self.errnoText()) }
+        } else {
+            // link() fails if the name exists, atomically: no window in which another file could be replaced.
+            guard link(temporary, path) == 0 else {
+                if errno == EEXIST { throw .alreadyExists(path: path) }
+                throw .cannotWrite(path: path, reason: Self.errnoText())
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The file's text, after checking who may access it. The checks are made on the opened file, so the file
+    /// read is the file checked.
+    private static func readProtectedFile(_ path: String, accessCheck: AccessCheck) throws(SharedSecretError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw .missing(path: path) }
+            throw .unreadable(path: path, reason: errnoText())
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: errnoText()) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notAFile(path: path) }
+        let user = geteuid()
+        switch accessCheck {
+        case .ownerOnly:
+            guard info.st_uid == user else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
+            guard info.st_mode & 0o077 == 0 else { throw .accessibleToOthers(path: path, mode: info.st_mode & 0o7777) }
+        case .systemdCredential:
+            guard info.st_uid == user || info.st_uid == 0 else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
+            guard info.st_mode & 0o007 == 0 else { throw .accessibleToOthers(path: path, mode: info.st_mode & 0o7777) }
+        }
+        // A secret file is one short line; anything much longer is not one, and is not read whole.
+        let limit = 1024
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: limit + 1)
+        while bytes.count <= limit {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, limit + 1 - bytes.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, reason: errnoText())
+            }
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+        }
+        guard bytes.count <= limit else { throw .malformed(path: path, reason: "it is longer than \(limit) bytes") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .malformed(path: path, reason: "it is not text")
+        }
+        return text
+    }
+
+    private static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count == 2 * byteCount else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(byteCount)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
+}
+
+extension SharedSecret: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "SharedSecret(\(Self.byteCount) bytes, not shown)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import ParleyRemoteDebugger
+
+/// `debugger-app NAME COUNT [--original]`: an app that reports its states through ``RemoteDebugger`` with discovery,
+/// as apps do, and prints what the debugger sends back. Runs until killed.
+func runDebuggerApp(_ arguments: [String]) async throws {
+    struct AppState: Codable, Sendable {
+        var step: Int
+    }
+    let name = arguments.first ?? "debugger-app"
+    let count = arguments.dropFirst().first.flatMap(Int.init) ?? 3
+    let original = arguments.contains("--original")
+    @Sendable func emit(_ fields: [String: any Sendable]) {
+        let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+    let debugger = RemoteDebugger<AppState, String>(
+        configuration: .init(appName: name, wireProtocol: original ? .originalFraming : .parley)
+    )
+    debugger.onRestore { state in emit(["event": "restored", "step": state.step]) }
+    try debugger.start()
+    emit(["event": "ready", "name": name])
+    let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3])
+    for step in 0..<count {
+        debugger.write(action: "step.\(step)", state: AppState(step: step), snapshot: png)
+    }
+    var reported = -1
+    while true {
+        try await Task.sleep(for: .milliseconds(100))
+        let statistics = debugger.statistics
+        if statistics.sent != reported {
+            reported = statistics.sent
+            emit(["event": "sent", "sent": statistics.sent, "dropped": statistics.dropped])
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import NIOCore
+
+/// Sits between the frame codec and the rest of the pipeline of a connection that authenticates. Until the
+/// handshake installs the session keys it passes plaintext frames through; from then on every outbound frame
+/// leaves sealed, and every inbound frame must be sealed and authentic or the connection is failed.
+///
+/// The peer may switch before our handshake code has installed the keys: a dialer sends sealed frames right
+/// behind its proof, while the acceptor is still checking that proof. Such frames wait here, and reading stops
+/// until the keys arrive, so that a peer which never authenticates cannot make them pile up.
+public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = Frame
+    public typealias InboundOut = Frame
+    public typealias OutboundIn = Frame
+    public typealias OutboundOut = Frame
+
+    /// A user outbound event: from now on seal and open with `protection`. Trigger it right after writing the
+    /// last plaintext frame of the handshake; frames written after it leave sealed.
+    public struct Install: Sendable {
+        public var protection: any FrameProtection
+        public init(_ protection: any FrameProtection) { self.protection = protection }
+    }
+
+    private var protection: (any FrameProtection)?
+    /// Bodies of sealed frames that arrived before the keys.
+    private var waiting: [ByteBuffer] = []
+    /// A read the pipeline asked for while frames were waiting; issued once the keys are installed.
+    private var readHeld = false
+    /// After a forged or plaintext frame the inbound stream is not trusted any more: nothing else is passed on.
+    private var inboundFailed = false
+
+    public init() {}
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !inboundFailed else { return }
+        let frame = unwrapInboundIn(data)
+        switch (frame, protection) {
+        case (.sealed(let body), .some):
+            open(body, context: context)
+        case (_, .some):
+            fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), context: context)
+        case (.sealed(let body), nil):
+            waiting.append(body)
+        case (_, nil) where !waiting.isEmpty:
+            // The peer has switched to sealed frames; it may not switch back.
+            fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), context: context)
+        case (_, nil):
+            context.fireChannelRead(data)
+        }
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        if protection == nil && !waiting.isEmpty {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard protection != nil else {
+            context.write(data, promise: promise)
+            return
+        }
+        do {
+            let sealed = try protection!.seal(unwrapOutboundIn(data), allocator: context.channel.allocator)
+            context.write(wrapOutboundOut(sealed), promise: promise)
+        } catch {
+            promise?.fail(error)
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+        }
+    }
+
+    public func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let install = event as? Install else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        guard protection == nil else {
+            promise?.fail(ChannelError.inappropriateOperationForState)
+            return
+        }
+        protection = install.protection
+        promise?.succeed()
+        let pending = waiting
+        waiting = []
+        for body in pending where !inboundFailed {
+            open(body, context: context)
+        }
+        // Frames passed on outside a socket read reach the async side only with a read-complete.
+        if !pending.isEmpty { context.fireChannelReadComplete() }
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    private func open(_ body: ByteBuffer, context: ChannelHandlerContext) {
+        do {
+            let inner = try protection!.open(sealed: body)
+            context.fireChannelRead(wrapInboundOut(inner))
+        } catch {
+            fail(error, context: context)
+        }
+    }
+
+    private func fail(_ error: WireError, context: ChannelHandlerContext) {
+        inboundFailed = true
+        waiting = []
+        context.fireErrorCaught(error)
+    }
+}

@@ -1,0 +1,309 @@
+import Foundation
+import NIOCore
+import ParleyDebugger
+import ParleyRemoteDebugger
+import Testing
+
+/// parleyd as the remote state debugger, driven the way users drive it: apps connect over TCP on loopback (an app
+/// written for the original Swift Talk debugger, in Python, from the framing alone; and the Swift client), and a
+/// person uses parleyctl through the control socket.
+@Suite("Remote state debugger", .serialized, .timeLimit(.minutes(3)))
+struct DebuggerTests {
+    typealias Daemon = DaemonBackedTests.Daemon
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let originalApp = repository.appendingPathComponent("scripts/interop/original_debugger_app.py").path
+
+    /// States whose exact bytes matter: a number with a trailing zero, one beyond Double, unicode keys, key order.
+    static let states = [
+        #"{"count":1.10,"big":12345678901234567890,"名前":"ü","items":[{"title":"milk"}],"z":null,"a":true}"#,
+        #"{"count":2.50,"big":12345678901234567891,"名前":"ü","items":[{"title":"milk"},{"title":"bread"}],"z":null,"a":true}"#,
+        #"{"count":2.50,"big":12345678901234567891,"名前":"üü","items":[{"title":"oat milk"}],"z":{"n":1},"a":"yes"}"#,
+    ]
+    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 1, 2, 3]
+
+    static func python() throws -> String {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let candidate = "\(directory)/python3"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw PeerProcessErrorText("python3 is not on PATH (scripts/require-packages installs it)")
+    }
+
+    /// The Python app: connects to parleyd, sends `sends` (action, state, PNG), waits for `expect` states back.
+    static func originalApp(port: Int, sends: [(String, String, [UInt8])], expect: Int, timeout: Int = 30) throws -> Child {
+        var arguments = [originalApp, "--connect", "127.0.0.1", String(port), "--expect", String(expect), "--timeout", String(timeout)]
+        for (action, state, png) in sends {
+            arguments += ["--send", action, Data(state.utf8).base64EncodedString(), Data(png).base64EncodedString()]
+        }
+        return try Child(try python(), arguments)
+    }
+
+    /// The states the app received, as exact bytes.
+    static func received(_ app: Child) -> [String] {
+        app.stdout.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["event"] as? String == "received", let state = object["state"] as? String,
+                let bytes = Data(base64Encoded: state)
+            else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// `parleyctl history --json`, decoded.
+    static func history(_ daemon: Daemon, _ extra: [String] = []) async throws -> [[String: Any]] {
+        let result = try await daemon.ctl(["history", "--json"] + extra)
+        #expect(result.status == 0, "\(result)")
+        return result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// Polls the history until it has `count` entries.
+    static func waitForHistory(_ daemon: Daemon, count: Int, _ extra: [String] = []) async throws -> [[String: Any]] {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var entries: [[String: Any]] = []
+        while ContinuousClock.now < deadline {
+            entries = try await history(daemon, extra)
+            if entries.count >= count { return entries }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the history did not reach \(count) entries; it has \(entries.count)")
+        return entries
+    }
+
+    @Test("an app of the original debugger (Python, 206 framing) records three states; replaying the first gives it exactly that state back")
+    func originalFramingEndToEnd() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let app = try Self.originalApp(
+            port: daemon.port,
+            sends: [("load", Self.states[0], Self.png), ("addItem", Self.states[1], []), ("rename", Self.states[2], Self.png)],
+            expect: 1
+        )
+        let entries = try await Self.waitForHistory(daemon, count: 3)
+        #expect(entries.map { $0["action"] as? String } == ["load", "addItem", "rename"])
+        let first = try #require(entries.first?["sequence"] as? Int)
+
+        // What was stored is what was sent, byte for byte; the screenshot is the PNG itself (not base64).
+        let shown = try await daemon.ctl(["show", String(first), "--state"])
+        #expect(shown.status == 0 && shown.stdout == Self.states[0] + "\n", "\(shown)")
+        let imageFile = daemon.directory.appendingPathComponent("first.png")
+        let image = try await daemon.ctl(["show", String(first), "--image", imageFile.path])
+        #expect(image.status == 0, "\(image)")
+        #expect(try Data(contentsOf: imageFile) == Data(Self.png))
+
+        let replay = try await daemon.ctl(["replay", String(first)])
+        #expect(replay.status == 0 && replay.stdout.contains("state \(first) sent to legacy debugger app"), "\(replay)")
+        #expect(try await app.exitStatus(within: .seconds(20)) == 0, "app: \(app.stdout) \(app.stderr)")
+        #expect(Self.received(app) == [Self.states[0]])
+
+        let sessions = try await daemon.ctl(["sessions", "--json"])
+        let session = try JSONSerialization.jsonObject(with: Data(sessions.stdout.utf8)) as? [String: Any]
+        #expect(session?["kind"] as? String == "legacy" && session?["entryCount"] as? Int == 3, "\(sessions.stdout)")
+        try await daemon.stop()
+    }
+
+    @Test("the Swift client records a state with its screenshot; a replay reaches its restore handler")
+    func swiftClientEndToEnd() async throws {
+        struct AppState: Codable, Sendable, Equatable {
+            var count: Int
+            var title: String
+        }
+        let daemon = try await Daemon(staticPeer: nil)
+        let restored = AsyncStream<AppState>.makeStream()
+        let debugger = RemoteDebugger<AppState, String>(
+            configuration: .init(appName: "swift-app", debugger: .endpoint(host: "127.0.0.1", port: daemon.port))
+        )
+        debugger.onRestore { state in restored.continuation.yield(state) }
+        try debugger.start()
+        debugger.write(action: "start", state: AppState(count: 1, title: "one"), snapshot: Data(Self.png))
+        debugger.write(action: "increment", state: AppState(count: 2, title: "one"), snapshot: nil)
+        let entries = try await Self.waitForHistory(daemon, count: 2)
+        let first = try #require(entries.first?["sequence"] as? Int)
+        #expect(entries.first?["screenshotSize"] as? Int == Self.png.count)
+
+        let imageFile = daemon.directory.appendingPathComponent("swift.png")
+        #expect(try await daemon.ctl(["show", String(first), "--image", imageFile.path]).status == 0)
+        #expect(try Data(contentsOf: imageFile) == Data(Self.png))
+
+        let diff = try await daemon.ctl(["diff", String(first + 1)])
+        #expect(diff.status == 0 && diff.stdout.contains("count: 1 → 2"), "\(diff)")
+
+        let replay = try await daemon.ctl(["replay", String(first)])
+        #expect(replay.status == 0 && replay.stdout.contains("sent to swift-app"), "\(replay)")
+        var iterator = restored.stream.makeAsyncIterator()
+        #expect(await iterator.next() == AppState(count: 1, title: "one"))
+        await debugger.stop()
+        try await daemon.stop()
+    }
+
+    @Test("replay reaches only the chosen app: its own session's by default, --to one by id, --all every app")
+    func replayTargets() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let alpha = try Self.originalApp(port: daemon.port, sends: [("alpha", Self.states[0], [])], expect: 3, timeout: 40)
+        _ = try await Self.waitForHistory(daemon, count: 1)
+        let bravo = try Self.originalApp(port: daemon.port, sends: [("bravo", Self.states[1], [])], expect: 2, timeout: 40)
+        let entries = try await Self.waitForHistory(daemon, count: 2)
+        let alphaEntry = try #require(entries.first { $0["action"] as? String == "alpha" }?["sequence"] as? Int)
+        let bravoEntry = try #require(entries.first { $0["action"] as? String == "bravo" }?["sequence"] as? Int)
+
+        // Default: the app of the entry's own session only.
+        #expect(try await daemon.ctl(["replay", String(alphaEntry)]).status == 0)
+        try await Self.waitUntil { Self.received(alpha).count == 1 }
+        // --to: bravo, chosen by a prefix of its peer id (from its session).
+        let bravoSessionID = try #require(entries.first { $0["action"] as? String == "bravo" }?["session"] as? Int)
+        let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let bravoID = try #require(sessions.first { $0["id"] as? Int == bravoSessionID }?["peerID"] as? String)
+        let toBravo = try await daemon.ctl(["replay", String(alphaEntry), "--to", String(bravoID.prefix(8))])
+        #expect(toBravo.status == 0, "\(toBravo)")
+        try await Self.waitUntil { Self.received(bravo).count == 1 }
+        #expect(Self.received(alpha).count == 1, "alpha got a state meant for bravo")
+        // --all: both.
+        #expect(try await daemon.ctl(["replay", String(bravoEntry), "--all"]).status == 0)
+        #expect(try await bravo.exitStatus(within: .seconds(20)) == 0)
+        try await Self.waitUntil { Self.received(alpha).count == 2 }
+        #expect(Self.received(alpha) == [Self.states[0], Self.states[1]])
+        #expect(Self.received(bravo) == [Self.states[0], Self.states[1]])
+        try await daemon.stop()
+    }
+
+    @Test("the history survives a restart and a SIGKILL; the session left open is closed")
+    func survivesRestartAndKill() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let app = try Self.originalApp(port: daemon.port, sends: [("one", Self.states[0], Self.png), ("two", Self.states[1], [])], expect: 0)
+        _ = try await Self.waitForHistory(daemon, count: 2)
+        _ = try await app.exitStatus(within: .seconds(10))
+        try await daemon.stop(removing: false)
+
+        let restarted = try await Daemon(staticPeer: nil, directory: daemon.directory)
+        let kept = try await Self.history(restarted)
+        #expect(kept.map { $0["action"] as? String } == ["one", "two"])
+        let app2 = try Self.originalApp(port: restarted.port, sends: [("three", Self.states[2], Self.png)], expect: 1, timeout: 60)
+        _ = try await Self.waitForHistory(restarted, count: 3)
+        kill(restarted.child.process.processIdentifier, SIGKILL)
+        _ = try await restarted.child.exitStatus(within: .seconds(10))
+        _ = try await app2.exitStatus(within: .seconds(70))
+
+        let afterKill = try await Daemon(staticPeer: nil, directory: daemon.directory)
+        let entries = try await Self.history(afterKill)
+        #expect(entries.map { $0["action"] as? String } == ["one", "two", "three"])
+        let shown = try await afterKill.ctl(["show", String(try #require(entries.last?["sequence"] as? Int)), "--state"])
+        #expect(shown.stdout == Self.states[2] + "\n")
+        let sessions = try await afterKill.ctl(["sessions", "--json"]).stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(sessions.count == 2 && sessions.allSatisfy { $0["ended"] != nil }, "\(sessions)")
+        try await afterKill.stop()
+    }
+
+    @Test("retention keeps the newest entries; named filters and patterns hide actions; an unknown filter is an error")
+    func retentionAndFilters() async throws {
+        let config = #"{"historyMaxEntries": 3, "actionFilters": {"ticks": "tick*", "quiet": {"allExcept": [{"filter": "ticks"}]}}}"#
+        let daemon = try await Daemon(staticPeer: nil, config: config)
+        let sends = ["load", "tick.1", "add", "tick.2", "rename"].enumerated().map { index, action in
+            (action, #"{"n":\#(index)}"#, [UInt8]())
+        }
+        let app = try Self.originalApp(port: daemon.port, sends: sends, expect: 0)
+        #expect(try await app.exitStatus(within: .seconds(20)) == 0)
+        try await Self.waitUntil { (try? await Self.history(daemon).last?["action"] as? String) == "rename" }
+        #expect(try await Self.history(daemon).map { $0["action"] as? String } == ["add", "tick.2", "rename"])
+        #expect(try await Self.history(daemon, ["--filter", "quiet"]).map { $0["action"] as? String } == ["add", "rename"])
+        #expect(try await Self.history(daemon, ["--action", "tick*"]).map { $0["action"] as? String } == ["tick.2"])
+        let unknown = try await daemon.ctl(["history", "--filter", "nope"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("nope"), "\(unknown)")
+        let filters = try await daemon.ctl(["filters"])
+        #expect(filters.stdout.contains("quiet:") && filters.stdout.contains("ticks:"), "\(filters)")
+        try await daemon.stop()
+    }
+
+    @Test("bad input stores nothing: a state that is not JSON, a missing field, a 206 frame over the size limit")
+    func badInput() async throws {
+        let daemon = try await Daemon(staticPeer: nil, arguments: ["--max-frame-size", "4096"])
+        // A good app keeps recording while the bad ones are turned away.
+        let good = try Self.originalApp(port: daemon.port, sends: [("good", Self.states[0], [])], expect: 0)
+        _ = try await Self.waitForHistory(daemon, count: 1)
+
+        let notJSON = try Self.rawFrameApp(port: daemon.port, body: #"{"state": {"a": 1,, }, "action": "bad", "imageData": ""}"#)
+        let missing = try Self.rawFrameApp(port: daemon.port, body: #"{"state": {"a": 1}, "imageData": ""}"#)
+        let huge = try Self.rawFrameApp(port: daemon.port, body: #"{"state": ""# + String(repeating: "x", count: 8000) + #"", "action": "big", "imageData": ""}"#)
+        for app in [notJSON, missing, huge] { _ = try await app.exitStatus(within: .seconds(20)) }
+        _ = try await daemon.child.waitFor(in: \.stderr) { $0.contains("state record rejected; nothing stored") && $0.contains("action") ? true : nil }
+        _ = try await daemon.child.waitFor(in: \.stderr) { $0.contains("exceeds the maximum of 4096 bytes") ? true : nil }
+
+        let after = try Self.originalApp(port: daemon.port, sends: [("after", Self.states[1], [])], expect: 0)
+        let entries = try await Self.waitForHistory(daemon, count: 2)
+        #expect(entries.map { $0["action"] as? String } == ["good", "after"])
+        _ = try await good.exitStatus(within: .seconds(10))
+        _ = try await after.exitStatus(within: .seconds(10))
+        try await daemon.stop()
+    }
+
+    @Test("export then import: a new session with the same actions, states byte for byte and screenshots")
+    func exportImport() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let app = try Self.originalApp(port: daemon.port, sends: [("one", Self.states[0], Self.png), ("two", Self.states[1], [])], expect: 0)
+        #expect(try await app.exitStatus(within: .seconds(20)) == 0)
+        let entries = try await Self.waitForHistory(daemon, count: 2)
+        let session = try #require(entries.first?["session"] as? Int)
+        let file = daemon.directory.appendingPathComponent("export.jsonl")
+        let exported = try await daemon.ctl(["export", String(session), file.path])
+        #expect(exported.status == 0, "\(exported)")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.contains(Self.states[0]), "the state is embedded verbatim")
+
+        let imported = try await daemon.ctl(["import", file.path, "--json"])
+        #expect(imported.status == 0, "\(imported)")
+        let summary = try JSONSerialization.jsonObject(with: Data(imported.stdout.utf8)) as? [String: Any]
+        let newSession = try #require(summary?["id"] as? Int)
+        #expect(newSession != session && summary?["imported"] as? Bool == true)
+        let copies = try await Self.history(daemon, ["--session", String(newSession)])
+        #expect(copies.map { $0["action"] as? String } == ["one", "two"])
+        let state = try await daemon.ctl(["show", String(try #require(copies.first?["sequence"] as? Int)), "--state"])
+        #expect(state.stdout == Self.states[0] + "\n")
+
+        // A broken file: an error naming the line, and no session added.
+        try Data((text.split(separator: "\n").prefix(2).joined(separator: "\n") + "\n{not json}\n").utf8).write(to: file)
+        let broken = try await daemon.ctl(["import", file.path])
+        #expect(broken.status == 1 && broken.stderr.contains("line 3"), "\(broken)")
+        let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n")
+        #expect(sessions.count == 2)
+        try await daemon.stop()
+    }
+
+    // MARK: - Helpers
+
+    /// An app that writes one 206 frame with this exact body and closes.
+    static func rawFrameApp(port: Int, body: String) throws -> Child {
+        let script = """
+            import socket, struct, sys
+            body = sys.argv[2].encode("utf-8")
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(bytes([206]) + struct.pack("<i", len(body)) + body)
+            s.settimeout(5)
+            try:
+                s.recv(1)
+            except OSError:
+                pass
+            """
+        return try Child(try python(), ["-c", script, String(port), body])
+    }
+
+    static func waitUntil(_ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("condition not met within 20 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+struct PeerProcessErrorText: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

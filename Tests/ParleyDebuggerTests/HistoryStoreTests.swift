@@ -1,0 +1,239 @@
+import Foundation
+import NIOCore
+import ParleyDebugger
+import ParleyHistory
+import Testing
+
+@Suite("History store")
+struct HistoryStoreTests {
+    @Test("appended entries are listed oldest first, paged by cursor and by offset, and shown with their exact bytes")
+    func appendListPageShow() async throws {
+        try await withStore { store, _ in
+            let session = try await store.beginSession(peerID: "peer-1", appName: "Listr", kind: .parley, at: testTime(0))
+            var appended: [EntrySummary] = []
+            for index in 0..<5 {
+                let state = #"{"count": \#(index).10, "名前": "ü"}"#
+                appended.append(try await store.append(record("add(\(index))", state, screenshot: [0x89, UInt8(index)]), to: session.id, at: testTime(Double(index + 1))))
+            }
+            #expect(appended.map(\.sequence) == appended.map(\.sequence).sorted())
+            #expect(Set(appended.map(\.sequence)).count == 5)
+            #expect(appended[2] == EntrySummary(sequence: appended[2].sequence, session: session.id, time: testTime(3), action: "add(2)", stateSize: 31, screenshotSize: 2))
+
+            let sessions = try await store.sessions()
+            #expect(sessions == [SessionSummary(id: session.id, peerID: "peer-1", appName: "Listr", kind: .parley, started: testTime(0), entryCount: 5, bytes: 5 * 33)])
+
+            let first = try await store.entries(EntryQuery(session: session.id, limit: 2))
+            #expect(first.items == Array(appended[0..<2]))
+            #expect(first.total == 5)
+            #expect(first.nextAfter == appended[1].sequence)
+            let second = try await store.entries(EntryQuery(session: session.id, after: first.nextAfter, limit: 2))
+            #expect(second.items == Array(appended[2..<4]))
+            let last = try await store.entries(EntryQuery(session: session.id, after: second.nextAfter, limit: 2))
+            #expect(last.items == [appended[4]])
+            #expect(last.nextAfter == nil)
+            let byOffset = try await store.entries(EntryQuery(offset: 3, limit: 10))
+            #expect(byOffset.items == Array(appended[3...]))
+            #expect(byOffset.nextAfter == nil)
+
+            let shown = try await store.entry(appended[3].sequence)
+            #expect(shown.summary == appended[3])
+            #expect(String(buffer: shown.state) == #"{"count": 3.10, "名前": "ü"}"#)
+            #expect(Array(shown.screenshot.readableBytesView) == [0x89, 3])
+            let withoutPicture = try await store.entry(appended[3].sequence, includeScreenshot: false)
+            #expect(withoutPicture.screenshot.readableBytes == 0)
+            #expect(withoutPicture.state == shown.state)
+
+            #expect(try await store.predecessor(of: appended[3].sequence) == appended[2])
+            #expect(try await store.predecessor(of: appended[0].sequence) == nil)
+            await #expect(throws: HistoryStoreError.noSuchEntry(999_999)) { try await store.predecessor(of: 999_999) }
+            await #expect(throws: HistoryStoreError.noSuchEntry(999_999)) { try await store.entry(999_999) }
+            await #expect(throws: HistoryStoreError.noSuchSession(999_999)) { try await store.entries(EntryQuery(session: 999_999)) }
+
+            try await store.endSession(session.id, at: testTime(10))
+            try await store.endSession(session.id, at: testTime(20))
+            #expect(try await store.session(session.id).ended == testTime(10))
+        }
+    }
+
+    @Test("listing filters in SQL by patterns and saved filter names, and agrees with the in-memory matcher")
+    func filteredListing() async throws {
+        try await withStore { store, _ in
+            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .legacy)
+            let actions = [
+                "hoverStarted", "add(milk)", "window.visibilityChanged", "clock.tick", "add(eggs)", "[x]*?", "a?c", "abc", "Hover", "añc",
+            ]
+            for action in actions { _ = try await store.append(record(action, "{}"), to: session.id) }
+            let saved: [String: ActionTextFilter] = [
+                "noisy": .anyOf([.pattern("hover*"), .pattern("window.visibility*"), .pattern("*.tick")]),
+                "quiet": .allExcept([.named("noisy")]),
+            ]
+            let filters: [ActionTextFilter] = [
+                .named("quiet"), .named("noisy"), .pattern("add(*)"), .pattern(#"[x]\*\?"#), .pattern("a?c"), .not(.pattern("a*")),
+                .anyOf([]), .allExcept([]), .all, .pattern("*"), .pattern(#"\[*"#),
+            ]
+            for filter in filters {
+                let page = try await store.entries(EntryQuery(filter: filter, limit: 100), namedFilters: saved)
+                let matcher = try ActionTextFilter.Matcher(filter, named: saved)
+                #expect(page.items.map(\.action) == actions.filter(matcher.includes), "\(filter)")
+                #expect(page.total == page.items.count)
+            }
+            let quiet = try await store.entries(EntryQuery(filter: .named("quiet"), limit: 2), namedFilters: saved)
+            #expect(quiet.items.map(\.action) == ["add(milk)", "add(eggs)"])
+            #expect(quiet.total == 7)
+            #expect(quiet.nextAfter != nil)
+            let rest = try await store.entries(EntryQuery(filter: .named("quiet"), after: quiet.nextAfter, limit: 100), namedFilters: saved)
+            #expect(rest.items.map(\.action) == ["[x]*?", "a?c", "abc", "Hover", "añc"])
+            await #expect(throws: HistoryStoreError.invalidFilter(.unknownFilter("loud", referencedBy: nil))) {
+                try await store.entries(EntryQuery(filter: .named("loud")), namedFilters: saved)
+            }
+        }
+    }
+
+    @Test("a state that is not JSON, an unknown session or an ended one is refused and stores nothing")
+    func badAppends() async throws {
+        try await withStore { store, _ in
+            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .parley)
+            _ = try await store.append(record("ok", #"{"a":1}"#), to: session.id)
+            await #expect(throws: HistoryStoreError.invalidState(JSONError(offset: 6, reason: .unexpectedEnd(expected: "',' or '}' after an object member")))) {
+                try await store.append(record("bad", #"{"a":1"#), to: session.id)
+            }
+            await #expect(throws: HistoryStoreError.noSuchSession(42)) { try await store.append(record("x", "{}"), to: 42) }
+            try await store.endSession(session.id)
+            await #expect(throws: HistoryStoreError.sessionEnded(session.id)) { try await store.append(record("late", "{}"), to: session.id) }
+            let page = try await store.entries(EntryQuery())
+            #expect(page.items.map(\.action) == ["ok"])
+            #expect(try await store.totals() == (entries: 1, bytes: 7))
+        }
+    }
+
+    @Test("retention by entry count drops the oldest entries first, across sessions")
+    func retentionByCount() async throws {
+        try await withStore(limits: RetentionLimits(maxEntries: 3, maxBytes: 1 << 30)) { store, _ in
+            let first = try await store.beginSession(peerID: "a", appName: "A", kind: .parley)
+            let second = try await store.beginSession(peerID: "b", appName: "B", kind: .parley)
+            var sequences: [Int64] = []
+            for index in 0..<5 {
+                let session = index.isMultiple(of: 2) ? first.id : second.id
+                sequences.append(try await store.append(record("step \(index)", "[\(index)]"), to: session).sequence)
+            }
+            let kept = try await store.entries(EntryQuery())
+            #expect(kept.items.map(\.action) == ["step 2", "step 3", "step 4"])
+            #expect(kept.items.map(\.sequence) == Array(sequences[2...]))
+            #expect(try await store.totals().entries == 3)
+            await #expect(throws: HistoryStoreError.noSuchEntry(sequences[0])) { try await store.entry(sequences[0]) }
+            // Lowering the limit applies at once.
+            try await store.setLimits(RetentionLimits(maxEntries: 1, maxBytes: 1 << 30))
+            #expect(try await store.entries(EntryQuery()).items.map(\.action) == ["step 4"])
+            await #expect(throws: HistoryStoreError.invalidLimits("the history must keep at least 1 entry (maxEntries is 0)")) {
+                try await store.setLimits(RetentionLimits(maxEntries: 0, maxBytes: 1))
+            }
+        }
+    }
+
+    @Test("retention by bytes drops the oldest entries first, never the one just appended, and forgets ended sessions it emptied")
+    func retentionByBytes() async throws {
+        try await withStore(limits: RetentionLimits(maxEntries: 100, maxBytes: 1000)) { store, _ in
+            let old = try await store.beginSession(peerID: "old", appName: "A", kind: .parley)
+            _ = try await store.beginSession(peerID: "idle", appName: "A", kind: .parley)
+            let padding = String(repeating: "x", count: 296)
+            for index in 0..<3 { _ = try await store.append(record("old \(index)", #"{"p":"\#(padding)"}"#), to: old.id) }  // 304 bytes each
+            try await store.endSession(old.id)
+            let live = try await store.beginSession(peerID: "live", appName: "A", kind: .parley)
+            _ = try await store.append(record("new 0", #"{"p":"\#(padding)"}"#), to: live.id, at: testTime(1))
+            // 4 × 304 = 1216 > 1000: the oldest goes.
+            #expect(try await store.entries(EntryQuery()).items.map(\.action) == ["old 1", "old 2", "new 0"])
+            #expect(try await store.totals() == (entries: 3, bytes: 912))
+            _ = try await store.append(record("new 1", #"{"p":"\#(padding)"}"#), to: live.id, at: testTime(2))
+            _ = try await store.append(record("new 2", #"{"p":"\#(padding)"}"#), to: live.id, at: testTime(3))
+            #expect(try await store.entries(EntryQuery()).items.map(\.action) == ["new 0", "new 1", "new 2"])
+            // The ended session lost all its entries and is forgotten; the open one without entries stays.
+            #expect(try await store.sessions().map(\.peerID) == ["idle", "live"])
+            // An entry larger than the whole limit is kept, alone.
+            let huge = #"{"p":"\#(String(repeating: "y", count: 2000))"}"#
+            let kept = try await store.append(record("huge", huge), to: live.id, at: testTime(4))
+            #expect(try await store.entries(EntryQuery()).items == [kept])
+            #expect(try await store.totals() == (entries: 1, bytes: Int64(huge.utf8.count)))
+        }
+    }
+
+    @Test("a reopened store keeps its sessions and entries, and sequence numbers keep growing")
+    func reopen() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try await HistoryStore.open(directory: directory)
+            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .legacy, at: testTime(0))
+            let one = try await store.append(record("one", #"{"n":1.10}"#, screenshot: [1, 2, 3]), to: session.id, at: testTime(1))
+            let two = try await store.append(record("two", #"{"n":2}"#), to: session.id, at: testTime(2))
+            try await store.endSession(session.id, at: testTime(3))
+            let sessionsBefore = try await store.sessions()
+            try await store.close()
+
+            let reopened = try await HistoryStore.open(directory: directory)
+            #expect(try await reopened.sessions() == sessionsBefore)
+            #expect(try await reopened.entries(EntryQuery()).items == [one, two])
+            let detail = try await reopened.entry(one.sequence)
+            #expect(String(buffer: detail.state) == #"{"n":1.10}"#)
+            #expect(Array(detail.screenshot.readableBytesView) == [1, 2, 3])
+            // Even once the newest entry is gone, its number is not handed out again.
+            try await reopened.setLimits(RetentionLimits(maxEntries: 1, maxBytes: 1 << 30))
+            let next = try await reopened.beginSession(peerID: "q", appName: "App", kind: .parley)
+            let three = try await reopened.append(record("three", "{}"), to: next.id)
+            #expect(three.sequence > two.sequence)
+            try await reopened.close()
+            #expect(FileManager.default.fileExists(atPath: directory + "/history.sqlite"))
+        }
+    }
+
+    @Test("sessions left open by a parleyd that did not end them are closed on reopen, at their last entry's time")
+    func closesSessionsLeftOpen() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try await HistoryStore.open(directory: directory)
+            let busy = try await store.beginSession(peerID: "busy", appName: "App", kind: .parley, at: testTime(0))
+            _ = try await store.append(record("a", "{}"), to: busy.id, at: testTime(5))
+            _ = try await store.append(record("b", "{}"), to: busy.id, at: testTime(7.5))
+            let silent = try await store.beginSession(peerID: "silent", appName: "App", kind: .legacy, at: testTime(1))
+            #expect(try await store.sessions().allSatisfy(\.isOpen))
+            try await store.close()  // as after a SIGKILL, nobody ended the sessions
+
+            let reopened = try await HistoryStore.open(directory: directory)
+            let sessions = try await reopened.sessions()
+            #expect(sessions.first { $0.id == busy.id }?.ended == testTime(7.5))
+            #expect(sessions.first { $0.id == silent.id }?.ended == testTime(1))
+            await #expect(throws: HistoryStoreError.sessionEnded(busy.id)) { try await reopened.append(record("c", "{}"), to: busy.id) }
+            try await reopened.close()
+        }
+    }
+
+    @Test("1 000 entries of 1 MB states are listed and paged completely and in order")
+    func thousandLargeEntries() async throws {
+        try await withStore { store, _ in
+            let session = try await store.beginSession(peerID: "big", appName: "App", kind: .parley)
+            let state = ByteBuffer(string: #"{"blob":""# + String(repeating: "m", count: 1_000_000 - 11) + #""}"#)
+            #expect(state.readableBytes == 1_000_000)
+            var sequences: [Int64] = []
+            for index in 0..<1000 {
+                let entry = try await store.append(StateRecord(action: "change \(index)", state: state), to: session.id)
+                sequences.append(entry.sequence)
+            }
+            let all = try await store.entries(EntryQuery(session: session.id, limit: 1000))
+            #expect(all.total == 1000)
+            #expect(all.items.map(\.sequence) == sequences)
+            #expect(all.items.allSatisfy { $0.stateSize == 1_000_000 })
+            #expect(all.nextAfter == nil)
+
+            var paged: [EntrySummary] = []
+            var after: Int64?
+            var pages = 0
+            repeat {
+                let page = try await store.entries(EntryQuery(session: session.id, after: after, limit: 64))
+                paged += page.items
+                after = page.nextAfter
+                pages += 1
+            } while after != nil
+            #expect(pages == 16)
+            #expect(paged == all.items)
+            let middle = try await store.entries(EntryQuery(session: session.id, offset: 500, limit: 10))
+            #expect(middle.items.map(\.action) == (500..<510).map { "change \($0)" })
+            #expect(try await store.sessions().first?.bytes == 1_000_000_000)
+        }
+    }
+}

@@ -1,0 +1,324 @@
+import Foundation
+import Glibc
+import Logging
+import NIOCore
+import Parley
+import ParleyDebugger
+import ParleyRemoteDebugger
+import ParleyTestSupport
+import Testing
+
+// MARK: - An app's types
+
+struct CounterState: Codable, Sendable, Equatable {
+    var count: Int
+    var label: String
+    var ratio: Double
+    var tags: [String]
+}
+
+enum CounterAction: Sendable, Equatable {
+    case increment
+    case reset
+    case tick(Int)
+    case mouseMoved(x: Int, y: Int)
+}
+
+/// The team's named filters, kept in one place as the documentation of ``ActionFilter`` suggests.
+extension ActionFilter where Action == CounterAction {
+    /// Actions fired continuously (timers, pointer movement): recorded, they bury the interesting ones.
+    static var noisy: Self {
+        Self { action in
+            switch action {
+            case .tick, .mouseMoved: true
+            case .increment, .reset: false
+            }
+        }
+    }
+
+    static var resets: Self {
+        Self { $0 == .reset }
+    }
+}
+
+/// PNG signature followed by every byte value, including ones that are not valid UTF-8 and would be mangled by
+/// anything treating the screenshot as text.
+let samplePNG = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+func sampleState(_ count: Int) -> CounterState {
+    CounterState(count: count, label: "Zähler №\(count) ✓", ratio: Double(count) + 0.1, tags: ["a/b", "\"q\""])
+}
+
+let quietLogger = Logger(label: "parley.test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+func makeClient(
+    port: Int,
+    wireProtocol: DebuggerWireProtocol = .parley,
+    queueCapacity: Int = 32,
+    filter: ActionFilter<CounterAction> = .all,
+    flushTimeout: Duration = .seconds(10),
+    logger: Logger = quietLogger
+) -> RemoteDebugger<CounterState, CounterAction> {
+    RemoteDebugger(
+        configuration: .init(
+            appName: "counter-app",
+            debugger: .endpoint(host: "127.0.0.1", port: port),
+            wireProtocol: wireProtocol,
+            queueCapacity: queueCapacity,
+            filter: filter,
+            identity: .ephemeral,
+            flushTimeout: flushTimeout,
+            logger: logger
+        )
+    )
+}
+
+// MARK: - A debugger for the typed protocol
+
+/// An in-process stand-in for parleyd: a transceiver on 127.0.0.1 that handles `parley.debugger.record` and
+/// collects what arrives.
+final class TestDebugger: Sendable {
+    struct Arrival: Sendable {
+        var record: StateRecord
+        var payloadSize: Int
+        var peer: Peer
+    }
+
+    let transceiver: Transceiver
+    let arrivals = Inbox<Arrival>()
+
+    init(port: Int = 0) {
+        transceiver = Transceiver(
+            configuration: TransceiverConfiguration(
+                name: "test-debugger", identity: .ephemeral, listenHost: "127.0.0.1", port: port, logger: quietLogger
+            )
+        )
+        transceiver.receiveRaw(typeName: StateRecord.messageType) { [arrivals] message, peer in
+            let record = try StateRecord(decoding: message.payload)
+            arrivals.put(Arrival(record: record, payloadSize: message.payload.readableBytes, peer: peer))
+        }
+    }
+
+    /// Starts a debugger; on a given port, retries for a while if the port is not free yet (seen on a loaded
+    /// machine right after the previous listener on it closed).
+    static func start(port: Int = 0) async throws -> TestDebugger {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let debugger = TestDebugger(port: port)
+            do {
+                try await debugger.transceiver.start()
+                return debugger
+            } catch {
+                guard port != 0, ContinuousClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    var port: Int { transceiver.listeningPort! }
+
+    func stop() async { await transceiver.stop() }
+
+    /// The app, once it has connected.
+    func waitForApp() async throws -> Peer {
+        try await transceiver.waitForPeer(timeout: .seconds(30), description: "the app") { $0.name == "counter-app" }
+    }
+
+    /// The next `count` records, in arrival order.
+    func records(_ count: Int) async throws -> [StateRecord] {
+        try await arrivals.take(count).map(\.record)
+    }
+}
+
+/// A loopback port nothing listens on right now, for "debugger away" tests that later start a debugger there.
+/// It is picked below Linux's ephemeral range (32768–60999), so that no socket of a test running in parallel (a
+/// listener on port 0, an outgoing connection) can take it between the check and the debugger's start.
+func unusedPort() async throws -> Int {
+    for _ in 0..<50 {
+        let port = Int.random(in: 20_000..<32_000)
+        let probe = TestDebugger(port: port)
+        do {
+            try await probe.transceiver.start()
+        } catch {
+            continue  // taken: try another
+        }
+        await probe.stop()
+        return port
+    }
+    throw CancellationError()
+}
+
+extension StateRecord {
+    func decodedState() throws -> CounterState {
+        try JSONDecoder().decode(CounterState.self, from: Data(state.readableBytesView))
+    }
+}
+
+// MARK: - Waiting
+
+/// Values delivered from handlers, awaited by the test.
+final class Inbox<Value: Sendable>: Sendable {
+    private let stream: AsyncStream<Value>
+    private let continuation: AsyncStream<Value>.Continuation
+
+    init() { (stream, continuation) = AsyncStream.makeStream() }
+
+    func put(_ value: Value) { continuation.yield(value) }
+
+    /// The next `count` values, or ``TestTimeout`` after `timeout`.
+    func take(_ count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [Value] {
+        let stream = stream
+        return try await withDeadline(timeout, what: "\(count) value(s)") {
+            var values: [Value] = []
+            for await value in stream {
+                values.append(value)
+                if values.count == count { break }
+            }
+            return values
+        }
+    }
+
+    func next(timeout: Duration = .seconds(30)) async throws -> Value {
+        try await take(1, timeout: timeout)[0]
+    }
+}
+
+struct TestTimeout: Error, CustomStringConvertible {
+    var what: String
+    var timeout: Duration
+    var description: String { "timed out after \(timeout) waiting for \(what)" }
+}
+
+func withDeadline<T: Sendable>(
+    _ timeout: Duration, what: String, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let result = try await group.next()! else { throw TestTimeout(what: what, timeout: timeout) }
+        return result
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
+// MARK: - A raw debugger for the original framing
+
+/// A blocking TCP listener on 127.0.0.1 that speaks the original framing by hand (no Parley code), so that the
+/// test checks the client's bytes against the description of the framing, not against Parley's own codec.
+/// Every blocking call runs through `PeerProcess.offPool`.
+final class RawFramingListener: Sendable {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 8) == 0 else {
+            let error = errno
+            close(fd)
+            throw RawSocketError("bind/listen failed: errno \(error)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            _ = $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.fd = fd
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+
+    /// The next connection, waiting up to `timeout` seconds.
+    func accept(timeout: TimeInterval = 30) async throws -> RawFramingConnection {
+        let fd = self.fd
+        return try await PeerProcess.offPool {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else {
+                throw RawSocketError("no connection within \(timeout) s")
+            }
+            let connection = Glibc.accept(fd, nil, nil)
+            guard connection >= 0 else { throw RawSocketError("accept failed: errno \(errno)") }
+            return RawFramingConnection(fd: connection)
+        }
+    }
+}
+
+final class RawFramingConnection: Sendable {
+    let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    deinit { close(fd) }
+
+    /// Reads one frame: the start byte, the little-endian Int32 length, and that many bytes of body.
+    func readFrame(timeout: TimeInterval = 30) async throws -> (start: UInt8, body: Data) {
+        let fd = self.fd
+        return try await PeerProcess.offPool {
+            let deadline = Date().addingTimeInterval(timeout)
+            let prefix = try Self.read(fd, count: 5, deadline: deadline)
+            let length = Int32(bitPattern: UInt32(prefix[1]) | UInt32(prefix[2]) << 8 | UInt32(prefix[3]) << 16 | UInt32(prefix[4]) << 24)
+            guard length >= 0 else { throw RawSocketError("negative length \(length)") }
+            return (prefix[0], Data(try Self.read(fd, count: Int(length), deadline: deadline)))
+        }
+    }
+
+    /// Writes a 206 frame holding `json`.
+    func writeFrame(_ json: Data) async throws {
+        let length = UInt32(json.count)
+        let bytes = [206, UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + [UInt8](json)
+        let fd = self.fd
+        try await PeerProcess.offPool {
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard written > 0 else { throw RawSocketError("send failed: errno \(errno)") }
+                offset += written
+            }
+        }
+    }
+
+    func shutdown() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
+    private static func read(_ fd: Int32, count: Int, deadline: Date) throws -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while result.count < count {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw RawSocketError("only \(result.count) of \(count) bytes arrived in time") }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, Int32(max(1, remaining * 1000))) <= 0 { continue }
+            let wanted = min(buffer.count, count - result.count)
+            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, wanted, 0) }
+            if received < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            guard received > 0 else { throw RawSocketError("connection closed after \(result.count) of \(count) bytes") }
+            result += buffer[0..<received]
+        }
+        return result
+    }
+}
+
+struct RawSocketError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,105 @@
+import NIOCore
+import NIOEmbedded
+import ParleySecurity
+import ParleyWire
+import Testing
+
+/// The sealing handler on an EmbeddedChannel, with real keys.
+@Suite("Frame protection handler")
+struct FrameProtectionHandlerTests {
+    /// Counts the reads that reach the head of the pipeline.
+    final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = Frame
+        var reads = 0
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
+    }
+
+    /// A channel with the handler, and the peer's keys to make and read its sealed frames.
+    static func setUp() throws -> (channel: EmbeddedChannel, counter: ReadCounter, local: any FrameProtection, peer: any FrameProtection) {
+        let (local, peer) = try KeyScheduleTests.pair()
+        let counter = ReadCounter()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        try channel.pipeline.syncOperations.addHandler(FrameProtectionHandler())
+        return (channel, counter, local.frameProtection(), peer.frameProtection())
+    }
+
+    static let allocator = ByteBufferAllocator()
+
+    @Test("plaintext passes both ways until the keys are installed; then frames leave sealed")
+    func switchOutbound() throws {
+        var (channel, _, local, peer) = try Self.setUp()
+        let hello = HandshakeStateMachineFrames.hello
+        try channel.writeInbound(hello)
+        #expect(try channel.readInbound(as: Frame.self) == hello)
+        try channel.writeOutbound(Frame.auth(ByteBuffer(string: "proof")))
+        #expect(try channel.readOutbound(as: Frame.self) == .auth(ByteBuffer(string: "proof")))
+
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        let message = KeyScheduleTests.message("after the switch")
+        try channel.writeOutbound(message)
+        let sealed = try #require(try channel.readOutbound(as: Frame.self))
+        #expect(try peer.open(sealed: KeyScheduleTests.sealedBody(sealed)) == message)
+        _ = try channel.finish()
+    }
+
+    @Test("sealed frames that arrive before the keys wait, reading stops, and both resume in order once installed")
+    func earlySealedFrames() throws {
+        var (channel, counter, local, peer) = try Self.setUp()
+        let first = KeyScheduleTests.message("one", id: 1)
+        let second = KeyScheduleTests.message("two", id: 2)
+        try channel.writeInbound(try peer.seal(first, allocator: Self.allocator))
+        try channel.writeInbound(try peer.seal(second, allocator: Self.allocator))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+
+        let readsBefore = counter.reads
+        channel.read()
+        #expect(counter.reads == readsBefore, "a read went through while sealed frames were waiting")
+
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        #expect(try channel.readInbound(as: Frame.self) == first)
+        #expect(try channel.readInbound(as: Frame.self) == second)
+        #expect(counter.reads == readsBefore + 1, "the held read was not issued after the switch")
+        _ = try channel.finish()
+    }
+
+    @Test("after the switch a plaintext frame fails the connection, and nothing after it is passed on")
+    func plaintextAfterSwitch() throws {
+        var (channel, _, local, peer) = try Self.setUp()
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        #expect(throws: WireError.plaintextAfterSealing(kind: "message")) {
+            try channel.writeInbound(KeyScheduleTests.message("in the clear"))
+        }
+        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("late"), allocator: Self.allocator))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test("a plaintext frame behind an early sealed frame is refused as well")
+    func plaintextBehindSealed() throws {
+        var (channel, _, _, peer) = try Self.setUp()
+        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("sealed"), allocator: Self.allocator))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "ping")) { try channel.writeInbound(Frame.ping(1)) }
+        _ = try channel.finish()
+    }
+
+    @Test("a sealed frame whose tag fails is reported as forged and not passed on")
+    func forged() throws {
+        var (channel, _, local, peer) = try Self.setUp()
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        var body = KeyScheduleTests.sealedBody(try peer.seal(KeyScheduleTests.message("genuine"), allocator: Self.allocator))
+        body.setInteger(body.getInteger(at: body.readerIndex, as: UInt8.self)! ^ 0x80, at: body.readerIndex)
+        #expect(throws: WireError.forgedFrame) { try channel.writeInbound(Frame.sealed(body)) }
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(WireError.forgedFrame.description.hasPrefix("frame failed authentication: altered or forged"))
+        #expect(WireError.forgedFrame.closeCode == .authenticationFailed)
+        _ = try channel.finish()
+    }
+}
+
+enum HandshakeStateMachineFrames {
+    static let hello = Frame.hello(HelloFrame(minimumVersion: 1, maximumVersion: 1, body: ByteBuffer(string: "{}")))
+}
