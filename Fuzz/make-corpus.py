@@ -33,8 +33,21 @@ legacy = frame(legacy_json, start=0xCE)
 def frames_input(stream, maximum=5, splits=()):
     return bytes([maximum, len(splits)]) + b"".join(struct.pack("<H", s) for s in splits) + stream
 
-def handshake_input(stream, minimum=1, span=0):
-    return bytes([minimum, span]) + stream
+def handshake_input(stream, minimum=1, span=0, secret=False, legacy_apps=False):
+    return bytes([(1 if secret else 0) | (2 if legacy_apps else 0), minimum, span]) + stream
+
+# The handshake fuzzer's stand-in authenticator: scheme "fuzz", one fixed proof both ways.
+FUZZ_OFFER = {"scheme": "fuzz", "nonce": "bm9uY2U=", "key": "a2V5"}
+FUZZ_PROOF = frame(b"\x02parley-fuzz-proof")
+def auth_hello(offer=FUZZ_OFFER):
+    return hello(json.dumps({"peerID": "c0a80f2e-4b1d-4e6a-8f3c-9d2e1b7a5c40", "name": "server",
+                             "capabilities": ["heartbeat"], "accepts": [], "auth": offer}))
+
+# The payload fuzzer's selector: 0 hello JSON, then FrameKind.allCases in order, then "own kind byte".
+KINDS = ["hello", "auth", "sealed", "message", "error-reply", "ping", "pong", "close"]
+def kind_selector(name):
+    return KINDS.index(name) + 1
+RAW_SELECTOR = len(KINDS) + 1
 
 def payload_input(selector, payload):
     return bytes([selector]) + payload
@@ -50,6 +63,8 @@ seeds = {
         "error-reply": frames_input(error_reply()),
         "ping-pong": frames_input(ping + pong),
         "auth": frames_input(frame(b"\x02opaque")),
+        "sealed": frames_input(frame(b"\x03" + bytes(range(24)))),
+        "sealed-too-short": frames_input(frame(b"\x03" + bytes(3))),
         "truncated-message": frames_input(message()[:30]),
         "truncated-prefix": frames_input(b"\xcf\x10\x00"),
         "oversized": frames_input(b"\xcf" + struct.pack("<I", 5000) + b"\x10", maximum=4),
@@ -67,8 +82,16 @@ seeds = {
     "handshake": {
         "hello": handshake_input(hello()),
         "hello-then-message": handshake_input(hello() + message()),
-        "hello-with-auth": handshake_input(hello(json.dumps({"peerID": "c0a80f2e-4b1d-4e6a-8f3c-9d2e1b7a5c40", "name": "server",
-            "capabilities": [], "accepts": [], "auth": {"scheme": "hmac-sha256", "nonce": "AAAA"}}))),
+        "open-node-hello-with-auth": handshake_input(auth_hello()),
+        "secret-hello-proof": handshake_input(auth_hello() + FUZZ_PROOF, secret=True),
+        "secret-hello-proof-message": handshake_input(auth_hello() + FUZZ_PROOF + message(), secret=True),
+        "secret-wrong-proof": handshake_input(auth_hello() + frame(b"\x02not the proof"), secret=True),
+        "secret-hello-then-message": handshake_input(auth_hello() + message(), secret=True),
+        "secret-other-scheme": handshake_input(auth_hello(dict(FUZZ_OFFER, scheme="psk-x25519-chachapoly-v1")) + FUZZ_PROOF, secret=True),
+        "secret-peer-without": handshake_input(hello() + FUZZ_PROOF, secret=True),
+        "secret-refused-close": handshake_input(auth_hello() + close(12, b"authentication-required"), secret=True),
+        "secret-legacy-refused": handshake_input(legacy, secret=True),
+        "secret-legacy-allowed": handshake_input(legacy, secret=True, legacy_apps=True),
         "versions-9": handshake_input(hello(lo=9, hi=9)),
         "versions-0-3": handshake_input(hello(lo=0, hi=3), minimum=1, span=2),
         "invalid-json": handshake_input(hello("{this is not json")),
@@ -86,14 +109,16 @@ seeds = {
             "capabilities": ["heartbeat"], "accepts": ["a", "b"]}).encode()),
         "hello-json-unicode": payload_input(0, '{"peerID":"6f1c7a52-93c4-4d0e-9a7d-0b7f6f1f0a11","name":"\\u540d\\u524d \\ud83d\\ude00","capabilities":[],"accepts":[],"extra":{"n":[1,2.5e300,null,true]}}'.encode()),
         "hello-json-auth": payload_input(0, b'{"peerID":"a","name":"b","capabilities":[],"accepts":[],"auth":{"scheme":"s","nonce":"n"}}'),
-        "hello-body": payload_input(1, struct.pack("<HH", 1, 1) + b'{"peerID":"a"}'),
-        "auth-body": payload_input(2, b"opaque"),
-        "message-body": payload_input(3, message()[6:]),
-        "error-reply-body": payload_input(4, error_reply()[6:]),
-        "ping-body": payload_input(5, struct.pack("<Q", 7)),
-        "pong-body": payload_input(6, struct.pack("<Q", 7)),
-        "close-body": payload_input(7, close(9, b"another connection to this peer is kept")[6:]),
-        "unknown-kind": payload_input(8, b"\x7fbody"),
+        "hello-body": payload_input(kind_selector("hello"), struct.pack("<HH", 1, 1) + b'{"peerID":"a"}'),
+        "auth-body": payload_input(kind_selector("auth"), b"opaque"),
+        "sealed-body": payload_input(kind_selector("sealed"), bytes(range(40))),
+        "sealed-too-short": payload_input(kind_selector("sealed"), bytes(10)),
+        "message-body": payload_input(kind_selector("message"), message()[6:]),
+        "error-reply-body": payload_input(kind_selector("error-reply"), error_reply()[6:]),
+        "ping-body": payload_input(kind_selector("ping"), struct.pack("<Q", 7)),
+        "pong-body": payload_input(kind_selector("pong"), struct.pack("<Q", 7)),
+        "close-body": payload_input(kind_selector("close"), close(9, b"another connection to this peer is kept")[6:]),
+        "unknown-kind": payload_input(RAW_SELECTOR, b"\x7fbody"),
     },
 }
 

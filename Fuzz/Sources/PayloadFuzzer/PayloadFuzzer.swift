@@ -3,10 +3,10 @@ import FuzzSupport
 import NIOCore
 import ParleyWire
 
-/// Input: a selector byte, then a payload. Selector 0: the payload is a hello's JSON body, decoded as `Hello`
-/// (Foundation's JSON parser on peer input). Otherwise the payload is the body of a Parley frame of the kind the
-/// selector picks (hello, auth, message, error-reply, ping, pong, close, or the payload's own first byte), parsed with
-/// `Frame.parse`.
+/// Input: a selector byte, then a payload. Selector 0 (modulo the number of kinds + 2): the payload is a hello's
+/// JSON body, decoded as `Hello` (Foundation's JSON parser on peer input). Otherwise the payload is the body of a
+/// Parley frame of the kind the selector picks (`FrameKind.allCases` in order, then the payload's own first byte),
+/// parsed with `Frame.parse`: the same parser opens the inner frame of a sealed frame.
 ///
 /// Properties: no crash; parsing throws only `WireError`; a hello that decodes re-encodes to JSON that decodes to
 /// the same hello; a parsed frame round-trips through the encoder.
@@ -15,7 +15,9 @@ public func fuzzPayloads(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var input = FuzzInput(data, count: count)
     let selector = input.byte()
     let payload = input.rest()
-    if selector % 9 == 0 {
+    let kinds = FrameKind.allCases.map(\.rawValue)
+    let choice = Int(selector) % (kinds.count + 2)
+    if choice == 0 {
         guard let hello = try? JSONDecoder().decode(Hello.self, from: Data(payload)) else { return 0 }
         let encoded: Data
         do {
@@ -27,10 +29,9 @@ public func fuzzPayloads(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         check(again == hello, "hello \(hello) re-decoded as \(String(describing: again))")
         return 0
     }
-    // Selectors 1–7 pick a known kind; 8 takes the kind byte from the payload itself, known or not.
-    let kinds = FrameKind.allCases.map(\.rawValue)
+    // 1…kinds.count pick a known kind; the last choice takes the kind byte from the payload itself, known or not.
     var body = ByteBuffer()
-    if selector % 9 <= kinds.count { body.writeInteger(kinds[Int(selector % 9) - 1]) }
+    if choice <= kinds.count { body.writeInteger(kinds[choice - 1]) }
     body.writeBytes(payload)
     do {
         checkRoundTrip(try Frame.parse(start: .parley, body: body))
