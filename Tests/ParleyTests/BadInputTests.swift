@@ -156,7 +156,7 @@ struct BadInputTests {
 
             let state = #"{"count":1.25,"名前":"ü"}"#
             try await server.sendLegacyDebuggerFrame(ByteBuffer(string: state), to: peer.id)
-            let (bytes, _) = try await socket.bytes(timeout: 0.5)
+            let (bytes, _) = try await socket.bytes(timeout: 2)
             // Nothing but the 206 frame reaches the app: no hello, no ping.
             #expect(bytes == [206] + withUnsafeBytes(of: Int32(state.utf8.count).littleEndian, Array.init) + Array(state.utf8))
         }
