@@ -6,7 +6,10 @@ import ParleyTestSupport
 
 /// Runs `body` with a fresh directory and removes it afterwards, whatever happens.
 func withTemporaryDirectory<T: Sendable>(_ body: (String) async throws -> T) async throws -> T {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-history-\(UUID().uuidString)").path
+    // In RAM when there is a tmpfs: the 1 000 × 1 MB test writes a gigabyte, and on a disk that much dirty data
+    // throttles every writer on the machine — stalling unrelated tests running in parallel for tens of seconds.
+    let base = FileManager.default.isWritableFile(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
+    let path = base.appendingPathComponent("parley-history-\(UUID().uuidString)").path
     try await PeerProcess.offPool { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
     do {
         let result = try await body(path)

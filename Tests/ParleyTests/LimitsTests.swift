@@ -135,7 +135,7 @@ struct LimitsTests {
 
     @Test("a connection with no message either way for idleTimeout is closed with idle-timeout; heartbeats do not count")
     func idleTimeout() async throws {
-        try await withServer({ $0.idleTimeout = .milliseconds(3500) }) { server, early, before, logs in
+        try await withServer({ $0.idleTimeout = .seconds(6) }) { server, early, before, logs in
             // Kept busy in both directions: `before` sends requests, and the server sends to `listener` (which
             // itself never sends a message). Neither may be closed.
             let listener = makeTransceiver("listener", listen: nil)
@@ -170,7 +170,7 @@ struct LimitsTests {
                 // The raw peer read its close frame; the server notes the end a moment later.
                 #expect(await eventually { Set(server.peers.map(\.name)) == ["before", "listener"] }, "\(server.peers)")
                 let line = try #require(logs.records(mentioning: "idle timeout").first)
-                #expect(line.metadata["limit"] == "idleTimeout=3.5 s", "\(line)")
+                #expect(line.metadata["limit"] == "idleTimeout=6 s", "\(line)")
                 #expect(server.statistics.idleConnectionsClosed == 2)
             }
         }
