@@ -157,7 +157,7 @@ func closeCode(in frames: [Frame]) -> ErrorCode? {
     return nil
 }
 
-/// SplitMix64: a seedable generator, so a failing garbage run can be replayed with `PARLEY_FAULT_SEED`.
+/// SplitMix64: a seedable generator, so a failing garbage run can be replayed with `FAULT_SEED`.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
