@@ -11,7 +11,7 @@ extension FaultTests {
     static let senderCount = ProcessInfo.processInfo.environment["FAULT_SENDERS"].flatMap { Int($0) } ?? 200
     static let messagesPerSender = ProcessInfo.processInfo.environment["FAULT_MESSAGES"].flatMap { Int($0) } ?? 1000
     /// Of the senders, how many are transceivers (the rest speak the protocol by hand).
-    static let transceiverSenders = 20
+    static let transceiverSenders = ProcessInfo.processInfo.environment["FAULT_TRANSCEIVERS"].flatMap { Int($0) } ?? 20
     static let sequenceType = "load.Sequence"
 
     /// The receiver is parleyd forwarding to one local subscriber rather than a single Transceiver: parleyd is what

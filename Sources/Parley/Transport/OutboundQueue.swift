@@ -5,9 +5,10 @@ import Synchronization
 /// The single way frames leave a connection. It batches and bounds what is written:
 /// - frames enqueued between two event-loop turns go out with one flush (one vectored write), so small
 ///   messages do not each cost a system call;
-/// - one batch of at most ``maximumBatchFrames`` frames is written at a time, and the next only once the kernel
-///   has taken it: frames wait here, not in NIO, while the socket is full, and a long queue cannot keep the event
-///   loop writing (and away from every other connection's reads) for longer than the socket takes to fill;
+/// - one batch (at most ``maximumBatchFrames`` frames and, unless one frame is larger, ``maximumBatchBytes``) is
+///   written at a time, and the next only once the kernel has taken it: frames wait here, not in NIO, while the
+///   socket is full; a long queue is written in turns with the loop's other work, and each batch taken counts as
+///   progress for the stall timeout below;
 /// - bytes not yet handed to the kernel are counted, and `enqueue` waits while they are above the high
 ///   watermark until they drain below the low one, so a peer that stops reading cannot make memory grow;
 /// - a wait can be bounded by a stall timeout: it fails with ``OutboundQueueStalled`` only if *nothing* left the
@@ -45,6 +46,9 @@ final class OutboundQueue: Sendable {
     /// can hold a hundred thousand frames: handed to NIO in one go (as before), that kept the event loop busy for
     /// seconds without reading any socket, and connections on it were dropped as silent (the 200-peer load test).
     static let maximumBatchFrames = 1024
+    /// Bytes per batch (one larger frame goes alone): a batch taken by the kernel is the unit of progress a stall
+    /// timeout sees, so a peer reading slowly shows progress at least every 64 KiB it reads.
+    static let maximumBatchBytes = 64 * 1024
 
     private let channel: any Channel
     private let highWatermark: Int
@@ -124,15 +128,19 @@ final class OutboundQueue: Sendable {
 
     /// Writes the next batch; once the kernel has taken all of it, the batch after that. Runs on the event loop.
     private func flush() {
-        let batch = state.withLock { state in
+        let (batch, bytes) = state.withLock { state in
             var batch: [Frame] = []
-            batch.reserveCapacity(min(state.pending.count, Self.maximumBatchFrames))
-            while batch.count < Self.maximumBatchFrames, let frame = state.pending.popFirst() { batch.append(frame) }
+            var bytes = 0
+            while batch.count < Self.maximumBatchFrames, let next = state.pending.first {
+                let size = Self.size(of: next)
+                if !batch.isEmpty && bytes + size > Self.maximumBatchBytes { break }
+                batch.append(state.pending.removeFirst())
+                bytes += size
+            }
             if batch.isEmpty { state.flushing = false }
-            return batch
+            return (batch, bytes)
         }
         guard let last = batch.last else { return }
-        let bytes = batch.reduce(0) { $0 + Self.size(of: $1) }
         for frame in batch.dropLast() { channel.write(frame, promise: nil) }
         let written = channel.eventLoop.makePromise(of: Void.self)
         channel.writeAndFlush(last, promise: written)
