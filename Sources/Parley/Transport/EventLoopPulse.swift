@@ -16,7 +16,8 @@ import Synchronization
 ///
 /// A probe is one byte through a pipe registered on the loop. The byte is read only when the loop polls, so "the
 /// probe written at W has been read" proves that the loop went round all its sockets after W: data a peer sent
-/// before W has been read by then. A heartbeat counts a peer's silence only up to that point.
+/// before W has been read by then. The heartbeat, the idle timeout and the send-queue stall timeout act on a
+/// deadline only once the loop has polled after it.
 ///
 /// One pulse per event loop, made on first use and kept for the life of the loop (two file descriptors).
 final class EventLoopPulse: Sendable {
@@ -45,9 +46,18 @@ final class EventLoopPulse: Sendable {
         return pulse
     }
 
-    /// The write time of the last probe the loop has read: everything peers sent before it has been read. `nil`
-    /// while the pulse is not (or could not be) set up.
-    var lastPoll: NIODeadline? { state.withLock { $0.confirmed } }
+    /// Whether the loop has polled its sockets since `instant`, so that anything peers sent before then has been
+    /// read. If not known yet, sends a probe, so that asking again a little later (after the next poll) tells.
+    /// Without a pulse (a loop that cannot have one) the clock is all there is: true. Call on the loop.
+    func hasPolled(since instant: NIODeadline) -> Bool {
+        let (known, failed) = state.withLock { ($0.confirmed.map { $0 >= instant } ?? false, $0.failed) }
+        if known || failed { return true }
+        probe()
+        return false
+    }
+
+    /// How long after a probe a free loop has certainly polled: the delay before asking again.
+    static let recheckDelay = TimeAmount.milliseconds(50)
 
     /// Sends a probe unless one is already waiting to be read. Call on the loop.
     func probe() {

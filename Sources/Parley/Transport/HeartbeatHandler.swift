@@ -28,9 +28,6 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private var nonce: UInt64 = 0
     private var pulse: EventLoopPulse?
 
-    /// How long after a tick the silence is judged: long enough for a free loop to poll (and read the probe the tick
-    /// sent), short next to the heartbeat interval.
-    static let verdictDelay = TimeAmount.milliseconds(50)
 
     init(interval: TimeAmount, timeout: TimeAmount, activity: ReadActivity, connection: PeerConnection) {
         self.interval = interval
@@ -99,9 +96,10 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             // We stopped reading ourselves; the peer's pongs are waiting in the socket. Not its fault.
             activity.lastRead = .now()
         }
+        // Judged a moment later: by then a free loop has polled (and read the probe the tick sent), a busy one not.
         pulse?.probe()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: Self.verdictDelay) {
+        context.eventLoop.scheduleTask(in: EventLoopPulse.recheckDelay) {
             let (handler, context) = loopBound.value
             handler.judge(context: context)
         }
@@ -115,8 +113,8 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private func judge(context: ChannelHandlerContext) {
         guard ticker != nil else { return }
         let now = NIODeadline.now()
-        let horizon = pulse?.lastPoll.map { min($0, now) } ?? now
-        guard horizon - activity.lastRead > timeout else { return }
+        let due = activity.lastRead + timeout
+        guard now > due, pulse?.hasPolled(since: due) ?? true else { return }
         ticker?.cancel()
         ticker = nil
         let error = HeartbeatTimeout(silence: now - activity.lastRead)

@@ -200,13 +200,25 @@ final class OutboundQueue: Sendable {
     }
 
     /// Fails waiter `id` with ``OutboundQueueStalled`` once nothing has left the queue for `timeout` (counted from
-    /// the later of its first wait and the queue's last progress); looks again later while batches still leave.
+    /// the later of its first wait and the queue's last progress) and the loop has polled since: a loop too busy to
+    /// write says nothing about the peer. Looks again later while batches still leave.
     private func watchForStall(of id: UInt64, since start: NIODeadline, timeout: TimeAmount, checkIn delay: TimeAmount) {
-        channel.eventLoop.scheduleTask(in: delay) {
+        let loop = channel.eventLoop
+        loop.scheduleTask(in: delay) {
+            let due = self.state.withLock { state -> NIODeadline? in
+                state.waiters.contains { $0.id == id } ? max(start, state.lastProgress) + timeout : nil
+            }
+            guard let due else { return }  // it got room, or gave up, meanwhile
+            let now = NIODeadline.now()
+            guard now >= due, EventLoopPulse.of(loop).hasPolled(since: due) else {
+                self.watchForStall(of: id, since: start, timeout: timeout, checkIn: max(due - now, EventLoopPulse.recheckDelay))
+                return
+            }
             let (stalled, recheck) = self.state.withLock { state -> (Waiter?, TimeAmount?) in
                 guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return (nil, nil) }
-                let quiet = NIODeadline.now() - max(start, state.lastProgress)
-                if quiet < timeout { return (nil, timeout - quiet) }
+                // Progress may have come between the two looks.
+                let due = max(start, state.lastProgress) + timeout
+                if NIODeadline.now() < due { return (nil, due - NIODeadline.now()) }
                 return (state.waiters.remove(at: index), nil)
             }
             if let stalled {
