@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOCore
 import Parley
 import ParleyControl
@@ -26,9 +25,9 @@ extension FaultTests {
     /// 1 000 frames is within its 2 000) except the per-address one, as every sender comes from 127.0.0.1.
     @Test("200 peers each send 1 000 messages to parleyd, which forwards them to a local subscriber: all 200 000 arrive, in order per peer")
     func manyPeers() async throws {
-        let daemon = try await DaemonProcess(arguments: ["--max-connections-per-address", "256", "--log-level", "debug"])
+        let daemon = try await DaemonProcess(arguments: ["--max-connections-per-address", "256"])
         let tracker = DeliveryTracker()
-        let subscriber = Transceiver(configuration: TransceiverConfiguration(name: "subscriber", identity: .ephemeral, listenHost: nil, port: 0, logger: Logger(label: "subscriber")))
+        let subscriber = dialer("subscriber")
         subscriber.receiveUnhandled { message, _ in tracker.record(message) }
         let transceivers = (0..<min(Self.transceiverSenders, Self.senderCount)).map { dialer("sender-\($0)") }
         let rawCount = Self.senderCount - transceivers.count
@@ -39,10 +38,14 @@ extension FaultTests {
             _ = try await subscriber.request(Control.Subscribe(types: [Self.sequenceType]), from: parleyd, expecting: Control.OK.self)
             let connectStarted = ContinuousClock.now
             for transceiver in transceivers { _ = try await transceiver.connect(to: daemon.endpoint) }
-            var raw: [(id: String, connection: RawConnection, bytes: [UInt8])] = []
-            for index in 0..<rawCount {
-                let id = UUID().uuidString.lowercased()
-                raw.append((id, try await RawConnection.open(port: daemon.port), Self.rawSenderBytes(id: id, name: "raw-\(index)")))
+            let raw = try await withThrowingTaskGroup(of: (id: String, connection: RawConnection, bytes: [UInt8]).self) { group in
+                for index in 0..<rawCount {
+                    group.addTask {
+                        let id = UUID().uuidString.lowercased()
+                        return (id, try await RawConnection.open(port: daemon.port), Self.rawSenderBytes(id: id, name: "raw-\(index)"))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
             let connectTime = ContinuousClock.now - connectStarted
             let before = try daemon.memory()
@@ -76,7 +79,6 @@ extension FaultTests {
             report("many peers: written by the senders after \(Latencies.ms(queued)); last delivered after \(String(format: "%.2f s", seconds)) = \(Int(Double(result.delivered) / seconds)) msgs/s")
             report("many peers: parleyd (the receiver) \(after); test process \(try ProcessMemory.ofThisProcess())")
 
-            try? daemon.child.stderr.write(toFile: "/tmp/parleyd-t1.log", atomically: false, encoding: .utf8)
             #expect(result.delivered == total, "lost \(total - result.delivered) messages")
             #expect(result.outOfOrder == 0 && result.unparsable == 0)
             let senderIDs = transceivers.compactMap { $0.localPeerID?.rawValue } + raw.map(\.id)

@@ -173,3 +173,11 @@ struct SeededGenerator: RandomNumberGenerator {
 
     mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) } }
 }
+
+/// A value several tasks update; a class, so that tasks can share it (a `Mutex` on its own cannot be captured).
+final class Shared<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func update<T>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
+    var current: Value { value.withLock { $0 } }
+}
