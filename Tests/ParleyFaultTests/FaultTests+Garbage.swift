@@ -14,7 +14,7 @@ extension FaultTests {
         case hugeLegacyLength
         /// 0xCE and a negative length.
         case negativeLegacyLength
-        /// A whole 0xCF frame of random body (random kind byte).
+        /// A whole 0xCF frame of random body (a random kind byte, not hello or close).
         case randomParleyBody
         /// 0xCF, a length under the maximum (up to 60 MiB), and far fewer bytes before the end of the stream.
         case truncatedFrame
@@ -69,8 +69,11 @@ extension FaultTests {
             case .negativeLegacyLength:
                 return [0xCE] + le32(UInt32.random(in: 0x8000_0000...UInt32.max, using: &random)) + random.bytes(64)
             case .randomParleyBody:
+                // Any kind but hello (which may announce other versions) and close (a refusal, answered with nothing).
                 let length = Int.random(in: 1...512, using: &random)
-                return [0xCF] + le32(UInt32(length)) + random.bytes(length)
+                var body = random.bytes(length)
+                while body[0] == 0x01 || body[0] == 0x30 { body[0] = UInt8.random(in: 0...255, using: &random) }
+                return [0xCF] + le32(UInt32(length)) + body
             case .truncatedFrame:
                 let length = UInt32.random(in: 1000...(60 << 20), using: &random)
                 return [0xCF] + le32(length) + random.bytes(Int.random(in: 0..<Int(min(length, 4096)), using: &random))
