@@ -28,7 +28,6 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private var nonce: UInt64 = 0
     private var pulse: EventLoopPulse?
 
-
     init(interval: TimeAmount, timeout: TimeAmount, activity: ReadActivity, connection: PeerConnection) {
         self.interval = interval
         self.timeout = timeout
