@@ -177,5 +177,15 @@ let package = Package(
             dependencies: ["ParleyDaemon", "Parleyd", "ParleyTestSupport"],
             swiftSettings: strict
         ),
+        // Load and fault tests (#6): real parleyd processes on loopback under many peers, slow and stalled peers,
+        // garbage and SIGKILL. Depends on Parleyd and ParleyCtl so that both binaries are built.
+        .testTarget(
+            name: "ParleyFaultTests",
+            dependencies: [
+                "Parley", "ParleyWire", "ParleyControl", "ParleyDebugger", "ParleyTestSupport", "Parleyd", "ParleyCtl",
+                nioCore, nioPosix, logging,
+            ],
+            swiftSettings: strict
+        ),
     ]
 )

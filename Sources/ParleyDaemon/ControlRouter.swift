@@ -132,36 +132,24 @@ final class ControlRouter: Sendable {
         }
         let typeName = RoutedType(from: sender.id, typeName: message.typeName).wireName
         // Concurrently, and each bounded: a local client that stops reading must not hold up the others, nor the
-        // LAN peer's further messages (which wait behind this handler). One that stays full is unsubscribed.
+        // LAN peer's further messages (which wait behind this handler). One that takes nothing of its full queue for
+        // the slow-peer timeout is unsubscribed; one that reads slowly only slows the forwarding down.
         let patience = transceiver.configuration.slowPeerTimeout
-        await withTaskGroup(of: Void.self) { group in
-            for client in wanted {
-                group.addTask { [self] in
-                    let delivered = await withTaskGroup(of: Bool.self) { race in
-                        race.addTask { [transceiver] in
-                            do {
-                                try await transceiver.sendRaw(typeName: typeName, payload: message.payload, to: client)
-                                return true
-                            } catch {
-                                return false
-                            }
-                        }
-                        race.addTask {
-                            try? await Task.sleep(for: patience)
-                            return false
-                        }
-                        defer { race.cancelAll() }
-                        return await race.next() ?? false
-                    }
-                    if !delivered {
-                        _ = subscriptions.withLock { $0.removeValue(forKey: client) }
-                        logger.warning(
-                            "local client not taking forwarded messages; unsubscribed",
-                            metadata: ["peer-id": "\(client)", "type": "\(message.typeName)"]
-                        )
-                    }
-                }
+        @Sendable func forward(to client: PeerID) async {
+            do {
+                try await transceiver.sendRaw(typeName: typeName, payload: message.payload, to: client, stallTimeout: patience)
+            } catch {
+                _ = subscriptions.withLock { $0.removeValue(forKey: client) }
+                logger.warning(
+                    "local client not taking forwarded messages; unsubscribed",
+                    metadata: ["peer-id": "\(client)", "type": "\(message.typeName)", "reason": "\(error)"]
+                )
             }
+        }
+        // The usual case, one subscriber, needs no child task.
+        if wanted.count == 1 { return await forward(to: wanted[0]) }
+        await withTaskGroup(of: Void.self) { group in
+            for client in wanted { group.addTask { await forward(to: client) } }
         }
     }
 

@@ -77,8 +77,15 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func expire(context: ChannelHandlerContext) {
         check = nil
         let due = lastMessage + TimeAmount(timeout)
-        guard NIODeadline.now() >= due else {
+        let now = NIODeadline.now()
+        guard now >= due else {
             schedule(at: due, context: context)
+            return
+        }
+        // Messages may be waiting unread while the loop is busy elsewhere: only a loop that has polled since the
+        // deadline knows there were none.
+        guard EventLoopPulse.of(context.eventLoop).hasPolled(since: due) else {
+            schedule(at: now + EventLoopPulse.recheckDelay, context: context)
             return
         }
         context.fireErrorCaught(ConnectionLimitExceeded.idle(timeout: timeout))

@@ -379,17 +379,18 @@ extension Transceiver {
 
     /// Sends a reply. It waits for room like any send, but not forever: while it waits this connection's
     /// handlers (and so its reading) stand still, and two peers flooding each other could otherwise wait on each
-    /// other for good. After ``TransceiverConfiguration/slowPeerTimeout`` the peer is dropped as too slow.
+    /// other for good. A peer that takes nothing for ``TransceiverConfiguration/slowPeerTimeout`` is dropped as too
+    /// slow.
     private func sendOrLog(_ frame: Frame, on connection: PeerConnection, logger: Logger) async {
         do {
             // The common case needs no waiting, and so no timer.
             if try connection.outbound.enqueueIfRoom(frame) {
                 connection.messagesOut.add(1, ordering: .relaxed)
             } else {
-                try await withTimeout(configuration.slowPeerTimeout) { try await connection.send(frame) }
+                try await connection.send(frame, stallTimeout: configuration.slowPeerTimeout)
             }
             counters.messagesSent.add(1, ordering: .relaxed)
-        } catch is TimeoutExpired {
+        } catch is OutboundQueueStalled {
             if let peer = connection.peer { dropSlowPeer(peer, connection) }
         } catch {
             logger.debug("could not send reply", metadata: ["error": "\(error)"])

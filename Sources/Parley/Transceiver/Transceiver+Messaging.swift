@@ -64,8 +64,9 @@ extension Transceiver {
 
     /// Sends `value` to every connected Parley peer and returns how many peers it was queued for.
     ///
-    /// Backpressure: a peer whose queue is full gets ``TransceiverConfiguration/slowPeerTimeout`` to drain it;
-    /// a peer still full after that is disconnected as too slow, so one stalled reader cannot hold up the rest.
+    /// Backpressure: while a peer's queue is full the broadcast waits for it; a peer that takes nothing of its
+    /// queue for ``TransceiverConfiguration/slowPeerTimeout`` is disconnected as too slow, so one stalled reader
+    /// cannot hold up the rest (one that reads slowly only slows the broadcast down).
     @discardableResult
     public func broadcast<T: Encodable>(_ value: T) async throws -> Int {
         let payload = try encodePayload(value)
@@ -88,10 +89,10 @@ extension Transceiver {
                     let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
                     let frame = Frame.message(MessageFrame(header: header, payload: payload))
                     do {
-                        try await withTimeout(timeout) { try await connection.send(frame) }
+                        try await connection.send(frame, stallTimeout: timeout)
                         self.counters.messagesSent.add(1, ordering: .relaxed)
                         return true
-                    } catch is TimeoutExpired {
+                    } catch is OutboundQueueStalled {
                         self.dropSlowPeer(peer, connection)
                         return false
                     } catch {
@@ -110,12 +111,18 @@ extension Transceiver {
         try await sendRaw(typeName: messageTypeName(of: T.self), payload: encodePayload(value), to: peer.id)
     }
 
-    /// Sends an already-encoded payload under `typeName` to one peer.
-    public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID) async throws {
+    /// Sends an already-encoded payload under `typeName` to one peer. Waits while that peer's queue is above its
+    /// high watermark; with a `stallTimeout`, throws ``TransceiverError/peerNotReading(_:stalledFor:)`` if nothing
+    /// of the queue leaves for that long (routers use it so that one stalled reader cannot hold up the others).
+    public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID, stallTimeout: Duration? = nil) async throws {
         try checkSendable(typeName: typeName, payload: payload)
         let connection = try connection(to: peer, kind: .parley)
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
-        try await connection.send(.message(MessageFrame(header: header, payload: payload)))
+        do {
+            try await connection.send(.message(MessageFrame(header: header, payload: payload)), stallTimeout: stallTimeout)
+        } catch is OutboundQueueStalled {
+            throw TransceiverError.peerNotReading(peer, stalledFor: stallTimeout ?? .zero)
+        }
         counters.messagesSent.add(1, ordering: .relaxed)
     }
 
@@ -200,7 +207,7 @@ extension Transceiver {
 
     func dropSlowPeer(_ peer: Peer, _ connection: PeerConnection) {
         counters.slowPeersDropped.add(1, ordering: .relaxed)
-        let reason = "send queue stayed above \(configuration.outboundHighWatermark) bytes for \(configuration.slowPeerTimeout.secondsText)"
+        let reason = "nothing of its full send queue (\(configuration.outboundHighWatermark) bytes) was taken for \(configuration.slowPeerTimeout.secondsText)"
         logger.warning("disconnecting slow peer", metadata: ["peer-id": "\(peer.id)", "reason": "\(reason)"])
         connection.noteEnd("disconnected as too slow: \(reason)")
         connection.outbound.finish(

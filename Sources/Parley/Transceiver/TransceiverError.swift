@@ -32,6 +32,8 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     case messageTooLarge(type: String, size: Int, maximum: Int)
     /// The connection closed while the operation was in flight.
     case connectionClosed(PeerID, reason: String)
+    /// The peer's send queue was full and nothing of it was taken for this long: the peer is not reading.
+    case peerNotReading(PeerID, stalledFor: Duration)
 
     public var description: String {
         switch self {
@@ -65,6 +67,8 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
             "\(type) encodes to \(size) bytes, above the maximum frame size of \(maximum) bytes"
         case .connectionClosed(let peer, let reason):
             "the connection to peer \(peer) closed: \(reason)"
+        case .peerNotReading(let peer, let stalled):
+            "peer \(peer) took nothing of its full send queue for \(stalled.secondsText): it is not reading; nothing was sent"
         }
     }
 }

@@ -4,7 +4,9 @@ import ParleyWire
 /// Keeps a connection's liveness known: after the handshake it pings every `interval` (so a peer that only
 /// answers pings stays alive even while we send to it nonstop), answers pings with pongs, and closes the
 /// connection when nothing at all has arrived for `timeout` while we were reading. After the handshake,
-/// pings and pongs never leave this handler; before it they pass on, and the handshake refuses them.
+/// pings and pongs never leave this handler; before it they pass on, and the handshake refuses them. Silence counts
+/// only up to the last time the event loop polled its sockets (``EventLoopPulse``): a loop busy for seconds has
+/// not read what the peer sent meanwhile, and the peer is not to blame.
 final class HeartbeatHandler: ChannelDuplexHandler {
     // Duplex to see the outbound Start event and read requests; writes pass through untouched.
     typealias InboundIn = Frame
@@ -24,6 +26,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private var readRequested = true
     private var ticker: RepeatedTask?
     private var nonce: UInt64 = 0
+    private var pulse: EventLoopPulse?
 
     init(interval: TimeAmount, timeout: TimeAmount, activity: ReadActivity, connection: PeerConnection) {
         self.interval = interval
@@ -68,6 +71,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         promise?.succeed()
         guard ticker == nil else { return }
         activity.lastRead = .now()
+        pulse = EventLoopPulse.of(context.eventLoop)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
             let (handler, context) = loopBound.value
@@ -91,19 +95,31 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             // We stopped reading ourselves; the peer's pongs are waiting in the socket. Not its fault.
             activity.lastRead = .now()
         }
-        if NIODeadline.now() - activity.lastRead > timeout {
-            ticker?.cancel()
-            ticker = nil
-            let error = HeartbeatTimeout(silence: NIODeadline.now() - activity.lastRead)
-            connection.noteEnd(error.description)
-            context.fireErrorCaught(error)
-            context.close(promise: nil)
-            return
+        // Judged a moment later: by then a free loop has polled (and read the probe the tick sent), a busy one not.
+        pulse?.probe()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: EventLoopPulse.recheckDelay) {
+            let (handler, context) = loopBound.value
+            handler.judge(context: context)
         }
         // Ping every interval, whatever else is going on: 14 bytes a second is cheap, and it keeps this side
         // visibly alive to a peer even while we ourselves have stopped reading (backpressure).
         nonce &+= 1
         context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
+    }
+
+    /// Closes the connection if the peer has been silent for longer than the timeout while the loop was reading.
+    private func judge(context: ChannelHandlerContext) {
+        guard ticker != nil else { return }
+        let now = NIODeadline.now()
+        let due = activity.lastRead + timeout
+        guard now > due, pulse?.hasPolled(since: due) ?? true else { return }
+        ticker?.cancel()
+        ticker = nil
+        let error = HeartbeatTimeout(silence: now - activity.lastRead)
+        connection.noteEnd(error.description)
+        context.fireErrorCaught(error)
+        context.close(promise: nil)
     }
 }
 

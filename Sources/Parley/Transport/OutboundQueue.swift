@@ -5,8 +5,15 @@ import Synchronization
 /// The single way frames leave a connection. It batches and bounds what is written:
 /// - frames enqueued between two event-loop turns go out with one flush (one vectored write), so small
 ///   messages do not each cost a system call;
+/// - one batch (at most ``maximumBatchFrames`` frames and, unless one frame is larger, ``maximumBatchBytes``) is
+///   written at a time, and the next only once the kernel has taken it: frames wait here, not in NIO, while the
+///   socket is full; a long queue is written in turns with the loop's other work, and each batch taken counts as
+///   progress for the stall timeout below;
 /// - bytes not yet handed to the kernel are counted, and `enqueue` waits while they are above the high
-///   watermark until they drain below the low one, so a peer that stops reading cannot make memory grow.
+///   watermark until they drain below the low one, so a peer that stops reading cannot make memory grow;
+/// - a wait can be bounded by a stall timeout: it fails with ``OutboundQueueStalled`` only if *nothing* left the
+///   queue for that long. A peer that reads, however slowly, is not a stalled one (draining 6 MiB of small
+///   messages down to the low watermark can take longer than any fixed timeout).
 final class OutboundQueue: Sendable {
     private struct Waiter {
         var id: UInt64
@@ -14,15 +21,17 @@ final class OutboundQueue: Sendable {
     }
 
     private struct State {
-        var pending: [Frame] = []
-        var pendingBytes = 0
-        var flushScheduled = false
+        var pending = CircularBuffer<Frame>()
+        /// A flush is scheduled, or a batch is being written: frames appended meanwhile wait for the next batch.
+        var flushing = false
         /// Bytes enqueued and not yet written to the socket (pending plus handed to NIO).
         var queuedBytes = 0
         var waiters: [Waiter] = []
         var nextWaiterID: UInt64 = 0
         var closedError: (any Error)?
         var ending: Ending?
+        /// When a batch last reached the kernel (or the queue was made).
+        var lastProgress = NIODeadline.now()
     }
 
     /// What happens to the channel once a finished queue has written everything.
@@ -32,6 +41,14 @@ final class OutboundQueue: Sendable {
         /// Close the channel.
         case close
     }
+
+    /// Frames per batch. `writev` takes at most 1024 buffers (IOV_MAX) at once anyway. A queue of small messages
+    /// can hold a hundred thousand frames: handed to NIO in one go (as before), that kept the event loop busy for
+    /// seconds without reading any socket, and connections on it were dropped as silent (the 200-peer load test).
+    static let maximumBatchFrames = 1024
+    /// Bytes per batch (one larger frame goes alone): a batch taken by the kernel is the unit of progress a stall
+    /// timeout sees, so a peer reading slowly shows progress at least every 64 KiB it reads.
+    static let maximumBatchBytes = 64 * 1024
 
     private let channel: any Channel
     private let highWatermark: Int
@@ -47,11 +64,12 @@ final class OutboundQueue: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
-    /// Queues `frame`, waiting first while the queue is above its high watermark. Throws once the queue is closed.
-    func enqueue(_ frame: Frame) async throws {
+    /// Queues `frame`, waiting first while the queue is above its high watermark. Throws once the queue is closed,
+    /// and ``OutboundQueueStalled`` if it waited `stallTimeout` without a byte leaving the queue.
+    func enqueue(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
         while true {
             if try enqueueIfRoom(frame) { return }
-            try await waitForRoom()
+            try await waitForRoom(stallTimeout: stallTimeout.map(TimeAmount.init))
         }
     }
 
@@ -84,7 +102,7 @@ final class OutboundQueue: Sendable {
             state.ending = ending
             if let last { append(last, to: &state) }
             if state.closedError == nil { state.closedError = reason }
-            return state.queuedBytes == 0 && !state.flushScheduled
+            return state.queuedBytes == 0 && !state.flushing
         }
         close(reason)
         if endNow { end(ending) }
@@ -100,24 +118,27 @@ final class OutboundQueue: Sendable {
     }
 
     private func append(_ frame: Frame, to state: inout State) {
-        let size = FrameLayout.prefixSize + frame.bodySize
         state.pending.append(frame)
-        state.pendingBytes += size
-        state.queuedBytes += size
-        if !state.flushScheduled {
-            state.flushScheduled = true
+        state.queuedBytes += Self.size(of: frame)
+        if !state.flushing {
+            state.flushing = true
             channel.eventLoop.execute { self.flush() }
         }
     }
 
+    /// Writes the next batch; once the kernel has taken all of it, the batch after that. Runs on the event loop.
     private func flush() {
-        let (batch, batchBytes) = state.withLock { state in
-            state.flushScheduled = false
-            defer {
-                state.pending.removeAll(keepingCapacity: true)
-                state.pendingBytes = 0
+        let (batch, bytes) = state.withLock { state in
+            var batch: [Frame] = []
+            var bytes = 0
+            while batch.count < Self.maximumBatchFrames, let next = state.pending.first {
+                let size = Self.size(of: next)
+                if !batch.isEmpty && bytes + size > Self.maximumBatchBytes { break }
+                batch.append(state.pending.removeFirst())
+                bytes += size
             }
-            return (state.pending, state.pendingBytes)
+            if batch.isEmpty { state.flushing = false }
+            return (batch, bytes)
         }
         guard let last = batch.last else { return }
         for frame in batch.dropLast() { channel.write(frame, promise: nil) }
@@ -125,23 +146,31 @@ final class OutboundQueue: Sendable {
         channel.writeAndFlush(last, promise: written)
         written.futureResult.whenComplete { result in
             if case .failure(let error) = result { self.close(error) }
-            self.release(batchBytes)
+            self.written(bytes)
         }
     }
 
-    private func release(_ bytes: Int) {
-        let (woken, ending) = state.withLock { state -> ([Waiter], Ending?) in
+    private static func size(of frame: Frame) -> Int { FrameLayout.prefixSize + frame.bodySize }
+
+    /// A batch has left: wakes waiting senders below the low watermark, then writes the next batch or, once all
+    /// is written and the queue finished, ends the channel.
+    private func written(_ bytes: Int) {
+        let (woken, ending, more) = state.withLock { state -> ([Waiter], Ending?, Bool) in
             state.queuedBytes -= bytes
-            let ending = state.queuedBytes == 0 && !state.flushScheduled ? state.ending : nil
-            guard state.queuedBytes < lowWatermark || state.closedError != nil else { return ([], ending) }
+            state.lastProgress = .now()
+            state.flushing = !state.pending.isEmpty
+            let ending = state.queuedBytes == 0 && !state.flushing ? state.ending : nil
+            guard state.queuedBytes < lowWatermark || state.closedError != nil else { return ([], ending, state.flushing) }
             defer { state.waiters.removeAll() }
-            return (state.waiters, ending)
+            return (state.waiters, ending, state.flushing)
         }
         for waiter in woken { waiter.continuation.resume() }
         if let ending { end(ending) }
+        // A new event-loop task rather than a call: a kernel that takes every batch at once must not deepen the stack.
+        if more { channel.eventLoop.execute { self.flush() } }
     }
 
-    private func waitForRoom() async throws {
+    private func waitForRoom(stallTimeout: TimeAmount?) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiterID += 1
             return state.nextWaiterID
@@ -155,7 +184,11 @@ final class OutboundQueue: Sendable {
                     state.waiters.append(Waiter(id: id, continuation: continuation))
                     return nil
                 }
-                if let immediate { continuation.resume(with: immediate) }
+                if let immediate {
+                    continuation.resume(with: immediate)
+                } else if let stallTimeout {
+                    watchForStall(of: id, since: .now(), timeout: stallTimeout, checkIn: stallTimeout)
+                }
             }
         } onCancel: {
             let cancelled = state.withLock { state -> Waiter? in
@@ -165,4 +198,39 @@ final class OutboundQueue: Sendable {
             cancelled?.continuation.resume(throwing: CancellationError())
         }
     }
+
+    /// Fails waiter `id` with ``OutboundQueueStalled`` once nothing has left the queue for `timeout` (counted from
+    /// the later of its first wait and the queue's last progress) and the loop has polled since: a loop too busy to
+    /// write says nothing about the peer. Looks again later while batches still leave.
+    private func watchForStall(of id: UInt64, since start: NIODeadline, timeout: TimeAmount, checkIn delay: TimeAmount) {
+        let loop = channel.eventLoop
+        loop.scheduleTask(in: delay) {
+            let due = self.state.withLock { state -> NIODeadline? in
+                state.waiters.contains { $0.id == id } ? max(start, state.lastProgress) + timeout : nil
+            }
+            guard let due else { return }  // it got room, or gave up, meanwhile
+            let now = NIODeadline.now()
+            guard now >= due, EventLoopPulse.of(loop).hasPolled(since: due) else {
+                self.watchForStall(of: id, since: start, timeout: timeout, checkIn: max(due - now, EventLoopPulse.recheckDelay))
+                return
+            }
+            let (stalled, recheck) = self.state.withLock { state -> (Waiter?, TimeAmount?) in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return (nil, nil) }
+                // Progress may have come between the two looks.
+                let due = max(start, state.lastProgress) + timeout
+                if NIODeadline.now() < due { return (nil, due - NIODeadline.now()) }
+                return (state.waiters.remove(at: index), nil)
+            }
+            if let stalled {
+                stalled.continuation.resume(throwing: OutboundQueueStalled(timeout: timeout))
+            } else if let recheck {
+                self.watchForStall(of: id, since: start, timeout: timeout, checkIn: recheck)
+            }
+        }
+    }
+}
+
+/// Nothing left a connection's send queue for `timeout` while a sender waited for room: the peer is not reading.
+struct OutboundQueueStalled: Error {
+    var timeout: TimeAmount
 }

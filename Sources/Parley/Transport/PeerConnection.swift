@@ -52,8 +52,10 @@ final class PeerConnection: Sendable, Hashable {
         MessageID(nextID.add(1, ordering: .relaxed).newValue)
     }
 
-    func send(_ frame: Frame) async throws {
-        try await outbound.enqueue(frame)
+    /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
+    /// leaves it for that long.
+    func send(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
+        try await outbound.enqueue(frame, stallTimeout: stallTimeout)
         messagesOut.add(1, ordering: .relaxed)
     }
 

@@ -1,0 +1,103 @@
+import Foundation
+import NIOCore
+@testable import Parley
+import ParleyTestSupport
+import Testing
+
+/// Regressions found by the load tests (Tests/ParleyFaultTests): a node busy for seconds, and a peer that reads
+/// slowly, are not dead peers.
+@Suite("Busy event loops and slow readers", .timeLimit(.minutes(2)))
+struct BusyPeerTests {
+    /// Keeps `loop` running one task after another until `end`, so that it never polls its sockets meanwhile —
+    /// what a burst of thousands of frames to handle or write does to it. Timers still fire in between.
+    static func keepBusy(_ loop: any EventLoop, until end: NIODeadline, then done: @escaping @Sendable () -> Void) {
+        loop.execute {
+            if NIODeadline.now() < end {
+                keepBusy(loop, until: end, then: done)
+            } else {
+                done()
+            }
+        }
+    }
+
+    @Test("a connection survives its event loop being too busy to read for three times the heartbeat timeout")
+    func busyLoopKeepsConnection() async throws {
+        func fastHeartbeats(_ configuration: inout TransceiverConfiguration) {
+            configuration.heartbeatInterval = .milliseconds(100)
+            configuration.heartbeatTimeout = .milliseconds(300)
+        }
+        let server = makeTransceiver("server", adjust: fastHeartbeats)
+        let client = makeTransceiver("client", listen: nil, adjust: fastHeartbeats)
+        server.respond(to: Echo.self) { echo, _ in echo }
+        let events = client.peerEvents
+        let ended = Task { () -> String? in
+            for await event in events { if case .disconnected(_, let reason) = event { return reason } }
+            return nil
+        }
+        defer { ended.cancel() }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            // A few heartbeats first, so each side has had its loop polled since the connection started.
+            try await Task.sleep(for: .milliseconds(500))
+            guard let connection = client.state.withLock({ $0.table.connection(for: peer.id) }) else {
+                Issue.record("the connection ended before the test began: \(await ended.value ?? "?")")
+                return
+            }
+            let loop = connection.channel.eventLoop
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Self.keepBusy(loop, until: .now() + .seconds(1)) { done.resume() }
+            }
+            // Meanwhile both sides' heartbeat timers fired on a loop that could not read the other's pings. (Only a
+            // second: the loop is shared with every other test running in this process.)
+            let reply = try await client.request(Echo(text: "still here"), from: peer, expecting: Echo.self, timeout: .seconds(10))
+            #expect(reply.text == "still here")
+            #expect(client.peers.map(\.id) == [peer.id])
+            #expect(server.peers.count == 1)
+        }
+    }
+
+    @Test("a vanished peer is still noticed by the heartbeat while the loop is free")
+    func vanishedPeerStillNoticed() async throws {
+        let server = makeTransceiver("server") {
+            $0.heartbeatInterval = .milliseconds(200)
+            $0.heartbeatTimeout = .milliseconds(600)
+        }
+        try await withRunning([server]) {
+            // A hand-written peer that lists `heartbeat` and then never sends another byte.
+            let socket = try RawSocket(port: server.listeningPort!)
+            socket.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"mute","capabilities":["heartbeat"],"accepts":[]}"#))
+            let (_, closed) = try await socket.bytes(timeout: 15)
+            #expect(closed, "the server kept a silent peer that speaks heartbeats")
+        }
+    }
+
+    @Test("broadcast keeps a peer that reads slowly, even when its queue takes longer than slowPeerTimeout to drain")
+    func slowReaderIsNotDropped() async throws {
+        // The queue drains from 16 MiB to its low watermark at about 3 MB/s: over five seconds, against two seconds
+        // of patience. Only a queue from which nothing leaves for two seconds means the peer has stopped reading
+        // (this one reads in bursts: 16 frames, then 16 × 20 ms of handling).
+        func tuned(_ configuration: inout TransceiverConfiguration) {
+            configuration.outboundHighWatermark = 16 * 1024 * 1024
+            configuration.outboundLowWatermark = 64 * 1024
+            configuration.slowPeerTimeout = .seconds(2)
+        }
+        let hub = makeTransceiver("hub", adjust: tuned)
+        let reader = makeTransceiver("slow-reader", listen: nil, adjust: tuned)
+        let received = Counter()
+        reader.receiveRaw(typeName: RawBlob.typeName) { _, _ in
+            try await Task.sleep(for: .milliseconds(20))
+            received.increment()
+        }
+        try await withRunning([hub, reader]) {
+            try await reader.connect(to: hub.loopbackEndpoint)
+            #expect(await eventually { hub.peers.count == 1 })
+            let blob = RawBlob.payload(size: 64 * 1024)
+            let total = 450  // 29 MB: more than the kernel's buffers and the queue hold, so broadcast has to wait
+            for _ in 0..<total {
+                #expect(try await hub.broadcastRaw(typeName: RawBlob.typeName, payload: blob) == 1)
+            }
+            #expect(hub.statistics.slowPeersDropped == 0)
+            #expect(await eventually(timeout: .seconds(30)) { received.count == total })
+        }
+    }
+}
