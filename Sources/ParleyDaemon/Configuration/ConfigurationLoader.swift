@@ -94,13 +94,17 @@ public struct ConfigurationLoader: Sendable {
         in configuration: inout DaemonConfiguration
     ) throws(ConfigurationError) {
         let bad = ConfigurationError.invalidValue(key: key, value: value.description, source: source)
+        /// The value as an integer within `range`, or the error naming key, value and source.
+        func integer(in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+            guard let number = Self.integer(value), range.contains(number) else { throw bad }
+            return number
+        }
         switch key {
         case .name:
             guard case .string(let name) = value, !name.isEmpty, name.utf8.count <= 63 else { throw bad }
             configuration.name = name
         case .port:
-            guard let port = Self.integer(value), (0...65535).contains(port) else { throw bad }
-            configuration.port = port
+            configuration.port = try integer(in: 0...65535)
         case .serviceType:
             guard case .string(let text) = value, let type = try? ServiceType(text) else { throw bad }
             configuration.serviceType = type.rawValue
@@ -138,14 +142,11 @@ public struct ConfigurationLoader: Sendable {
             guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
             configuration.dataDirectory = path
         case .maxFrameSize:
-            guard let size = Self.integer(value), DaemonConfiguration.maxFrameSizeRange.contains(size) else { throw bad }
-            configuration.maxFrameSize = size
+            configuration.maxFrameSize = try integer(in: DaemonConfiguration.maxFrameSizeRange)
         case .maxConnections:
-            guard let count = Self.integer(value), DaemonConfiguration.connectionLimitRange.contains(count) else { throw bad }
-            configuration.maxConnections = count
+            configuration.maxConnections = try integer(in: DaemonConfiguration.connectionLimitRange)
         case .maxConnectionsPerAddress:
-            guard let count = Self.integer(value), DaemonConfiguration.connectionLimitRange.contains(count) else { throw bad }
-            configuration.maxConnectionsPerAddress = count
+            configuration.maxConnectionsPerAddress = try integer(in: DaemonConfiguration.connectionLimitRange)
         case .handshakeTimeout:
             guard let timeout = Self.duration(value), DaemonConfiguration.handshakeTimeoutRange.contains(timeout) else { throw bad }
             configuration.handshakeTimeout = timeout
@@ -155,20 +156,17 @@ public struct ConfigurationLoader: Sendable {
             }
             configuration.idleTimeout = timeout
         case .maxOutboundQueueBytes:
-            guard let bytes = Self.integer(value), DaemonConfiguration.outboundQueueRange.contains(bytes) else { throw bad }
-            configuration.maxOutboundQueueBytes = bytes
+            configuration.maxOutboundQueueBytes = try integer(in: DaemonConfiguration.outboundQueueRange)
         case .maxMessagesPerSecond:
             guard let rate = Self.number(value), DaemonConfiguration.messageRateRange.contains(rate) else { throw bad }
             configuration.maxMessagesPerSecond = rate
         case .messageBurst:
-            guard let burst = Self.integer(value), DaemonConfiguration.messageBurstRange.contains(burst) else { throw bad }
-            configuration.messageBurst = burst
+            configuration.messageBurst = try integer(in: DaemonConfiguration.messageBurstRange)
         case .logLevel:
             guard case .string(let text) = value, let level = Logger.Level(rawValue: text.lowercased()) else { throw bad }
             configuration.logLevel = level
         case .historyMaxEntries:
-            guard let count = Self.integer(value), (1...Int(Int32.max)).contains(count) else { throw bad }
-            configuration.historyLimits.maxEntries = count
+            configuration.historyLimits.maxEntries = try integer(in: 1...Int(Int32.max))
         case .historyMaxBytes:
             guard let bytes = Self.integer(value), bytes >= 1 << 20 else { throw bad }
             configuration.historyLimits.maxBytes = Int64(bytes)

@@ -1,26 +1,25 @@
 import Foundation
-import ParleyTestSupport
 
 /// A built executable (or an absolute path) run as a child process. Standard output and error go to files, so a
 /// chatty child (parleyd logging hundreds of refused connections) never fills a pipe and reading them never
 /// blocks; every wait polls with `Task.sleep`, so no thread of Swift's cooperative pool is blocked. A child still
 /// running on deinit is killed.
-final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init. After `run()`, `Process` is only asked for
     // isRunning / processIdentifier / terminationStatus / terminationReason, which Foundation keeps under its own
     // lock; the output files are only read.
-    let process: Process
-    let name: String
+    public let process: Process
+    public let name: String
     private let directory: URL
     private let stdoutURL: URL
     private let stderrURL: URL
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let url = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : PeerProcess.productsDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw PeerProcessError("\(url.path) is not built; run `swift build --build-tests` first")
         }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-fault-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-child-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         stdoutURL = directory.appendingPathComponent("stdout")
         stderrURL = directory.appendingPathComponent("stderr")
@@ -42,19 +41,19 @@ final class ChildProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
-    var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
-    var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+    public var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+    public var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
 
     /// Waits for the child to exit and returns its status (128 + signal when killed); kills it and throws after
     /// `timeout`.
-    func exitStatus(within timeout: Duration = .seconds(30)) async throws -> Int32 {
+    public func exitStatus(within timeout: Duration = .seconds(30)) async throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
                 kill(process.processIdentifier, SIGKILL)
-                throw PeerProcessError("`\(name)` still running after \(timeout); killed. stderr: \(stderr.suffix(2000))")
+                throw PeerProcessError("`\(name)` still running after \(timeout); killed. stdout: \(stdout.suffix(2000)) stderr: \(stderr.suffix(2000))")
             }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -63,7 +62,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Polls standard output or error until `extract` finds what it looks for; throws if the child exits first or
     /// after `timeout`.
-    func waitFor<T>(
+    public func waitFor<T>(
         in stream: KeyPath<ChildProcess, String> = \.stdout, timeout: Duration = .seconds(20), _ extract: (String) -> T?
     ) async throws -> T {
         let deadline = ContinuousClock.now + timeout
@@ -80,13 +79,13 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` and waits (bounded) for the exit; SIGKILL if it does not come.
-    func stop(_ signal: Int32 = SIGTERM, within timeout: Duration = .seconds(10)) async throws -> Int32 {
+    public func stop(_ signal: Int32 = SIGTERM, within timeout: Duration = .seconds(10)) async throws -> Int32 {
         if process.isRunning { kill(process.processIdentifier, signal) }
         return try await exitStatus(within: timeout)
     }
 
     /// Runs `executable` to completion (bounded) and returns its status and output.
-    static func run(
+    public static func run(
         _ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)
     ) async throws -> (status: Int32, stdout: String, stderr: String) {
         let child = try ChildProcess(executable, arguments)
