@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import ParleyDebugger
 import ParleyRemoteDebugger
+import ParleyTestSupport
 import Testing
 
 /// parleyd as the remote state debugger, driven the way users drive it: apps connect over TCP on loopback (an app
@@ -28,7 +29,7 @@ struct DebuggerTests {
             let candidate = "\(directory)/python3"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        throw PeerProcessErrorText("python3 is not on PATH (scripts/require-packages installs it)")
+        throw PeerProcessError("python3 is not on PATH (scripts/require-packages installs it)")
     }
 
     /// The Python app: connects to parleyd, sends `sends` (action, state, PNG), waits for `expect` states back.
@@ -301,9 +302,4 @@ struct DebuggerTests {
             try await Task.sleep(for: .milliseconds(50))
         }
     }
-}
-
-struct PeerProcessErrorText: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyRemoteDebugger
+import ParleyTestSupport
 import Testing
 
 /// The client in the original Swift Talk framing, against a raw TCP server that reads and writes 206 frames by hand.

@@ -156,64 +156,6 @@ extension StateRecord {
 
 // MARK: - Waiting
 
-/// Values delivered from handlers, awaited by the test.
-final class Inbox<Value: Sendable>: Sendable {
-    private let stream: AsyncStream<Value>
-    private let continuation: AsyncStream<Value>.Continuation
-
-    init() { (stream, continuation) = AsyncStream.makeStream() }
-
-    func put(_ value: Value) { continuation.yield(value) }
-
-    /// The next `count` values, or ``TestTimeout`` after `timeout`.
-    func take(_ count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [Value] {
-        let stream = stream
-        return try await withDeadline(timeout, what: "\(count) value(s)") {
-            var values: [Value] = []
-            for await value in stream {
-                values.append(value)
-                if values.count == count { break }
-            }
-            return values
-        }
-    }
-
-    func next(timeout: Duration = .seconds(30)) async throws -> Value {
-        try await take(1, timeout: timeout)[0]
-    }
-}
-
-struct TestTimeout: Error, CustomStringConvertible {
-    var what: String
-    var timeout: Duration
-    var description: String { "timed out after \(timeout) waiting for \(what)" }
-}
-
-func withDeadline<T: Sendable>(
-    _ timeout: Duration, what: String, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let result = try await group.next()! else { throw TestTimeout(what: what, timeout: timeout) }
-        return result
-    }
-}
-
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}
-
 // MARK: - A raw debugger for the original framing
 
 /// A blocking TCP listener on 127.0.0.1 that speaks the original framing by hand (no Parley code), so that the

@@ -26,7 +26,7 @@ final class DaemonProcess: Sendable {
             environment: ["PARLEY_CONFIG": configFile.path]
         )
         port = try await child.waitFor(in: \.stderr) { text in
-            text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { Self.number(after: " port=", in: String($0)) }
+            text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { number(after: " port=", in: String($0)) }
         }
     }
 
@@ -55,10 +55,5 @@ final class DaemonProcess: Sendable {
     /// SIGKILL: no shutdown code runs.
     func kill() async throws {
         _ = try await child.stop(SIGKILL)
-    }
-
-    static func number(after prefix: String, in text: String) -> Int? {
-        guard let range = text.range(of: prefix) else { return nil }
-        return Int(text[range.upperBound...].prefix { $0.isNumber })
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Parley
+import ParleyTestSupport
 import ParleyWire
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import ParleyTestSupport
 import ParleyWire
 import Testing
 

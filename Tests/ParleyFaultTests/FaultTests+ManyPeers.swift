@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Parley
 import ParleyControl
+import ParleyTestSupport
 import ParleyWire
 import Synchronization
 import Testing

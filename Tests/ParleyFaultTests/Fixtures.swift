@@ -22,25 +22,6 @@ func dialer(_ name: String) -> Transceiver {
     ))
 }
 
-/// Starts `transceivers`, runs `body`, and stops them again whatever happens (concurrently: each stop may wait for
-/// its flush timeout).
-func withRunning<T>(_ transceivers: [Transceiver], _ body: () async throws -> T) async throws -> T {
-    func stopAll() async {
-        await withTaskGroup(of: Void.self) { group in
-            for transceiver in transceivers { group.addTask { await transceiver.stop() } }
-        }
-    }
-    do {
-        for transceiver in transceivers { try await transceiver.start() }
-        let result = try await body()
-        await stopAll()
-        return result
-    } catch {
-        await stopAll()
-        throw error
-    }
-}
-
 /// Durations of completed round trips, summarised.
 struct Latencies: CustomStringConvertible {
     var samples: [Duration] = []

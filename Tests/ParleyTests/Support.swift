@@ -25,57 +25,11 @@ func makeTransceiver(
     return Transceiver(configuration: configuration)
 }
 
-/// Starts the transceivers, runs `body`, and stops them again whatever happens.
-func withRunning<T>(_ transceivers: [Transceiver], _ body: () async throws -> T) async throws -> T {
-    for transceiver in transceivers { try await transceiver.start() }
-    do {
-        let result = try await body()
-        for transceiver in transceivers { await transceiver.stop() }
-        return result
-    } catch {
-        for transceiver in transceivers { await transceiver.stop() }
-        throw error
-    }
-}
-
 extension Transceiver {
     var loopbackEndpoint: Endpoint { Endpoint(host: "127.0.0.1", port: listeningPort!) }
 
     /// Number of live connections (including duplicates not yet closed).
     var connectionCount: Int { state.withLock { $0.connections.count } }
-}
-
-/// Collects values delivered to handlers so a test can await them.
-final class Inbox<Value: Sendable>: Sendable {
-    let stream: AsyncStream<Value>
-    let continuation: AsyncStream<Value>.Continuation
-
-    init() { (stream, continuation) = AsyncStream.makeStream() }
-
-    func put(_ value: Value) { continuation.yield(value) }
-
-    /// The next `count` values, or a failure after `timeout`.
-    func take(_ count: Int = 1, timeout: Duration = .seconds(10)) async throws -> [Value] {
-        let stream = self.stream
-        return try await withTimeout(timeout) {
-            var values: [Value] = []
-            for await value in stream {
-                values.append(value)
-                if values.count == count { break }
-            }
-            return values
-        }
-    }
-}
-
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
 }
 
 /// A counter handlers and tasks can share.

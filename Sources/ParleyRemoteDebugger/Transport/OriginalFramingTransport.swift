@@ -117,7 +117,7 @@ final class OriginalFramingTransport: DebuggerTransport {
     /// Whenever records are waiting: connects, serves the connection until it ends, waits, and again, until
     /// cancelled.
     private func maintainConnection(servicesChanged: AsyncStream<Void>) async {
-        var backoff = ReconnectBackoff()
+        var backoff = Backoff()
         var changes = servicesChanged.makeAsyncIterator()
         var demands = demand.makeAsyncIterator()
         while !Task.isCancelled {

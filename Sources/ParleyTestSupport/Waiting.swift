@@ -1,0 +1,85 @@
+import Parley
+
+/// Values delivered from handlers (or any other task), awaited by a test.
+public final class Inbox<Value: Sendable>: Sendable {
+    private let stream: AsyncStream<Value>
+    private let continuation: AsyncStream<Value>.Continuation
+
+    public init() { (stream, continuation) = AsyncStream.makeStream() }
+
+    public func put(_ value: Value) { continuation.yield(value) }
+
+    /// The next `count` values, or ``TestTimeout`` after `timeout`.
+    public func take(_ count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [Value] {
+        let stream = stream
+        return try await withDeadline(timeout, what: "\(count) value(s)") {
+            var values: [Value] = []
+            for await value in stream {
+                values.append(value)
+                if values.count == count { break }
+            }
+            return values
+        }
+    }
+
+    public func next(timeout: Duration = .seconds(30)) async throws -> Value {
+        try await take(1, timeout: timeout)[0]
+    }
+}
+
+public struct TestTimeout: Error, CustomStringConvertible {
+    public var what: String
+    public var timeout: Duration
+    public var description: String { "timed out after \(timeout) waiting for \(what)" }
+}
+
+/// Runs `operation`, or throws ``TestTimeout`` once `timeout` has passed.
+public func withDeadline<T: Sendable>(
+    _ timeout: Duration, what: String, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let result = try await group.next()! else { throw TestTimeout(what: what, timeout: timeout) }
+        return result
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+public func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
+/// Starts `transceivers`, runs `body`, and stops them again whatever happens (concurrently: each stop may wait for
+/// its flush timeout).
+public func withRunning<T>(_ transceivers: [Transceiver], _ body: () async throws -> T) async throws -> T {
+    func stopAll() async {
+        await withTaskGroup(of: Void.self) { group in
+            for transceiver in transceivers { group.addTask { await transceiver.stop() } }
+        }
+    }
+    do {
+        for transceiver in transceivers { try await transceiver.start() }
+        let result = try await body()
+        await stopAll()
+        return result
+    } catch {
+        await stopAll()
+        throw error
+    }
+}
+
+/// The first number after `prefix` in `text` (e.g. the port in parleyd's `parleyd ready … port=7206` line).
+public func number(after prefix: String, in text: String) -> Int? {
+    guard let range = text.range(of: prefix) else { return nil }
+    return Int(text[range.upperBound...].prefix { $0.isNumber })
+}
