@@ -184,6 +184,31 @@ struct MessagingTests {
         }
     }
 
+    @Test("a request being handled when its connection is retired as a duplicate is answered on the connection kept")
+    func replyAfterDuplicateSwitch() async throws {
+        // The connection kept is the one dialled by the smaller id: b's. a's request travels on a's, which loses.
+        let a = makeTransceiver("a") { $0.identity = .fixed(PeerID(rawValue: "ffffffff-0000-4000-8000-000000000000")!) }
+        let b = makeTransceiver("b") { $0.identity = .fixed(PeerID(rawValue: "00000000-0000-4000-8000-000000000000")!) }
+        let handling = Inbox<String>()
+        let release = Inbox<Void>()
+        b.respond(to: Echo.self) { echo, _ in
+            handling.put(echo.text)
+            try await release.next()
+            return Echo(text: "answer to \(echo.text)")
+        }
+        try await withRunning([a, b]) {
+            let peerB = try await a.connect(to: b.loopbackEndpoint)
+            async let reply = a.request(Echo(text: "question"), from: peerB, expecting: Echo.self, timeout: .seconds(20))
+            #expect(try await handling.next() == "question")
+            // b dials a while it is still handling: both sides retire a's connection in favour of b's.
+            _ = try await b.connect(to: a.loopbackEndpoint)
+            #expect(await eventually { a.connectionCount == 1 && b.connectionCount == 1 })
+            release.put(())
+            #expect(try await reply.text == "answer to question")
+            #expect(a.peers.map(\.id) == [b.localPeerID])
+        }
+    }
+
     @Test("handlers belong to their transceiver: two in one process with the same type stay apart")
     func handlerIsolation() async throws {
         let first = makeTransceiver("first")

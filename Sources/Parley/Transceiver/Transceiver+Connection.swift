@@ -78,14 +78,15 @@ extension Transceiver {
         let reason = connection.endReason ?? "the connection closed"
         let error = TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason)
         connection.outbound.close(error)
-        connection.failAllRequests(error)
-        state.withLock { state in
+        let peerGone = state.withLock { state -> Bool in
             state.connections.remove(connection)
-            guard let peer = connection.peer else { return }
-            if case .disconnected(let gone) = state.table.remove(connection, peer: peer.id) {
-                emit(.disconnected(gone, reason: reason), in: &state)
-            }
+            guard let peer = connection.peer else { return false }
+            guard case .disconnected(let gone) = state.table.remove(connection, peer: peer.id) else { return false }
+            emit(.disconnected(gone, reason: reason), in: &state)
+            return true
         }
+        // A retired duplicate leaves its requests waiting: their replies come on the connection that was kept.
+        if peerGone, let peer = connection.peer { requests.failAll(to: peer.id, with: error) }
     }
 
     /// The handshake for a new connection: our hello, and the secret to prove (TCP with a secret configured).
@@ -343,9 +344,11 @@ extension Transceiver {
     private func handle(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
         let outcome = await router.dispatch(message, from: peer)
         let expectsReply = message.expectsReply
+        if case .handled = outcome { return }
+        let connection = replyRoute(to: peer, arrivedOn: connection)
         switch outcome {
         case .handled:
-            return
+            break
         case .reply(let typeName, let payload):
             guard expectsReply else { return }
             do {
@@ -375,6 +378,12 @@ extension Transceiver {
                 await sendOrLog(.errorReply(reply), on: connection, logger: logger)
             }
         }
+    }
+
+    /// Where the answer to a request goes: the peer's active connection. That is the one the request came on,
+    /// unless it was retired as a duplicate meanwhile; the requester then listens on the one that was kept.
+    private func replyRoute(to peer: Peer, arrivedOn connection: PeerConnection) -> PeerConnection {
+        state.withLock { $0.table.connection(for: peer.id) } ?? connection
     }
 
     /// Sends a reply. It waits for room like any send, but not forever: while it waits this connection's

@@ -156,7 +156,7 @@ extension Transceiver {
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID(), flags: .expectsReply)
         let reply: PeerConnection.Reply
         do {
-            reply = try await connection.request(header, payload: payload, timeout: timeout)
+            reply = try await connection.request(header, payload: payload, to: peer, timeout: timeout)
         } catch is TimeoutExpired {
             throw TransceiverError.replyTimedOut(type: typeName, peer: peer, timeout: timeout)
         }

@@ -24,6 +24,7 @@ public final class Transceiver: Sendable {
     let logger: Logger
     let router = Router()
     let counters: StatisticsCounters
+    let requests = PendingRequests()
     let admission: ConnectionAdmission
     let state = Mutex(State())
     let group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -273,6 +274,7 @@ public final class Transceiver: Sendable {
         guard let host = configuration.listenHost else { return nil }
         let configuration = self.configuration
         let counters = self.counters
+        let requests = self.requests
         let admission = self.admission
         do {
             return try await ServerBootstrap(group: group)
@@ -284,8 +286,8 @@ public final class Transceiver: Sendable {
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
                         return try ChannelSetup.configure(
-                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, configuration: configuration,
-                            counters: counters
+                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, requests: requests,
+                            configuration: configuration, counters: counters
                         )
                     }
                 }
@@ -300,6 +302,7 @@ public final class Transceiver: Sendable {
         guard let path = configuration.controlSocketPath else { return nil }
         let configuration = self.configuration
         let counters = self.counters
+        let requests = self.requests
         let admission = self.admission
         do {
             try FileManager.default.createDirectory(
@@ -311,7 +314,7 @@ public final class Transceiver: Sendable {
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
                         // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
-                        return try ChannelSetup.configure(channel, role: .acceptor, sharedSecret: nil, configuration: configuration, counters: counters)
+                        return try ChannelSetup.configure(channel, role: .acceptor, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters)
                     }
                 }
             guard chmod(path, 0o660) == 0 else {
@@ -407,6 +410,7 @@ public final class Transceiver: Sendable {
         guard case .running = state.withLock({ $0.lifecycle }) else { throw TransceiverError.notRunning }
         let configuration = self.configuration
         let counters = self.counters
+        let requests = self.requests
         let channel: ConnectionChannel
         do {
             channel = try await ClientBootstrap(group: group)
@@ -416,8 +420,8 @@ public final class Transceiver: Sendable {
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try ChannelSetup.configure(
-                            channel, role: .dialer, sharedSecret: configuration.sharedSecret, configuration: configuration,
-                            counters: counters
+                            channel, role: .dialer, sharedSecret: configuration.sharedSecret, requests: requests,
+                            configuration: configuration, counters: counters
                         )
                     }
                 }
@@ -452,6 +456,7 @@ public final class Transceiver: Sendable {
         guard case .running = state.withLock({ $0.lifecycle }) else { throw TransceiverError.notRunning }
         let configuration = self.configuration
         let counters = self.counters
+        let requests = self.requests
         let endpoint = Endpoint(host: "unix:" + path, port: 0)
         let channel: ConnectionChannel
         do {
@@ -459,7 +464,7 @@ public final class Transceiver: Sendable {
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, role: .dialer, sharedSecret: nil, configuration: configuration, counters: counters)
+                        try ChannelSetup.configure(channel, role: .dialer, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters)
                     }
                 }
         } catch {

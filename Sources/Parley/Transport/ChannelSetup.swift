@@ -17,10 +17,13 @@ enum ChannelSetup {
         _ channel: any Channel,
         role: ConnectionRole,
         sharedSecret: SharedSecret?,
+        requests: PendingRequests,
         configuration: TransceiverConfiguration,
         counters: StatisticsCounters
     ) throws -> ConnectionChannel {
-        let connection = PeerConnection(channel: channel, role: role, sharedSecret: sharedSecret, configuration: configuration)
+        let connection = PeerConnection(
+            channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration
+        )
         let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
         // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.

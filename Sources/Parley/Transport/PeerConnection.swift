@@ -4,7 +4,8 @@ import ParleySecurity
 import ParleyWire
 import Synchronization
 
-/// One live connection: its outbound queue, its outstanding requests and its counters.
+/// One live connection: its outbound queue and its counters. Its requests wait in the transceiver's
+/// ``PendingRequests``.
 final class PeerConnection: Sendable, Hashable {
     enum Reply: Sendable {
         case message(InboundMessage)
@@ -18,15 +19,18 @@ final class PeerConnection: Sendable, Hashable {
     /// The remote address; computed on use because a dialled channel is configured before it is connected.
     var remoteAddress: String { channel.remoteAddress.map(Self.describe) ?? "unknown" }
     let outbound: OutboundQueue
-    private let nextID = Atomic<UInt64>(0)
-    private let pending = Mutex<[MessageID: ReplySlot]>([:])
+    private let requests: PendingRequests
     private let peerBox = Mutex<Peer?>(nil)
     private let endReasonBox = Mutex<String?>(nil)
     let messagesIn = Atomic<Int>(0)
     let messagesOut = Atomic<Int>(0)
 
-    init(channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, configuration: TransceiverConfiguration) {
+    init(
+        channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, requests: PendingRequests,
+        configuration: TransceiverConfiguration
+    ) {
         self.channel = channel
+        self.requests = requests
         self.role = role
         self.sharedSecret = sharedSecret
         self.outbound = OutboundQueue(
@@ -49,7 +53,7 @@ final class PeerConnection: Sendable, Hashable {
     }
 
     func makeMessageID() -> MessageID {
-        MessageID(nextID.add(1, ordering: .relaxed).newValue)
+        requests.makeMessageID()
     }
 
     /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
@@ -61,31 +65,21 @@ final class PeerConnection: Sendable, Hashable {
 
     /// Sends a request and waits up to `timeout` for the frame that answers it (then throws ``TimeoutExpired``).
     /// The deadline is a timer on the event loop rather than a racing task: a request costs no extra tasks.
-    func request(_ header: MessageHeader, payload: ByteBuffer, timeout: Duration) async throws -> Reply {
-        let slot = ReplySlot()
-        pending.withLock { $0[header.id] = slot }
-        defer { pending.withLock { _ = $0.removeValue(forKey: header.id) } }
+    func request(_ header: MessageHeader, payload: ByteBuffer, to peer: PeerID, timeout: Duration) async throws -> Reply {
+        let slot = requests.register(header.id, to: peer)
+        defer { requests.remove(header.id, to: peer) }
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { slot.fulfill(.failure(TimeoutExpired())) }
         defer { deadline.cancel() }
         try await send(.message(MessageFrame(header: header, payload: payload)))
         return try await slot.value()
     }
 
-    /// Completes the request `id` if it is still outstanding; returns false for a reply nobody waits for.
+    /// Completes the request `id` this node sent to the connection's peer (on this or another connection) if it
+    /// is still outstanding; returns false for a reply nobody waits for.
     @discardableResult
     func resolve(_ id: MessageID, with result: Result<Reply, any Error>) -> Bool {
-        guard let slot = pending.withLock({ $0.removeValue(forKey: id) }) else { return false }
-        slot.fulfill(result)
-        return true
-    }
-
-    /// Fails every outstanding request: the connection is gone.
-    func failAllRequests(_ error: any Error) {
-        let all = pending.withLock { pending in
-            defer { pending.removeAll() }
-            return Array(pending.values)
-        }
-        for slot in all { slot.fulfill(.failure(error)) }
+        guard let peer = peer?.id else { return false }
+        return requests.resolve(id, from: peer, with: result)
     }
 
     static func == (lhs: PeerConnection, rhs: PeerConnection) -> Bool { lhs === rhs }
