@@ -184,6 +184,20 @@ struct MessagingTests {
         }
     }
 
+    @Test("open handshake: when connect returns, the acceptor has registered the dialer too")
+    func connectIsMutual() async throws {
+        let b = makeTransceiver("b") { $0.maximumConnectionsPerAddress = nil }
+        let dialers = (0..<40).map { makeTransceiver("dialer-\($0)", listen: nil) }
+        try await withRunning([b] + dialers) {
+            var unknownToB: [String] = []
+            for dialer in dialers {
+                _ = try await dialer.connect(to: b.loopbackEndpoint)
+                if !b.peers.contains(where: { $0.id == dialer.localPeerID }) { unknownToB.append(dialer.configuration.name) }
+            }
+            #expect(unknownToB.isEmpty)
+        }
+    }
+
     @Test("a request being handled when its connection is retired as a duplicate is answered on the connection kept")
     func replyAfterDuplicateSwitch() async throws {
         // The connection kept is the one dialled by the smaller id: b's. a's request travels on a's, which loses.

@@ -151,8 +151,13 @@ extension Transceiver {
                 if notifyPeer { refuse(connection, error) }
                 throw error
             case .established(let outcome, let frames):
+                // Registered before the frames that complete the remote side's handshake go out: when its
+                // `connect` returns, this side already lists it.
+                connection.outbound.hold()
+                let established = Result { try establish(outcome, on: connection, localID: localID, logger: logger) }
                 write(frames, on: connection, thenSealWith: machine.frameProtection)
-                return try establish(outcome, on: connection, localID: localID, logger: logger)
+                connection.outbound.release()
+                return try established.get()
             }
         }
     }

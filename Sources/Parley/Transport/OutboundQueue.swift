@@ -24,6 +24,8 @@ final class OutboundQueue: Sendable {
         var pending = CircularBuffer<Frame>()
         /// A flush is scheduled, or a batch is being written: frames appended meanwhile wait for the next batch.
         var flushing = false
+        /// Frames wait, unwritten, until ``release()``: the handshake's last frames are still to go out first.
+        var held = false
         /// Bytes enqueued and not yet written to the socket (pending plus handed to NIO).
         var queuedBytes = 0
         var waiters: [Waiter] = []
@@ -120,9 +122,27 @@ final class OutboundQueue: Sendable {
     private func append(_ frame: Frame, to state: inout State) {
         state.pending.append(frame)
         state.queuedBytes += Self.size(of: frame)
-        if !state.flushing {
-            state.flushing = true
-            channel.eventLoop.execute { self.flush() }
+        scheduleFlush(&state)
+    }
+
+    private func scheduleFlush(_ state: inout State) {
+        guard !state.flushing, !state.held, !state.pending.isEmpty else { return }
+        state.flushing = true
+        channel.eventLoop.execute { self.flush() }
+    }
+
+    /// Holds back what is queued from now on until ``release()``. A peer is registered (and so can be sent to)
+    /// just before the handshake's last frames are written: that way the remote side, whose handshake those frames
+    /// complete, is known here by the time it hears of it, but nothing may overtake them on the wire.
+    func hold() {
+        state.withLock { $0.held = true }
+    }
+
+    /// Writes what was held back, after whatever was written to the channel before this call.
+    func release() {
+        state.withLock { state in
+            state.held = false
+            scheduleFlush(&state)
         }
     }
 
