@@ -23,8 +23,10 @@ struct BusyPeerTests {
     @Test("a connection survives its event loop being too busy to read for three times the heartbeat timeout")
     func busyLoopKeepsConnection() async throws {
         func fastHeartbeats(_ configuration: inout TransceiverConfiguration) {
-            configuration.heartbeatInterval = .milliseconds(100)
-            configuration.heartbeatTimeout = .milliseconds(300)
+            // Not much shorter: the other side's loop, which is not kept busy, must not itself be starved past the
+            // timeout by the rest of a full test run on a 2-core machine.
+            configuration.heartbeatInterval = .milliseconds(200)
+            configuration.heartbeatTimeout = .milliseconds(700)
         }
         let server = makeTransceiver("server", adjust: fastHeartbeats)
         let client = makeTransceiver("client", listen: nil, adjust: fastHeartbeats)
@@ -38,17 +40,17 @@ struct BusyPeerTests {
         try await withRunning([server, client]) {
             let peer = try await client.connect(to: server.loopbackEndpoint)
             // A few heartbeats first, so each side has had its loop polled since the connection started.
-            try await Task.sleep(for: .milliseconds(500))
+            try await Task.sleep(for: .milliseconds(800))
             guard let connection = client.state.withLock({ $0.table.connection(for: peer.id) }) else {
                 Issue.record("the connection ended before the test began: \(await ended.value ?? "?")")
                 return
             }
             let loop = connection.channel.eventLoop
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                Self.keepBusy(loop, until: .now() + .seconds(1)) { done.resume() }
+                Self.keepBusy(loop, until: .now() + .milliseconds(2100)) { done.resume() }
             }
-            // Meanwhile both sides' heartbeat timers fired on a loop that could not read the other's pings. (Only a
-            // second: the loop is shared with every other test running in this process.)
+            // Meanwhile both sides' heartbeat timers fired on a loop that could not read the other's pings. (Only
+            // three timeouts: the loop is shared with every other test running in this process.)
             let reply = try await client.request(Echo(text: "still here"), from: peer, expecting: Echo.self, timeout: .seconds(10))
             #expect(reply.text == "still here")
             #expect(client.peers.map(\.id) == [peer.id])
