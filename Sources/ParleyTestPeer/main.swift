@@ -87,7 +87,9 @@ case "stream":
         sequence += 1
     }
     // Wait until the receiver has everything before leaving, so the count is exact.
-    while try await parley.request(ProgressQuery(), from: peer, expecting: Progress.self).lastSequence[id] != sequence - 1 {
+    // The queue ahead of the query may take a while to drain on a loaded machine; the subject is loss, not speed.
+    while try await parley.request(ProgressQuery(), from: peer, expecting: Progress.self, timeout: .seconds(60))
+        .lastSequence[id] != sequence - 1 {
         try await Task.sleep(for: .milliseconds(20))
     }
     await parley.stop()

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 @testable import Parley
 import ParleyTestSupport
 import Testing
@@ -22,7 +23,10 @@ struct BusyPeerTests {
 
     @Test("a connection survives its event loop being too busy to read for three times the heartbeat timeout")
     func busyLoopKeepsConnection() async throws {
+        // Loops of their own: keeping the shared ones busy for seconds would hold up every other test in the process.
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         func fastHeartbeats(_ configuration: inout TransceiverConfiguration) {
+            configuration.eventLoopGroup = loops
             // Not much shorter: the other side's loop, which is not kept busy, must not itself be starved past the
             // timeout by the rest of a full test run on a 2-core machine.
             configuration.heartbeatInterval = .milliseconds(200)
@@ -49,13 +53,13 @@ struct BusyPeerTests {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 Self.keepBusy(loop, until: .now() + .milliseconds(2100)) { done.resume() }
             }
-            // Meanwhile both sides' heartbeat timers fired on a loop that could not read the other's pings. (Only
-            // three timeouts: the loop is shared with every other test running in this process.)
+            // Meanwhile both sides' heartbeat timers fired on a loop that could not read the other's pings.
             let reply = try await client.request(Echo(text: "still here"), from: peer, expecting: Echo.self, timeout: .seconds(10))
             #expect(reply.text == "still here")
             #expect(client.peers.map(\.id) == [peer.id])
             #expect(server.peers.count == 1)
         }
+        try await loops.shutdownGracefully()
     }
 
     @Test("a vanished peer is still noticed by the heartbeat while the loop is free")

@@ -160,8 +160,9 @@ struct MessagingTests {
             for sequence in 0..<10_000 {
                 try await client.send(Sequenced(sender: "client", sequence: sequence), to: peer)
             }
-            // Requests travel on the same connection, so the answer comes after all 10 000 were handled.
-            let progress = try await client.request(ProgressQuery(), from: peer, expecting: Progress.self)
+            // Requests travel on the same connection, so the answer comes after all 10 000 were handled: well under a
+            // second alone, but the full suite on 2 cores has made it take more than five.
+            let progress = try await client.request(ProgressQuery(), from: peer, expecting: Progress.self, timeout: .seconds(60))
             #expect(progress.received == 10_000 && progress.outOfOrder == 0 && progress.lastSequence["client"] == 9_999)
         }
     }

@@ -27,7 +27,7 @@ public final class Transceiver: Sendable {
     let requests = PendingRequests()
     let admission: ConnectionAdmission
     let state = Mutex(State())
-    let group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    var group: any EventLoopGroup { configuration.eventLoopGroup }
 
     public init(configuration: TransceiverConfiguration) {
         self.configuration = configuration

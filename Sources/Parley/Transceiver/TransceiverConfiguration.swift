@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import ParleyWire
 
 /// How a ``Transceiver`` identifies itself, where it listens and which limits it enforces.
@@ -59,6 +61,10 @@ public struct TransceiverConfiguration: Sendable {
     /// still let in (unencrypted). Off by default: with a secret they are refused, with a log line.
     public var allowUnauthenticatedLegacyApps: Bool
     public var logger: Logger
+    /// The event loops that run this node's sockets (and, with ``handlersRunOnEventLoop``, its handlers). Shared by
+    /// default: `MultiThreadedEventLoopGroup.singleton`, one thread per core. A group of its own keeps one node's
+    /// work from holding up others in the same process; its owner shuts it down after ``Transceiver/stop()``.
+    public var eventLoopGroup: any EventLoopGroup
 
     public enum Identity: Sendable, Hashable {
         /// Read the peer id from this file, creating it with a fresh UUID on first use.
@@ -95,7 +101,8 @@ public struct TransceiverConfiguration: Sendable {
         capabilities: [String] = ["heartbeat"],
         sharedSecret: SharedSecret? = nil,
         allowUnauthenticatedLegacyApps: Bool = false,
-        logger: Logger = Logger(label: "parley")
+        logger: Logger = Logger(label: "parley"),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
         self.name = name
         self.identity = identity ?? .persisted(path: Self.defaultIdentityPath(name: name))
@@ -121,6 +128,7 @@ public struct TransceiverConfiguration: Sendable {
         self.sharedSecret = sharedSecret
         self.allowUnauthenticatedLegacyApps = allowUnauthenticatedLegacyApps
         self.logger = logger
+        self.eventLoopGroup = eventLoopGroup
     }
 
     /// `$XDG_STATE_HOME/parley/<name>.peer-id`, falling back to `~/.local/state`. Keyed by name so that two
