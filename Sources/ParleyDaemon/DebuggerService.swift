@@ -107,9 +107,10 @@ final class DebuggerService: Sendable {
     /// Logs why a record was not stored (the transceiver logs the handler's error too, but without saying that
     /// nothing was kept) and returns the error for the handler to throw.
     private func rejected(_ error: any Error, from peer: Peer) -> any Error {
-        logger.warning(
+        transceiver.logThrottle.warning(
             "state record rejected; nothing stored",
-            metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(error)"]
+            metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(error)"],
+            to: logger
         )
         return error
     }

@@ -41,6 +41,18 @@ final class DaemonProcess: Sendable {
         child.stderr.split(separator: "\n").filter { $0.contains(text) }
     }
 
+    /// How many times parleyd logged the warning `message`: the lines it wrote, plus the ones its log throttle held
+    /// back and counted in a `log lines held back` line (written a second after the first one held back).
+    func warningCount(_ message: String) -> Int {
+        let lines = child.stderr.split(separator: "\n")
+        // Lines read `<time> warning parleyd: <message> key=value…`; a value with spaces is quoted.
+        let written = lines.filter { $0.contains(": \(message)") }.count
+        let heldBack = lines.filter { $0.contains(": log lines held back") && $0.contains("line=\"\(message)\"") }.map { line in
+            line.firstMatch(of: /count=(\d+)/).flatMap { Int($0.1) } ?? 0
+        }
+        return written + heldBack.reduce(0, +)
+    }
+
     func ctl(_ arguments: [String], timeout: Duration = .seconds(30)) async throws -> (status: Int32, stdout: String, stderr: String) {
         try await ChildProcess.run("parleyctl", arguments + ["--socket", socket], timeout: timeout)
     }

@@ -35,8 +35,6 @@ final class ConnectionAdmission: Sendable {
         var perAddress: [String: Int] = [:]
         /// Refused connections still open (waiting for their first byte, or for the refusal to be read).
         var refusing = 0
-        var lastLogged: NIODeadline?
-        var unlogged = 0
     }
 
     private let maximumConnections: Int?
@@ -46,15 +44,17 @@ final class ConnectionAdmission: Sendable {
     private let maximumRefusing: Int
     private let firstByteTimeout: TimeAmount
     private let logger: Logger
+    private let logThrottle: LogThrottle
     private let counters: StatisticsCounters
     private let state = Mutex(State())
 
-    init(configuration: TransceiverConfiguration, counters: StatisticsCounters) {
+    init(configuration: TransceiverConfiguration, counters: StatisticsCounters, logThrottle: LogThrottle) {
         maximumConnections = configuration.maximumConnections
         maximumPerAddress = configuration.maximumConnectionsPerAddress
         maximumRefusing = max(64, configuration.maximumConnections ?? 256)
         firstByteTimeout = TimeAmount(configuration.handshakeTimeout)
         logger = configuration.logger
+        self.logThrottle = logThrottle
         self.counters = counters
     }
 
@@ -110,28 +110,15 @@ final class ConnectionAdmission: Sendable {
         }
     }
 
-    /// One line per refusal, but at most one a second: a flood of connections must not become a flood of logs.
-    /// The next line says how many went unlogged.
+    /// One line per refusal, throttled: a flood of connections must not become a flood of logs.
     private func log(_ limit: Limit, remote: SocketAddress?, address: String?) {
-        let now = NIODeadline.now()
-        let unlogged: Int? = state.withLock { state in
-            if let last = state.lastLogged, now - last < .seconds(1) {
-                state.unlogged += 1
-                return nil
-            }
-            state.lastLogged = now
-            defer { state.unlogged = 0 }
-            return state.unlogged
-        }
-        guard let unlogged else { return }
         var metadata: Logger.Metadata = [
             "remote": "\(remote.map(PeerConnection.describe) ?? "unknown")",
             "limit": "\(limit)",
         ]
         // The address as counted: a dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d.
         if let address { metadata["address"] = "\(address)" }
-        if unlogged > 0 { metadata["refused-unlogged"] = "\(unlogged)" }
-        logger.warning("connection refused: too many connections", metadata: metadata)
+        logThrottle.warning("connection refused: too many connections", metadata: metadata, to: logger)
     }
 
     /// The remote IP address, with an IPv4 address seen through a dual-stack listener (`::ffff:a.b.c.d`) in its

@@ -54,7 +54,7 @@ extension Transceiver {
             }
         } catch let error as HandshakeError {
             counters.protocolErrors.add(1, ordering: .relaxed)
-            logger.warning("handshake failed; connection closed", metadata: ["reason": "\(error)"])
+            logThrottle.warning("handshake failed; connection closed", metadata: ["reason": "\(error)"], to: logger)
             handshakeResult?.resume(throwing: TransceiverError.handshakeFailed(job.endpoint, error))
             handshakeResult = nil
             endReason = error.description
@@ -309,7 +309,7 @@ extension Transceiver {
         if let (code, text) = protocolError {
             if code != .idleTimeout && code != .rateLimited {
                 counters.protocolErrors.add(1, ordering: .relaxed)
-                logger.warning("protocol error; connection closed", metadata: ["reason": "\(text)"])
+                logThrottle.warning("protocol error; connection closed", metadata: ["reason": "\(text)"], to: logger)
             }
             endReason = text
             connection.noteEnd(text)
@@ -336,7 +336,9 @@ extension Transceiver {
         case .idle: counters.idleConnectionsClosed.add(1, ordering: .relaxed)
         case .rate: counters.rateLimitedConnections.add(1, ordering: .relaxed)
         }
-        logger.warning("connection limit exceeded; connection closed", metadata: ["reason": "\(error)", "limit": "\(error.limit)"])
+        logThrottle.warning(
+            "connection limit exceeded; connection closed", metadata: ["reason": "\(error)", "limit": "\(error.limit)"], to: logger
+        )
     }
 
     private func deliver(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
@@ -374,9 +376,10 @@ extension Transceiver {
             case .handlerFailed: counters.handlerFailures.add(1, ordering: .relaxed)
             default: break
             }
-            logger.warning(
+            logThrottle.warning(
                 "message not handled",
-                metadata: ["type": "\(message.typeName)", "code": "\(code)", "reason": "\(text)"]
+                metadata: ["type": "\(message.typeName)", "code": "\(code)", "reason": "\(text)"],
+                to: logger
             )
             if expectsReply && peer.kind == .parley {
                 let reply = ErrorReplyFrame(inReplyTo: message.header.id, code: code, message: text)

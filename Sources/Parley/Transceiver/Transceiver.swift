@@ -26,6 +26,9 @@ public final class Transceiver: Sendable {
     let counters: StatisticsCounters
     let requests = PendingRequests()
     let admission: ConnectionAdmission
+    /// For the warnings a remote host can trigger at will (bad handshakes, protocol errors, refusals, unhandled
+    /// messages): see ``LogThrottle``.
+    public let logThrottle: LogThrottle
     let state = Mutex(State())
     var group: any EventLoopGroup { configuration.eventLoopGroup }
 
@@ -33,7 +36,8 @@ public final class Transceiver: Sendable {
         self.configuration = configuration
         self.logger = configuration.logger
         counters = StatisticsCounters()
-        admission = ConnectionAdmission(configuration: configuration, counters: counters)
+        logThrottle = LogThrottle(timers: configuration.eventLoopGroup.next())
+        admission = ConnectionAdmission(configuration: configuration, counters: counters, logThrottle: logThrottle)
     }
 
     // MARK: - State
