@@ -114,23 +114,6 @@ struct Scratch: ~Copyable {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// A port that was free a moment ago on loopback (the kernel's choice for port 0).
-func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw PeerProcessError("socket failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-    }
-    guard bound else { throw PeerProcessError("bind failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// A fake systemd: a Unix datagram socket bound at `path` (or an abstract name with `@`), read without blocking.
 final class FakeNotifySocket: @unchecked Sendable {
     // @unchecked: `fd` and `address` are lets; reads go through `recv(2)` on a non-blocking socket, and

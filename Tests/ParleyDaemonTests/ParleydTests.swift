@@ -73,7 +73,7 @@ struct ParleydTests {
     @Test("flags override the environment, which overrides the file, which overrides the defaults")
     func precedence() async throws {
         let scratch = try Scratch()
-        let (filePort, environmentPort, flagPort) = (try freePort(), try freePort(), try freePort())
+        let (filePort, environmentPort, flagPort) = (try unusedPort(), try unusedPort(), try unusedPort())
         let config = try scratch.write(
             "parleyd.json", #"{"discovery": false, "name": "from-file", "port": \#(filePort), "logLevel": "debug"}"#
         )
@@ -229,7 +229,7 @@ struct ParleydTests {
     @Test("SIGHUP applies a new log level and names the keys that need a restart")
     func reload() async throws {
         let scratch = try Scratch()
-        let port = try freePort()
+        let port = try unusedPort()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": \#(port), "logLevel": "info"}"#)
         let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
         defer { daemon.kill() }

@@ -130,24 +130,6 @@ final class TestDebugger: Sendable {
     }
 }
 
-/// A loopback port nothing listens on right now, for "debugger away" tests that later start a debugger there.
-/// It is picked below Linux's ephemeral range (32768–60999), so that no socket of a test running in parallel (a
-/// listener on port 0, an outgoing connection) can take it between the check and the debugger's start.
-func unusedPort() async throws -> Int {
-    for _ in 0..<50 {
-        let port = Int.random(in: 20_000..<32_000)
-        let probe = TestDebugger(port: port)
-        do {
-            try await probe.transceiver.start()
-        } catch {
-            continue  // taken: try another
-        }
-        await probe.stop()
-        return port
-    }
-    throw CancellationError()
-}
-
 extension StateRecord {
     func decodedState() throws -> CounterState {
         try JSONDecoder().decode(CounterState.self, from: Data(state.readableBytesView))

@@ -92,7 +92,7 @@ struct RemoteDebuggerTests {
 
     @Test("with the debugger unreachable the queue keeps the newest records and counts drops, and write returns at once")
     func unreachableDebuggerKeepsNewest() async throws {
-        let port = try await unusedPort()
+        let port = try unusedPort()
         let client = makeClient(port: port, queueCapacity: 4)
         try client.start()
 
@@ -117,7 +117,7 @@ struct RemoteDebuggerTests {
 
     @Test("the client reconnects after the debugger stops and starts again on the same port")
     func reconnectsAfterDebuggerRestart() async throws {
-        let first = try await TestDebugger.start(port: try await unusedPort())
+        let first = try await TestDebugger.start(port: try unusedPort())
         let port = first.port
         let client = makeClient(port: port)
         try client.start()
@@ -245,7 +245,7 @@ struct RemoteDebuggerTests {
 struct RemoteDebuggerWriteCostTests {
     @Test("write() of a 5 MB state with the debugger away keeps the newest N and counts the rest as dropped (prints the cost)")
     func writeCostWithLargeState() async throws {
-        let port = try await unusedPort()
+        let port = try unusedPort()
         let client = makeClient(port: port, queueCapacity: 16)
         try client.start()
         var state = sampleState(0)
