@@ -351,11 +351,9 @@ extension Transceiver {
     private func handle(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
         let outcome = await router.dispatch(message, from: peer)
         let expectsReply = message.expectsReply
-        if case .handled = outcome { return }
-        let connection = replyRoute(to: peer, arrivedOn: connection)
         switch outcome {
         case .handled:
-            break
+            return
         case .reply(let typeName, let payload):
             guard expectsReply else { return }
             do {
@@ -388,17 +386,16 @@ extension Transceiver {
         }
     }
 
-    /// Where the answer to a request goes: the peer's active connection. That is the one the request came on,
-    /// unless it was retired as a duplicate meanwhile; the requester then listens on the one that was kept.
-    private func replyRoute(to peer: Peer, arrivedOn connection: PeerConnection) -> PeerConnection {
-        state.withLock { $0.table.connection(for: peer.id) } ?? connection
-    }
-
     /// Sends a reply. It waits for room like any send, but not forever: while it waits this connection's
     /// handlers (and so its reading) stand still, and two peers flooding each other could otherwise wait on each
     /// other for good. A peer that takes nothing for ``TransceiverConfiguration/slowPeerTimeout`` is dropped as too
     /// slow.
-    private func sendOrLog(_ frame: Frame, on connection: PeerConnection, logger: Logger) async {
+    ///
+    /// It goes on the peer's active connection. That is the one the request came on, unless that one was retired
+    /// as a duplicate meanwhile; the requester then listens on the one that was kept.
+    private func sendOrLog(_ frame: Frame, on requestConnection: PeerConnection, logger: Logger) async {
+        let connection = requestConnection.peer.flatMap { peer in state.withLock { $0.table.connection(for: peer.id) } }
+            ?? requestConnection
         do {
             // The common case needs no waiting, and so no timer.
             if try connection.outbound.enqueueIfRoom(frame) {
