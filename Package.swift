@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "Parley", targets: ["Parley"]),
         .library(name: "ParleySecurity", targets: ["ParleySecurity"]),
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
+        .library(name: "ParleyAvahi", targets: ["ParleyAvahi"]),
         .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
@@ -50,39 +51,42 @@ let package = Package(
         // ParleyWire so that the wire module depends on NIO only.
         .target(name: "ParleySecurity", dependencies: ["ParleyWire", crypto, nioCore, nioFoundation], swiftSettings: strict),
 
-        // The transceiver: TCP transport, handshake, typed message router, peer gate.
+        // The transceiver: TCP transport, handshake, typed message router, peer gate. Discovery only through the
+        // ParleyDiscovery protocol: embedding Parley links no C library (scripts/test checks it).
         .target(
             name: "Parley",
-            dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging],
+            dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging, serviceLifecycle],
             swiftSettings: strict
         ),
 
-        // Avahi's C client library, and the Swift module that owns every call into it.
+        // The discovery interface (advertise, browse, resolved services as events) and its value types; no C.
+        .target(name: "ParleyDiscovery", dependencies: [logging], swiftSettings: strict),
+        // Avahi's C client library, and the backend that owns every call into it.
         .systemLibrary(
             name: "CAvahi",
             pkgConfig: "avahi-client",
             providers: [.apt(["libavahi-client-dev"])]
         ),
-        .target(name: "ParleyDiscovery", dependencies: ["CAvahi", logging], swiftSettings: strict),
+        .target(name: "ParleyAvahi", dependencies: ["CAvahi", "ParleyDiscovery", logging], swiftSettings: strict),
         // parleyd's control protocol, shared by parleyd and parleyctl: the `@<target>/<Type>` routing prefix, the
         // `parley.control.*` requests and replies, the default control socket path.
         .target(name: "ParleyControl", dependencies: ["Parley"], swiftSettings: strict),
         // A CLI over ParleyDiscovery printing JSON-lines events; the discovery tests run it inside network namespaces.
         .executableTarget(
             name: "ParleyDiscoveryProbe",
-            dependencies: ["ParleyDiscovery", logging],
+            dependencies: ["ParleyDiscovery", "ParleyAvahi", logging],
             swiftSettings: strict
         ),
 
         // The remote state debugger (#5). ParleyDebugger: what apps, parleyd and parleyctl share — the wire format
         // of recorded states, state diffs, action patterns, the control requests and their replies (no storage).
-        .target(name: "ParleyDebugger", dependencies: ["Parley", nioCore], swiftSettings: strict),
+        .target(name: "ParleyDebugger", dependencies: ["ParleyWire", nioCore], swiftSettings: strict),
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
         .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", grdb, logging], swiftSettings: strict),
         // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd.
         .target(
             name: "ParleyRemoteDebugger",
-            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", nioCore, nioPosix, logging],
+            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", "ParleyAvahi", nioCore, nioPosix, logging],
             swiftSettings: strict
         ),
 
@@ -93,14 +97,14 @@ let package = Package(
         .target(name: "ListrCommands", dependencies: ["Parley"], swiftSettings: strict),
         .executableTarget(
             name: "ListrExample",
-            dependencies: ["Parley", "ListrCommands", logging, argumentParser, unixSignals],
+            dependencies: ["Parley", "ParleyAvahi", "ListrCommands", logging, argumentParser, unixSignals],
             swiftSettings: strict
         ),
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
         .executableTarget(
             name: "ParleyCtl",
             dependencies: [
-                "Parley", "ParleyControl", "ParleyDiscovery", "ParleyDebugger", "ListrCommands", nioCore, logging,
+                "Parley", "ParleyControl", "ParleyDiscovery", "ParleyAvahi", "ParleyDebugger", "ListrCommands", nioCore, logging,
                 argumentParser, unixSignals,
             ],
             swiftSettings: strict
@@ -109,7 +113,7 @@ let package = Package(
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "Parley", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, logging, argumentParser,
+                "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, logging, argumentParser,
                 serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
@@ -119,7 +123,7 @@ let package = Package(
         .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyTestPeer",
-            dependencies: ["Parley", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
+            dependencies: ["Parley", "ParleyAvahi", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -156,7 +160,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDiscoveryTests",
-            dependencies: ["ParleyDiscovery", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
+            dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,3 +1,4 @@
+import ParleyAvahi
 import ArgumentParser
 import Foundation
 import UnixSignals
@@ -64,7 +65,7 @@ struct ListrExample: AsyncParsableCommand {
         let store = try ItemStore(file: data)
         var configuration = TransceiverConfiguration(name: name, listenHost: host, port: port)
         // Discovery makes the app findable; it never dials anyone itself: it waits to be contacted.
-        configuration.discovery = noDiscovery ? nil : DiscoveryConfiguration(serviceType: serviceType, autoConnect: .none)
+        configuration.discovery = noDiscovery ? nil : DiscoveryConfiguration(backend: .avahi, serviceType: serviceType, autoConnect: .none)
         let parley = Transceiver(configuration: configuration)
 
         parley.respond(to: AddItemCommand.self) { command, peer in

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ParleyAvahi
 import ParleyDiscovery
 
 struct Browse: AsyncParsableCommand {

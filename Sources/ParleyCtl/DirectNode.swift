@@ -1,3 +1,4 @@
+import ParleyAvahi
 import Foundation
 import Logging
 import Parley
@@ -19,6 +20,7 @@ struct DirectNode {
         configuration.staticPeers = options.endpoints
         if options.usesDiscovery {
             configuration.discovery = DiscoveryConfiguration(
+                backend: .avahi,
                 serviceType: options.serviceType, instanceName: listenPort == nil ? nil : options.name,
                 advertise: listenPort != nil, autoConnect: .all
             )

@@ -1,5 +1,5 @@
 import Foundation
-import Parley
+import ParleyWire
 
 /// The debugger's control requests, answered by parleyd to local clients (parleyctl) on its control socket.
 /// Wire names are `parley.debugger.*`; payloads are JSON. A LAN peer asking gets an error reply.

@@ -57,7 +57,7 @@ public struct Advertisement: Sendable, Hashable {
     }
 
     /// The subtypes in full form, after checking everything Avahi would otherwise reject.
-    func validated() throws(DiscoveryError) -> [String] {
+    public func validated() throws(DiscoveryError) -> [String] {
         guard (1...63).contains(instanceName.utf8.count) else { throw .invalidInstanceName(instanceName) }
         try txt.validate(maximumSize: maximumTXTSize)
         var full: [String] = []

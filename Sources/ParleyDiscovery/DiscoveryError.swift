@@ -1,4 +1,4 @@
-/// A value given to the discovery layer that Avahi or DNS-SD would reject, caught before any call into Avahi.
+/// A value given to the discovery layer that DNS-SD would reject, caught before any call into a discovery daemon.
 public enum DiscoveryError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A service type that is not `_name._tcp` or `_name._udp` (RFC 6763 §7: name of 1–15 letters, digits and
     /// hyphens, with at least one letter, no hyphen at either end and no double hyphen).
@@ -31,7 +31,7 @@ public enum DiscoveryError: Error, Sendable, Hashable, CustomStringConvertible {
         case .txtRecordTooLarge(let size, let limit):
             "TXT record is \(size) bytes, more than the limit of \(limit)"
         case .stopped:
-            "discovery was stopped and cannot be restarted; create a new AvahiDiscovery"
+            "discovery was stopped and cannot be restarted; create a new discovery backend"
         }
     }
 }

@@ -1,4 +1,4 @@
-/// What the discovery layer reports, in order, on `AvahiDiscovery.events`.
+/// What the discovery layer reports, in order, on a ``DiscoveryBackend``'s `events`.
 public enum DiscoveryEvent: Sendable, Hashable {
     /// A browsed service resolved for the first time.
     case found(DiscoveredService)
@@ -9,10 +9,10 @@ public enum DiscoveryEvent: Sendable, Hashable {
     case removed(instanceName: String, type: ServiceType)
     /// Our advertisement is established under this name.
     case advertised(instanceName: String)
-    /// Our advertisement's name collided with another service and now uses Avahi's alternative name.
+    /// Our advertisement's name collided with another service and now uses the backend's alternative name.
     case renamed(from: String, to: String)
-    /// Avahi rejected our advertisement; it stays withdrawn until `advertise` is called again.
-    case advertisementFailed(AvahiError)
+    /// The daemon rejected our advertisement; it stays withdrawn until `advertise` is called again.
+    case advertisementFailed(AdvertisementFailure)
     /// avahi-daemon (or the system D-Bus) is not reachable; discovery is off until `daemonAvailable`. The reason
     /// says what is missing. Known services are reported `removed` right after this event.
     case daemonUnavailable(String)

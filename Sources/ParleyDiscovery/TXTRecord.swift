@@ -64,7 +64,7 @@ public struct TXTRecord: Sendable, Hashable, ExpressibleByDictionaryLiteral, Cus
 
     /// Builds a record from the raw TXT strings, in wire order; strings with an empty key are ignored and only the
     /// first of duplicate keys is kept (RFC 6763 §6.4).
-    init(strings: [[UInt8]]) {
+    public init(strings: [[UInt8]]) {
         entries = []
         for string in strings {
             let equals = string.firstIndex(of: UInt8(ascii: "="))
@@ -147,7 +147,7 @@ public struct TXTRecord: Sendable, Hashable, ExpressibleByDictionaryLiteral, Cus
     }
 
     /// The strings in wire order.
-    var encodedStrings: [[UInt8]] { entries.map(\.encoded) }
+    public var encodedStrings: [[UInt8]] { entries.map(\.encoded) }
 
     public var description: String {
         "[" + entries.map { entry in entry.value == nil ? entry.key : "\(entry.key)=\(entry.stringValue ?? "<\(entry.value!.count) bytes>")" }.joined(separator: ", ") + "]"

@@ -5,6 +5,7 @@
 // stdin, one command per line: `withdraw`, `advertise NAME`, `quit` (end of input also quits).
 import Foundation
 import Logging
+import ParleyAvahi
 import ParleyDiscovery
 
 struct Options {

@@ -1,3 +1,4 @@
+import ParleyAvahi
 import Foundation
 import Logging
 import NIOCore
@@ -46,6 +47,7 @@ if discovering {
     configuration.port = TransceiverConfiguration.defaultPort
     let options = arguments.dropFirst(2)
     configuration.discovery = DiscoveryConfiguration(
+        backend: .avahi,
         instanceName: configuration.name,
         autoConnect: options.contains("--no-connect") ? .none : .all
     )

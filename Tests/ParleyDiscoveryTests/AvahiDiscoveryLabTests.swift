@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyAvahi
 import ParleyDiscovery
 import Testing
 

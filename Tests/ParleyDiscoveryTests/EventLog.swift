@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAvahi
 import ParleyDiscovery
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import ParleyDiscovery
+@testable import ParleyAvahi
+import ParleyDiscovery
 
 @Suite("Merging Avahi's per-interface results")
 struct ServiceMergeStateTests {

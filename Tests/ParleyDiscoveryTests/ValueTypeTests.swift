@@ -1,5 +1,6 @@
 import Testing
 
+@testable import ParleyAvahi
 @testable import ParleyDiscovery
 
 @Suite("Value types")

@@ -46,7 +46,7 @@ struct BackpressureTests {
                 }
                 try await Task.sleep(for: .seconds(1))
                 let stalledAt = sent.count
-                let queued = sender.state.withLock { $0.table.connection(for: peer.id) }?.outbound.queuedBytes ?? -1
+                let queued = sender.registry.connection(for: peer.id)?.outbound.queuedBytes ?? -1
                 // Kernel buffers absorb some; the rest must wait in `send`, not pile up in memory.
                 #expect(stalledAt < total)
                 #expect(queued < 256 * 1024 + 400 * 1024)

@@ -45,7 +45,7 @@ struct BusyPeerTests {
             let peer = try await client.connect(to: server.loopbackEndpoint)
             // A few heartbeats first, so each side has had its loop polled since the connection started.
             try await Task.sleep(for: .milliseconds(800))
-            guard let connection = client.state.withLock({ $0.table.connection(for: peer.id) }) else {
+            guard let connection = client.registry.connection(for: peer.id) else {
                 Issue.record("the connection ended before the test began: \(await ended.value ?? "?")")
                 return
             }

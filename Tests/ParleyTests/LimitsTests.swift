@@ -231,7 +231,7 @@ struct LimitsTests {
             }
             try await Task.sleep(for: .seconds(1))
             // The kernel's buffers take some; then send waits instead of queueing 25 MB.
-            let queued = server.state.withLock { $0.table.connection(for: stalledID) }?.outbound.queuedBytes ?? -1
+            let queued = server.registry.connection(for: stalledID)?.outbound.queuedBytes ?? -1
             #expect(sent.count < 100)
             #expect(queued >= 0 && queued <= 256 * 1024 + blobSize + 4096, "\(queued) bytes queued")
 

@@ -29,7 +29,7 @@ extension Transceiver {
     var loopbackEndpoint: Endpoint { Endpoint(host: "127.0.0.1", port: listeningPort!) }
 
     /// Number of live connections (including duplicates not yet closed).
-    var connectionCount: Int { state.withLock { $0.connections.count } }
+    var connectionCount: Int { registry.connections.count }
 }
 
 /// A counter handlers and tasks can share.

@@ -1,21 +1,32 @@
-/// Delays between reconnection attempts: doubling from `initial` up to `maximum`, reset after a success. The
-/// transceiver's reconnects use it, and so does anything that dials on its own (`ParleyRemoteDebugger`'s
-/// original-framing transport), so every reconnect follows one curve.
+/// Delays between reconnection attempts: doubling from `initial` up to `maximum`, reset after a success, each
+/// delay drawn at random between half of it and all of it ("equal jitter"), so that peers that lost the same
+/// network at the same moment do not all redial in step. The transceiver's reconnects use it, and so does anything
+/// that dials on its own (`ParleyRemoteDebugger`'s original-framing transport), so every reconnect follows one curve.
 public struct Backoff: Sendable {
     public let initial: Duration
     public let maximum: Duration
+    /// The nominal delay of the next attempt (before jitter).
     public private(set) var next: Duration
+    private let jitter: @Sendable () -> Double
 
-    public init(initial: Duration = .milliseconds(250), maximum: Duration = .seconds(10)) {
+    /// `jitter` returns a number in 0…1 (the share of the random half to add); tests pass a constant.
+    public init(
+        initial: Duration = .milliseconds(250),
+        maximum: Duration = .seconds(10),
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) {
         self.initial = initial
         self.maximum = maximum
         self.next = initial
+        self.jitter = jitter
     }
 
-    /// The delay to wait now; the one after it is twice as long, up to the maximum.
+    /// The delay to wait now, between half the nominal delay and all of it; the nominal delay then doubles, up to
+    /// the maximum.
     public mutating func delay() -> Duration {
         defer { next = min(next * 2, maximum) }
-        return next
+        let share = min(max(jitter(), 0), 1)
+        return next / 2 + (next / 2) * share
     }
 
     public mutating func reset() { next = initial }

@@ -1,8 +1,15 @@
 import ParleyDiscovery
 
-/// Zero-config discovery for a transceiver: advertise its listener as a DNS-SD service through avahi-daemon,
-/// browse for others of the same type and connect to them by itself.
+/// Zero-config discovery for a transceiver: advertise its listener as a DNS-SD service, browse for others of the
+/// same type and connect to them by itself.
+///
+/// ```swift
+/// import ParleyAvahi
+/// configuration.discovery = DiscoveryConfiguration(backend: .avahi)
+/// ```
 public struct DiscoveryConfiguration: Sendable {
+    /// The DNS-SD implementation: `.avahi` (module `ParleyAvahi`), or your own ``DiscoveryBackend``.
+    public var backend: DiscoveryBackendFactory
     /// DNS-SD service type; `_debug._tcp` by default.
     public var serviceType: String
     /// Subtypes to advertise as well (e.g. `_relay`).
@@ -15,12 +22,14 @@ public struct DiscoveryConfiguration: Sendable {
     public var autoConnect: AutoConnectPolicy
 
     public init(
+        backend: DiscoveryBackendFactory,
         serviceType: String = ServiceType.debug.rawValue,
         subtypes: [String] = [],
         instanceName: String? = nil,
         advertise: Bool = true,
         autoConnect: AutoConnectPolicy = .all
     ) {
+        self.backend = backend
         self.serviceType = serviceType
         self.subtypes = subtypes
         self.instanceName = instanceName
@@ -47,7 +56,7 @@ public enum AutoConnectPolicy: Sendable {
     }
 }
 
-/// Whether discovery is working, as the transceiver last heard from avahi-daemon.
+/// Whether discovery is working, as the transceiver last heard from its backend's daemon.
 public enum DiscoveryStatus: Sendable, Hashable, CustomStringConvertible {
     case off
     case starting
@@ -59,7 +68,7 @@ public enum DiscoveryStatus: Sendable, Hashable, CustomStringConvertible {
         case .off: "off"
         case .starting: "starting"
         case .running(let name): name.map { "running, advertised as \"\($0)\"" } ?? "running, not advertising"
-        case .daemonUnavailable(let reason): "avahi-daemon unavailable: \(reason)"
+        case .daemonUnavailable(let reason): "discovery daemon unavailable: \(reason)"
         }
     }
 }

@@ -17,12 +17,7 @@ extension Transceiver {
         let connection = job.channel.connection
         var logger = self.logger
         logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
-        let admitted = state.withLock { state -> Bool in
-            guard case .running = state.lifecycle else { return false }
-            state.connections.insert(connection)
-            return true
-        }
-        guard admitted else {
+        guard registry.open(connection) else {
             channel.close(promise: nil)
             job.handshakeDone?.resume(throwing: TransceiverError.notRunning)
             return
@@ -62,7 +57,9 @@ extension Transceiver {
             endReason = describe(error)
             logger.debug("connection ended", metadata: ["reason": "\(endReason)"])
         }
-        handshakeResult?.resume(throwing: TransceiverError.connectFailed(job.endpoint ?? Endpoint(host: "?", port: 0), underlying: endReason))
+        handshakeResult?.resume(
+            throwing: TransceiverError.connectFailed(job.endpoint ?? Endpoint(host: "?", port: 0), underlying: .closed)
+        )
 
         connection.noteEnd(endReason)
         connectionEnded(connection)
@@ -78,21 +75,15 @@ extension Transceiver {
         let reason = connection.endReason ?? "the connection closed"
         let error = TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason)
         connection.outbound.close(error)
-        let peerGone = state.withLock { state -> Bool in
-            state.connections.remove(connection)
-            guard let peer = connection.peer else { return false }
-            guard case .disconnected(let gone) = state.table.remove(connection, peer: peer.id) else { return false }
-            emit(.disconnected(gone, reason: reason), in: &state)
-            return true
-        }
+        let gone = registry.remove(connection, peer: connection.peer?.id, reason: reason)
         // A retired duplicate leaves its requests waiting: their replies come on the connection that was kept.
-        if peerGone, let peer = connection.peer { requests.failAll(to: peer.id, with: error) }
+        if let gone { requests.failAll(to: gone.id, with: error) }
     }
 
     /// The handshake for a new connection: our hello, and the secret to prove (TCP with a secret configured).
     func makeHandshake(for connection: PeerConnection) -> HandshakeStateMachine {
         let hello = Hello(
-            peerID: state.withLock { $0.localPeerID }!.rawValue, name: configuration.name,
+            peerID: localPeerID!.rawValue, name: configuration.name,
             capabilities: configuration.capabilities, accepts: router.registeredTypes
         )
         var machine = HandshakeStateMachine(
@@ -128,7 +119,7 @@ extension Transceiver {
         frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
         logger: Logger
     ) async throws -> (Peer, InboundMessage?) {
-        let localID = state.withLock { $0.localPeerID }!
+        let localID = localPeerID!
         while true {
             let next: Frame?
             do {
@@ -219,18 +210,9 @@ extension Transceiver {
         )
     }
 
-    /// Puts the peer in the table; reports it, or retires whichever connection is the duplicate.
+    /// Puts the peer in the registry; reports it, or retires whichever connection is the duplicate.
     private func register(_ connection: PeerConnection, peer: Peer, dialer: PeerID, logger: Logger) {
-        let (action, waiters) = state.withLock { state -> (PeerTable<PeerConnection>.RegisterAction, [CheckedContinuation<Peer, any Error>]) in
-            let action = state.table.register(.init(connection: connection, peer: peer, dialer: dialer))
-            guard action == .connected else { return (action, []) }
-            emit(.connected(peer), in: &state)
-            let matching = state.gateWaiters.filter { $0.value.predicate(peer) }
-            for token in matching.keys { state.gateWaiters[token] = nil }
-            return (action, matching.values.map(\.continuation))
-        }
-        for waiter in waiters { waiter.resume(returning: peer) }
-        switch action {
+        switch registry.register(connection, peer: peer, dialer: dialer) {
         case .connected:
             logger.info("peer connected", metadata: ["kind": "\(peer.kind.rawValue)", "version": "\(peer.protocolVersion)"])
         case .replaced(let old):
@@ -341,10 +323,14 @@ extension Transceiver {
         )
     }
 
+    /// Hands one message to its handler. While draining, a message that arrives after the goodbye is not handled;
+    /// the handler already running when draining began finishes, its reply goes out, and then the goodbye.
     private func deliver(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
         connection.messagesIn.add(1, ordering: .relaxed)
         counters.messagesReceived.add(1, ordering: .relaxed)
+        guard connection.handlerBegins() else { return }
         await handle(message, from: peer, on: connection, logger: logger)
+        if connection.handlerEnds() { finishForShutdown(connection) }
     }
 
     /// Dispatches one message to its handler and answers requests.
@@ -394,8 +380,7 @@ extension Transceiver {
     /// It goes on the peer's active connection. That is the one the request came on, unless that one was retired
     /// as a duplicate meanwhile; the requester then listens on the one that was kept.
     private func sendOrLog(_ frame: Frame, on requestConnection: PeerConnection, logger: Logger) async {
-        let connection = requestConnection.peer.flatMap { peer in state.withLock { $0.table.connection(for: peer.id) } }
-            ?? requestConnection
+        let connection = requestConnection.peer.flatMap { registry.connection(for: $0.id) } ?? requestConnection
         do {
             // The common case needs no waiting, and so no timer.
             if try connection.outbound.enqueueIfRoom(frame) {

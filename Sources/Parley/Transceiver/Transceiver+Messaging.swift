@@ -77,10 +77,8 @@ extension Transceiver {
     @discardableResult
     public func broadcastRaw(typeName: String, payload: ByteBuffer) async throws -> Int {
         try checkSendable(typeName: typeName, payload: payload)
-        let targets = state.withLock { state in
-            state.table.peers.compactMap { peer in
-                peer.kind == .parley ? state.table.connection(for: peer.id).map { (peer, $0) } : nil
-            }
+        let targets = registry.peers.compactMap { peer in
+            peer.kind == .parley ? registry.connection(for: peer.id).map { (peer, $0) } : nil
         }
         let timeout = configuration.slowPeerTimeout
         return await withTaskGroup(of: Bool.self) { group in
@@ -195,12 +193,8 @@ extension Transceiver {
     }
 
     private func connection(to peer: PeerID, kind: Peer.Kind) throws -> PeerConnection {
-        let found = state.withLock { state -> (PeerConnection?, Bool) in
-            if case .running = state.lifecycle {} else { return (nil, false) }
-            return (state.table.connection(for: peer), true)
-        }
-        guard found.1 else { throw TransceiverError.notRunning }
-        guard let connection = found.0 else { throw TransceiverError.peerNotConnected(peer) }
+        guard isRunning else { throw TransceiverError.notRunning }
+        guard let connection = registry.connection(for: peer) else { throw TransceiverError.peerNotConnected(peer) }
         guard connection.peer?.kind == kind else { throw TransceiverError.wrongPeerKind(peer, expected: kind) }
         return connection
     }

@@ -12,27 +12,13 @@ extension Transceiver {
         description: String = "peer",
         matching predicate: @escaping @Sendable (Peer) -> Bool = { _ in true }
     ) async throws -> Peer {
-        let token = state.withLock { $0.token() }
+        guard isRunning else { throw TransceiverError.notRunning }
         do {
-            return try await withTimeout(timeout) {
-                try await withTaskCancellationHandler {
-                    try await withCheckedThrowingContinuation { continuation in
-                        let immediate: Result<Peer, any Error>? = self.state.withLock { state in
-                            if case .running = state.lifecycle {} else { return .failure(TransceiverError.notRunning) }
-                            if Task.isCancelled { return .failure(CancellationError()) }
-                            if let peer = state.table.peers.first(where: predicate) { return .success(peer) }
-                            state.gateWaiters[token] = GateWaiter(predicate: predicate, continuation: continuation)
-                            return nil
-                        }
-                        if let immediate { continuation.resume(with: immediate) }
-                    }
-                } onCancel: {
-                    let waiter = self.state.withLock { $0.gateWaiters.removeValue(forKey: token) }
-                    waiter?.continuation.resume(throwing: CancellationError())
-                }
-            }
+            return try await withTimeout(timeout) { try await self.registry.waitForPeer(matching: predicate) }
         } catch is TimeoutExpired {
             throw TransceiverError.noPeer(waitedFor: description, timeout: timeout)
+        } catch PeerRegistry<PeerConnection>.GateError.closed {
+            throw TransceiverError.notRunning
         }
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import NIOCore
-import ParleyDiscovery
 import NIOPosix
+import ParleyDiscovery
 import ParleyWire
+import ServiceLifecycle
 import Synchronization
 
 /// A Parley node: listens for peers, connects to peers, and routes typed messages between them.
@@ -16,20 +17,27 @@ import Synchronization
 /// try await parley.broadcast(AddItemCommand(title: "milk"))
 /// ```
 ///
-/// Lifecycle: ``run()`` is the structured form (it returns when the transceiver stops; cancel it, or call
-/// ``stop()``, to shut down) and is what a `ServiceGroup` runs. ``start()`` is the convenience form for scripts
-/// and tests: it runs ``run()`` in a task owned by the transceiver and returns once the listener is bound.
-public final class Transceiver: Sendable {
+/// Lifecycle (``LifecycleStateMachine``): idle → starting → running → draining → stopped. ``run()`` is the
+/// structured form and makes the transceiver a `Service`: put it in a `ServiceGroup`, and graceful shutdown drains
+/// it (replies being computed are sent, every peer is told, queues get ``TransceiverConfiguration/shutdownFlushTimeout``
+/// to leave). ``start()``/``stop()`` are the convenience form for scripts and tests.
+///
+/// The parts, each in its own file: ``PeerRegistry`` (who is connected, peer events, the peer gate),
+/// ``Router`` (type name → handler), ``PendingRequests`` (replies awaited), ``DiscoveryCoordinator`` (dialling what
+/// discovery finds), ``ConnectionAdmission`` (limits at accept), and per connection ``PeerConnection`` with the
+/// channel handlers ``ChannelSetup`` installs.
+public final class Transceiver: Service, Sendable {
     public let configuration: TransceiverConfiguration
     let logger: Logger
     let router = Router()
+    let registry = PeerRegistry<PeerConnection>()
     let counters: StatisticsCounters
     let requests = PendingRequests()
     let admission: ConnectionAdmission
     /// For the warnings a remote host can trigger at will (bad handshakes, protocol errors, refusals, unhandled
     /// messages): see ``LogThrottle``.
     public let logThrottle: LogThrottle
-    let state = Mutex(State())
+    let lifecycle = Mutex(Lifecycle())
     var group: any EventLoopGroup { configuration.eventLoopGroup }
 
     public init(configuration: TransceiverConfiguration) {
@@ -42,11 +50,23 @@ public final class Transceiver: Sendable {
 
     // MARK: - State
 
-    enum Lifecycle {
-        case idle
-        case running(jobs: AsyncStream<Job>.Continuation)
-        case stopping
-        case stopped
+    /// What a running transceiver owns and a draining one closes.
+    struct Running: Sendable {
+        var jobs: AsyncStream<Job>.Continuation
+        var listeners: [any Channel]
+        var discovery: DiscoveryCoordinator?
+    }
+
+    typealias Waiter = CheckedContinuation<Void, any Error>
+
+    struct Lifecycle {
+        var machine = LifecycleStateMachine<Running, Waiter>()
+        /// Known from `starting` on.
+        var localPeerID: PeerID?
+        var listeningAddress: SocketAddress?
+        var discovery: DiscoveryCoordinator?
+        /// The task `start()` launched.
+        var runTask: Task<Void, any Error>?
     }
 
     struct Job: Sendable {
@@ -58,106 +78,77 @@ public final class Transceiver: Sendable {
         var handshakeDone: CheckedContinuation<Peer, any Error>?
     }
 
-    struct GateWaiter {
-        var predicate: @Sendable (Peer) -> Bool
-        var continuation: CheckedContinuation<Peer, any Error>
-    }
-
-    struct State {
-        var lifecycle = Lifecycle.idle
-        var localPeerID: PeerID?
-        var listeningAddress: SocketAddress?
-        var serverChannel: (any Channel)?
-        var controlChannel: (any Channel)?
-        var runTask: Task<Void, any Error>?
-        var startWaiters: [CheckedContinuation<Void, any Error>] = []
-        var table = PeerTable<PeerConnection>()
-        var connections: Set<PeerConnection> = []
-        var eventSubscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
-        var gateWaiters: [UInt64: GateWaiter] = [:]
-        var nextToken: UInt64 = 0
-        /// `stop()` came before `run()` was running; it shuts down as soon as it is.
-        var stopRequested = false
-        var stoppedWaiters: [CheckedContinuation<Void, Never>] = []
-        var discovery: AvahiDiscovery?
-        var discoveryStatus = DiscoveryStatus.off
-        var services: [String: DiscoveredService] = [:]
-        /// Instance names that have a task connecting to them.
-        var dialing: Set<String> = []
-
-        mutating func token() -> UInt64 {
-            nextToken += 1
-            return nextToken
-        }
-    }
-
     // MARK: - Public read-only state
 
     /// This node's stable id. Resolved (and, the first time, persisted) when the transceiver starts.
-    public var localPeerID: PeerID? { state.withLock { $0.localPeerID } }
+    public var localPeerID: PeerID? { lifecycle.withLock { $0.localPeerID } }
 
     /// The TCP port the listener is bound to, once running (useful with port 0).
-    public var listeningPort: Int? { state.withLock { $0.listeningAddress?.port } }
+    public var listeningPort: Int? { lifecycle.withLock { $0.listeningAddress?.port } }
 
     /// The peers currently connected, oldest first.
-    public var peers: [Peer] { state.withLock { $0.table.peers } }
+    public var peers: [Peer] { registry.peers }
 
     /// Counters of what has been sent, received and dropped.
     public var statistics: TransceiverStatistics { counters.snapshot }
+
+    /// Whether the transceiver is running (listening and serving; not yet draining).
+    public var isRunning: Bool { lifecycle.withLock { $0.machine.isRunning } }
 
     /// An executor that runs code on the event loop of `peer`'s connection. Code that mostly talks to one peer
     /// can run there (`withTaskExecutorPreference`) so that its sends and the replies it awaits need no thread
     /// hand-off: on a small machine that halves request/reply latency.
     public func taskExecutor(for peer: PeerID) -> (any TaskExecutor)? {
-        state.withLock { $0.table.connection(for: peer) }.map { EventLoopTaskExecutor($0.channel.eventLoop) }
+        registry.connection(for: peer).map { EventLoopTaskExecutor($0.channel.eventLoop) }
     }
 
     /// Per-peer message counters: (received, sent) over the peer's current connection.
     public func messageCounts(for peer: PeerID) -> (received: Int, sent: Int)? {
-        guard let connection = state.withLock({ $0.table.connection(for: peer) }) else { return nil }
+        guard let connection = registry.connection(for: peer) else { return nil }
         return (connection.messagesIn.load(ordering: .relaxed), connection.messagesOut.load(ordering: .relaxed))
     }
 
     /// Connected and disconnected events, from the moment of the call. Each access makes a new stream; it
     /// finishes when the transceiver stops.
-    public var peerEvents: AsyncStream<PeerEvent> {
-        let (stream, continuation) = AsyncStream<PeerEvent>.makeStream()
-        let registered = state.withLock { state -> Bool in
-            if case .stopped = state.lifecycle { return false }
-            let token = state.token()
-            state.eventSubscribers[token] = continuation
-            continuation.onTermination = { [weak self] _ in
-                _ = self?.state.withLock { $0.eventSubscribers.removeValue(forKey: token) }
-            }
-            return true
-        }
-        if !registered { continuation.finish() }
-        return stream
-    }
+    public var peerEvents: AsyncStream<PeerEvent> { registry.events() }
 
     // MARK: - Lifecycle
 
     /// Starts listening and serving in the background; returns once the listener is bound.
     public func start() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let accepted = state.withLock { state -> Bool in
-                guard case .idle = state.lifecycle, state.runTask == nil else { return false }
-                state.startWaiters.append(continuation)
-                // The one unstructured task of the library: start() exists for callers that have no task
-                // tree to put the transceiver in. stop() cancels and awaits it, so it never outlives the owner.
-                state.runTask = Task { try await self.run() }
-                return true
+        try await withCheckedThrowingContinuation { (continuation: Waiter) in
+            let action = lifecycle.withLock { state -> LifecycleStateMachine<Running, Waiter>.StartAction in
+                let action = state.machine.start(continuation)
+                if case .launch = action {
+                    // The one unstructured task of the library: start() exists for callers that have no task
+                    // tree to put the transceiver in. stop() cancels and awaits it, so it never outlives the owner.
+                    state.runTask = Task { try await self.run() }
+                }
+                return action
             }
-            if !accepted { continuation.resume(throwing: TransceiverError.alreadyStarted) }
+            if case .fail(let error) = action { continuation.resume(throwing: error) }
         }
     }
 
-    /// Stops: withdraws the advertisement, closes the listener, says goodbye to every peer, gives queued messages
-    /// ``TransceiverConfiguration/shutdownFlushTimeout`` to leave, and returns when everything is closed.
-    /// Handlers still running a second after that are cancelled (a handler that ignores cancellation still
-    /// holds `stop` up: handlers should be cancellable).
+    /// Returns once the transceiver, run by another task (a `ServiceGroup`), is listening; throws
+    /// ``TransceiverError/notRunning`` if it stopped or failed to start.
+    public func waitUntilListening() async throws {
+        try await withCheckedThrowingContinuation { (continuation: Waiter) in
+            let wait = lifecycle.withLock { $0.machine.waitUntilListening(continuation) }
+            switch wait {
+            case .now: continuation.resume()
+            case .wait: break
+            case .fail(let error): continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Stops: withdraws the advertisement, closes the listener, lets replies being computed go out, says goodbye to
+    /// every peer, gives queued messages ``TransceiverConfiguration/shutdownFlushTimeout`` to leave, and returns when
+    /// everything is closed. Handlers still running a second after that are cancelled (a handler that ignores
+    /// cancellation still holds `stop` up: handlers should be cancellable).
     public func stop() async {
-        let task = state.withLock { $0.runTask }
+        let task = lifecycle.withLock { $0.runTask }
         beginShutdown()
         guard let task else {
             await waitUntilStopped()
@@ -170,6 +161,7 @@ public final class Transceiver: Sendable {
                 return true
             }
             group.addTask {
+                // A real wait by design: the grace period is a bound on handlers, not an event.
                 try? await Task.sleep(for: grace)
                 return false
             }
@@ -183,40 +175,25 @@ public final class Transceiver: Sendable {
 
     /// For a transceiver driven by `run()` (not `start()`): returns once `run()` has finished.
     private func waitUntilStopped() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let pending = state.withLock { state -> Bool in
-                switch state.lifecycle {
-                case .idle, .stopped: return false
-                case .running, .stopping:
-                    state.stoppedWaiters.append(continuation)
-                    return true
-                }
-            }
-            if !pending { continuation.resume() }
+        try? await withCheckedThrowingContinuation { (continuation: Waiter) in
+            let waits = lifecycle.withLock { $0.machine.waitUntilStopped(continuation) }
+            if !waits { continuation.resume() }
         }
     }
 
-    /// Runs the transceiver until it is stopped or the calling task is cancelled.
+    /// Runs the transceiver until it is stopped, its task is cancelled, or (in a `ServiceGroup`) graceful shutdown.
     public func run() async throws {
         let (jobs, jobsContinuation) = AsyncStream<Job>.makeStream()
-        try state.withLock { state in
-            guard case .idle = state.lifecycle else { throw TransceiverError.alreadyStarted }
-            state.lifecycle = .running(jobs: jobsContinuation)
-        }
-        var server: Listener?
-        var controlServer: Listener?
+        try lifecycle.withLock { state throws(TransceiverError) in try state.machine.runBegins() }
+        var listeners: [Listener] = []
+        var discovery: DiscoveryCoordinator?
         do {
             let localID = try configuration.identity.resolve()
-            state.withLock { $0.localPeerID = localID }
-            server = try await bindListener()
-            controlServer = try await bindControlSocket()
-            let waiters = state.withLock { state in
-                state.serverChannel = server?.channel
-                state.controlChannel = controlServer?.channel
-                state.listeningAddress = server?.channel.localAddress
-                defer { state.startWaiters.removeAll() }
-                return state.startWaiters
-            }
+            lifecycle.withLock { $0.localPeerID = localID }
+            let server = try await bindListener()
+            if let server { listeners.append(server) }
+            if let control = try await bindControlSocket() { listeners.append(control) }
+            lifecycle.withLock { $0.listeningAddress = server?.channel.localAddress }
             logger.info(
                 "parley transceiver running",
                 metadata: [
@@ -225,24 +202,40 @@ public final class Transceiver: Sendable {
                     "authentication": "\(configuration.sharedSecret == nil ? "none (open)" : "shared secret")",
                 ]
             )
-            let discovery = try configuration.discovery.map {
-                try startDiscovery($0, localID: localID, port: server?.channel.localAddress?.port)
+            discovery = try configuration.discovery.map { settings in
+                try startDiscovery(settings, localID: localID, port: server?.channel.localAddress?.port)
             }
-            for waiter in waiters { waiter.resume() }
-            // stop() may have come while we were starting.
-            if state.withLock({ $0.stopRequested }) { beginShutdown() }
+            let running = Running(jobs: jobsContinuation, listeners: listeners.map(\.channel), discovery: discovery)
+            let action = lifecycle.withLock { state in
+                state.discovery = discovery
+                return state.machine.listening(running)
+            }
+            switch action {
+            case .serve(let waiters):
+                for waiter in waiters { waiter.resume() }
+            case .serveThenDrain(let waiters, let running):
+                for waiter in waiters { waiter.resume() }
+                drain(running)
+            }
+        } catch {
+            for listener in listeners { try? await listener.channel.close() }
+            discovery?.stop()
+            jobsContinuation.finish()
+            let waiters = lifecycle.withLock { $0.machine.failed() }
+            for waiter in waiters { waiter.resume(throwing: error) }
+            registry.close()
+            registry.finish()
+            throw error
+        }
 
+        let (listening, coordinator) = (listeners, discovery)
+        await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await withDiscardingTaskGroup { group in
-                    for listener in [server, controlServer].compactMap({ $0 }) {
+                    for listener in listening {
                         group.addTask { await self.acceptLoop(listener, jobs: jobsContinuation) }
                     }
-                    if let discovery, let settings = configuration.discovery {
-                        group.addTask { await self.runDiscovery(discovery, settings: settings, localID: localID) }
-                    }
-                    for endpoint in configuration.staticPeers {
-                        group.addTask { await self.maintainStaticPeer(endpoint) }
-                    }
+                    group.addTask { await self.keepDialling(discovery: coordinator) }
                     for await job in jobs {
                         if configuration.handlersRunOnEventLoop {
                             let executor = EventLoopTaskExecutor(job.channel.frames.channel.eventLoop)
@@ -255,19 +248,35 @@ public final class Transceiver: Sendable {
             } onCancel: {
                 self.beginShutdown()
             }
-            finishStopping()
-        } catch {
-            try? await server?.channel.close()
-            try? await controlServer?.channel.close()
-            let waiters = state.withLock { state in
-                state.lifecycle = .stopped
-                defer { state.startWaiters.removeAll() }
-                return state.startWaiters
+        } onGracefulShutdown: {
+            self.beginShutdown()
+        }
+        let waiters = lifecycle.withLock { state in
+            state.discovery = nil
+            return state.machine.drained()
+        }
+        registry.finish()
+        logger.info("parley transceiver stopped")
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Dials what discovery finds and the static peers, and redials them, until the transceiver drains; then
+    /// stops every dialling loop (one may be waiting out a backoff).
+    private func keepDialling(discovery: DiscoveryCoordinator?) async {
+        await withDiscardingTaskGroup { group in
+            if let discovery {
+                group.addTask {
+                    await discovery.run(
+                        dial: { service in await self.dial(service) },
+                        waitForDeparture: { peer in await self.registry.waitUntilDisconnected(peer) }
+                    )
+                }
             }
-            jobsContinuation.finish()
-            for waiter in waiters { waiter.resume(throwing: error) }
-            finishStopping()
-            throw error
+            for endpoint in configuration.staticPeers {
+                group.addTask { await self.keepConnected(to: endpoint) }
+            }
+            await registry.waitUntilClosed()
+            group.cancelAll()
         }
     }
 
@@ -296,7 +305,7 @@ public final class Transceiver: Sendable {
                     }
                 }
         } catch {
-            throw TransceiverError.bindFailed(host: host, port: configuration.port, underlying: String(describing: error))
+            throw TransceiverError.bindFailed(host: host, port: configuration.port, underlying: SocketFailure(error))
         }
     }
 
@@ -322,21 +331,19 @@ public final class Transceiver: Sendable {
                     }
                 }
             guard chmod(path, 0o660) == 0 else {
+                let failure = SocketFailure(errno: errno)
                 try? await server.channel.close()
-                throw TransceiverError.bindFailed(host: path, port: 0, underlying: "cannot set mode 0660 (errno \(errno))")
+                throw TransceiverError.bindFailed(host: path, port: 0, underlying: failure)
             }
             return server
         } catch let error as TransceiverError {
             throw error
         } catch {
-            throw TransceiverError.bindFailed(host: path, port: 0, underlying: String(describing: error))
+            throw TransceiverError.bindFailed(host: path, port: 0, underlying: SocketFailure(error))
         }
     }
 
-    private func acceptLoop(
-        _ server: Listener,
-        jobs: AsyncStream<Job>.Continuation
-    ) async {
+    private func acceptLoop(_ server: Listener, jobs: AsyncStream<Job>.Continuation) async {
         do {
             try await server.executeThenClose { inbound in
                 for try await child in inbound {
@@ -351,58 +358,39 @@ public final class Transceiver: Sendable {
         }
     }
 
-    /// Stops taking new work: closes the listener and every connection (gracefully), finishes the job stream.
+    /// Stop, cancellation or graceful shutdown: lets the state machine decide, then drains if it says so.
     func beginShutdown() {
-        let (jobs, server, connections, waiters, discovery, controlChannel) = state.withLock { state in
-            guard case .running(let jobs) = state.lifecycle else {
-                if case .idle = state.lifecycle, state.runTask != nil { state.stopRequested = true }
-                return (
-                    AsyncStream<Job>.Continuation?.none, (any Channel)?.none, [PeerConnection](), [GateWaiter](),
-                    AvahiDiscovery?.none, (any Channel)?.none
-                )
-            }
-            state.lifecycle = .stopping
-            defer { state.gateWaiters.removeAll() }
-            return (
-                jobs, state.serverChannel, Array(state.connections), Array(state.gateWaiters.values), state.discovery,
-                state.controlChannel
-            )
-        }
-        guard let jobs else { return }
-        logger.info("parley transceiver stopping", metadata: ["connections": "\(connections.count)"])
-        // First withdraw the advertisement, so that nobody discovers a node that is going away.
-        discovery?.stop()
-        server?.close(promise: nil)
-        controlChannel?.close(promise: nil)
-        jobs.finish()
-        for connection in connections {
-            connection.noteEnd("this node (\(configuration.name)) is shutting down")
-            let isLegacyApp = connection.peer?.kind == .legacyDebugger
-            connection.outbound.finish(
-                sending: isLegacyApp ? nil : .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")),
-                then: .halfClose,
-                timeout: configuration.shutdownFlushTimeout,
-                reason: TransceiverError.notRunning
-            )
-        }
-        for waiter in waiters { waiter.continuation.resume(throwing: TransceiverError.notRunning) }
+        let action = lifecycle.withLock { $0.machine.stop() }
+        if case .drain(let running) = action { drain(running) }
     }
 
-    private func finishStopping() {
-        let (subscribers, discovery, stoppedWaiters) = state.withLock { state in
-            state.lifecycle = .stopped
-            state.serverChannel = nil
-            defer {
-                state.eventSubscribers.removeAll()
-                state.discovery = nil
-                state.discoveryStatus = .off
-                state.stoppedWaiters.removeAll()
-            }
-            return (Array(state.eventSubscribers.values), state.discovery, state.stoppedWaiters)
+    /// Stops taking new work — withdraws the advertisement, closes the listeners, fails the peer gate — and drains
+    /// every connection: a reply being computed still goes out, then the peer is told and the connection closes
+    /// once its queue is written (bounded by the flush timeout).
+    private func drain(_ running: Running) {
+        let connections = registry.connections
+        logger.info("parley transceiver stopping", metadata: ["connections": "\(connections.count)"])
+        // First withdraw the advertisement, so that nobody discovers a node that is going away.
+        running.discovery?.stop()
+        for listener in running.listeners { listener.close(promise: nil) }
+        running.jobs.finish()
+        registry.close()
+        for connection in connections where connection.requestDrain() {
+            finishForShutdown(connection)
         }
-        discovery?.stop()
-        for subscriber in subscribers { subscriber.finish() }
-        for waiter in stoppedWaiters { waiter.resume() }
+    }
+
+    /// The last words on a drained connection: goodbye (to a Parley peer), then a half-close, so that what is queued
+    /// still arrives.
+    func finishForShutdown(_ connection: PeerConnection) {
+        connection.noteEnd("this node (\(configuration.name)) is shutting down")
+        let isParleyPeer = connection.peer?.kind != .legacyDebugger
+        connection.outbound.finish(
+            sending: isParleyPeer ? .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")) : nil,
+            then: .halfClose,
+            timeout: configuration.shutdownFlushTimeout,
+            reason: TransceiverError.notRunning
+        )
     }
 
     // MARK: - Connecting
@@ -411,7 +399,7 @@ public final class Transceiver: Sendable {
     /// each other at once and the other connection was kept.
     @discardableResult
     public func connect(to endpoint: Endpoint) async throws -> Peer {
-        guard case .running = state.withLock({ $0.lifecycle }) else { throw TransceiverError.notRunning }
+        guard isRunning else { throw TransceiverError.notRunning }
         let configuration = self.configuration
         let counters = self.counters
         let requests = self.requests
@@ -430,34 +418,15 @@ public final class Transceiver: Sendable {
                     }
                 }
         } catch {
-            throw TransceiverError.connectFailed(endpoint, underlying: String(describing: error))
+            throw TransceiverError.connectFailed(endpoint, underlying: SocketFailure(error))
         }
         return try await handOver(channel, endpoint: endpoint)
-    }
-
-    /// Gives a freshly dialled channel to `run()`'s task group and waits for its handshake.
-    private func handOver(_ channel: ConnectionChannel, endpoint: Endpoint) async throws -> Peer {
-        // The dialer speaks first, straight away: the acceptor's handshake deadline runs from the moment it
-        // accepted, and must not depend on how soon the serving task gets scheduled here.
-        var handshake = makeHandshake(for: channel.connection)
-        if case .send(let frames) = handshake.start() { write(frames, on: channel.connection) }
-        return try await withCheckedThrowingContinuation { continuation in
-            let jobs = state.withLock { state -> AsyncStream<Job>.Continuation? in
-                if case .running(let jobs) = state.lifecycle { return jobs }
-                return nil
-            }
-            let job = Job(channel: channel, endpoint: endpoint, handshake: handshake, handshakeDone: continuation)
-            if jobs == nil || jobs.map({ if case .terminated = $0.yield(job) { true } else { false } }) == true {
-                channel.frames.channel.close(promise: nil)
-                continuation.resume(throwing: TransceiverError.notRunning)
-            }
-        }
     }
 
     /// Connects to a node's control socket (a local parleyd) and completes the handshake.
     @discardableResult
     public func connect(toUnixSocket path: String) async throws -> Peer {
-        guard case .running = state.withLock({ $0.lifecycle }) else { throw TransceiverError.notRunning }
+        guard isRunning else { throw TransceiverError.notRunning }
         let configuration = self.configuration
         let counters = self.counters
         let requests = self.requests
@@ -472,12 +441,27 @@ public final class Transceiver: Sendable {
                     }
                 }
         } catch {
-            throw TransceiverError.connectFailed(endpoint, underlying: String(describing: error))
+            throw TransceiverError.connectFailed(endpoint, underlying: SocketFailure(error))
         }
         return try await handOver(channel, endpoint: endpoint)
     }
 
-    func emit(_ event: PeerEvent, in state: inout State) {
-        for subscriber in state.eventSubscribers.values { subscriber.yield(event) }
+    /// Gives a freshly dialled channel to `run()`'s task group and waits for its handshake.
+    private func handOver(_ channel: ConnectionChannel, endpoint: Endpoint) async throws -> Peer {
+        // The dialer speaks first, straight away: the acceptor's handshake deadline runs from the moment it
+        // accepted, and must not depend on how soon the serving task gets scheduled here.
+        var handshake = makeHandshake(for: channel.connection)
+        if case .send(let frames) = handshake.start() { write(frames, on: channel.connection) }
+        return try await withCheckedThrowingContinuation { continuation in
+            let jobs = lifecycle.withLock { state -> AsyncStream<Job>.Continuation? in
+                if case .running(let running) = state.machine.state { return running.jobs }
+                return nil
+            }
+            let job = Job(channel: channel, endpoint: endpoint, handshake: handshake, handshakeDone: continuation)
+            if jobs == nil || jobs.map({ if case .terminated = $0.yield(job) { true } else { false } }) == true {
+                channel.frames.channel.close(promise: nil)
+                continuation.resume(throwing: TransceiverError.notRunning)
+            }
+        }
     }
 }

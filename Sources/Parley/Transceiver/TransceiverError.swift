@@ -1,3 +1,6 @@
+import Foundation
+import NIOCore
+import NIOPosix
 import ParleyWire
 
 /// The errors Parley's public API throws. Each says what was attempted and why it failed.
@@ -7,9 +10,9 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     /// The transceiver is already running; a transceiver runs once.
     case alreadyStarted
     /// The listener could not be bound.
-    case bindFailed(host: String, port: Int, underlying: String)
+    case bindFailed(host: String, port: Int, underlying: SocketFailure)
     /// An outbound connection could not be made.
-    case connectFailed(Endpoint, underlying: String)
+    case connectFailed(Endpoint, underlying: SocketFailure)
     /// The connection was made but the handshake failed.
     case handshakeFailed(Endpoint?, HandshakeError)
     /// The peer is not (or no longer) connected.
@@ -42,7 +45,8 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
         case .alreadyStarted:
             "the transceiver has already been started; create a new one to start again"
         case .bindFailed(let host, let port, let underlying):
-            "cannot listen on \(Endpoint(host: host, port: port)): \(underlying); choose another port (0 picks a free one)"
+            "cannot listen on \(Endpoint(host: host, port: port)): \(underlying)"
+                + (underlying == .addressInUse ? "; is another instance running? Choose another port (0 picks a free one)" : "")
         case .connectFailed(let endpoint, let underlying):
             "cannot connect to \(endpoint): \(underlying)"
         case .handshakeFailed(let endpoint, let error):
@@ -83,5 +87,77 @@ extension Duration {
     var timeInterval: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Why a socket could not be bound or connected, sorted into what a caller can act on (SwiftNIO's and the
+/// system's errors are mapped here, so that neither leaks through the API).
+public enum SocketFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Another socket is bound to the address (another instance of the program?).
+    case addressInUse
+    /// Not allowed: a privileged port, or a path this user may not write.
+    case permissionDenied
+    /// Nothing listens there.
+    case refused
+    /// No answer in time.
+    case timedOut
+    /// No route to the network or host.
+    case unreachable
+    /// The host name does not resolve.
+    case unknownHost(String)
+    /// The connection was made but closed before the handshake could start.
+    case closed
+    /// Another system error (`errno`).
+    case system(errno: Int32)
+    /// Anything else, with the underlying error's own text.
+    case other(String)
+
+    public init(_ error: any Error) {
+        switch error {
+        case let error as SocketFailure: self = error
+        case let error as IOError: self = .init(errno: error.errnoCode)
+        case let error as NIOConnectionError:
+            if let first = error.connectionErrors.first {
+                self = .init(first.error)
+            } else if error.dnsAError != nil || error.dnsAAAAError != nil {
+                self = .unknownHost(error.host)
+            } else {
+                self = .unreachable
+            }
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: self = .timedOut
+            case .ioOnClosedChannel, .alreadyClosed, .eof, .inputClosed, .outputClosed: self = .closed
+            default: self = .other("\(error)")
+            }
+        case let error as SocketAddressError:
+            if case .unknown(let host, _) = error { self = .unknownHost(host) } else { self = .other("\(error)") }
+        default: self = .other(String(describing: error))
+        }
+    }
+
+    public init(errno code: Int32) {
+        switch code {
+        case EADDRINUSE: self = .addressInUse
+        case EACCES, EPERM: self = .permissionDenied
+        case ECONNREFUSED: self = .refused
+        case ETIMEDOUT: self = .timedOut
+        case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL: self = .unreachable
+        default: self = .system(errno: code)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .addressInUse: "the address is already in use"
+        case .permissionDenied: "permission denied"
+        case .refused: "connection refused (nothing listens there)"
+        case .timedOut: "timed out"
+        case .unreachable: "network or host unreachable"
+        case .unknownHost(let host): "unknown host \"\(host)\""
+        case .closed: "the connection closed at once"
+        case .system(let code): String(cString: strerror(code)) + " (errno \(code))"
+        case .other(let text): text
+        }
     }
 }

@@ -22,6 +22,7 @@ final class PeerConnection: Sendable, Hashable {
     private let requests: PendingRequests
     private let peerBox = Mutex<Peer?>(nil)
     private let endReasonBox = Mutex<String?>(nil)
+    private let activity = Mutex(Activity.reading)
     let messagesIn = Atomic<Int>(0)
     let messagesOut = Atomic<Int>(0)
 
@@ -50,6 +51,58 @@ final class PeerConnection: Sendable, Hashable {
 
     func noteEnd(_ reason: String) {
         endReasonBox.withLock { if $0 == nil { $0 = reason } }
+    }
+
+    /// Where the connection's serving loop is, for a graceful shutdown: a handler that is running when the node
+    /// starts draining finishes and sends its reply before the goodbye.
+    private enum Activity {
+        case reading
+        case handling
+        /// Draining began while a handler ran: finish the connection when it returns.
+        case drainWhenHandled
+        case drained
+    }
+
+    /// A handler is about to run; false once the connection is draining (the message is not handled).
+    func handlerBegins() -> Bool {
+        activity.withLock { activity in
+            guard case .reading = activity else { return false }
+            activity = .handling
+            return true
+        }
+    }
+
+    /// The handler returned; true if draining began meanwhile, so the caller must finish the connection now.
+    func handlerEnds() -> Bool {
+        activity.withLock { activity in
+            switch activity {
+            case .handling:
+                activity = .reading
+                return false
+            case .drainWhenHandled:
+                activity = .drained
+                return true
+            case .reading, .drained:
+                return false
+            }
+        }
+    }
+
+    /// The node drains: true if no handler runs, so the caller finishes the connection now; false if the running
+    /// handler's return will (``handlerEnds()``).
+    func requestDrain() -> Bool {
+        activity.withLock { activity in
+            switch activity {
+            case .reading:
+                activity = .drained
+                return true
+            case .handling:
+                activity = .drainWhenHandled
+                return false
+            case .drainWhenHandled, .drained:
+                return false
+            }
+        }
     }
 
     func makeMessageID() -> MessageID {

@@ -1,3 +1,4 @@
+import ParleyAvahi
 import Foundation
 import Logging
 import Parley
@@ -142,6 +143,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             controlSocketPath: controlSocket,
             discovery: discovery
                 ? DiscoveryConfiguration(
+                    backend: .avahi,
                     serviceType: serviceType,
                     instanceName: name,
                     autoConnect: autoConnect == .all ? .all : .none

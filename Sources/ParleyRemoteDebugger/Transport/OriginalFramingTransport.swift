@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Parley
+import ParleyAvahi
 import ParleyDiscovery
 import ParleyWire
 import Synchronization

@@ -1,3 +1,4 @@
+import ParleyAvahi
 import Logging
 import NIOCore
 import Parley
@@ -33,7 +34,7 @@ final class ParleyDebuggerTransport: DebuggerTransport {
         case .discover(let serviceType):
             // Not advertised: the debugger does not need to find apps, apps find it. `.all` dials services whose
             // TXT record carries a Parley peer id, which parleyd's advertisement does.
-            configuration.discovery = DiscoveryConfiguration(serviceType: serviceType, advertise: false, autoConnect: .all)
+            configuration.discovery = DiscoveryConfiguration(backend: .avahi, serviceType: serviceType, advertise: false, autoConnect: .all)
         }
         self.transceiver = Transceiver(configuration: configuration)
         self.events = events

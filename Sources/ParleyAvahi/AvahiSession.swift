@@ -1,5 +1,6 @@
 internal import CAvahi
 import Logging
+import ParleyDiscovery
 
 #if canImport(Glibc)
 import Glibc
@@ -330,7 +331,7 @@ final class AvahiSession {
         group = nil
         published = nil
         advertisement = nil
-        continuation.yield(.advertisementFailed(error))
+        continuation.yield(.advertisementFailed(AdvertisementFailure(error)))
     }
 
     // MARK: - Browsing and resolving

@@ -1,4 +1,5 @@
 internal import CAvahi
+public import ParleyDiscovery
 
 /// An error reported by Avahi: the C error code, made matchable, with Avahi's own text and the operation that failed.
 ///
@@ -87,4 +88,26 @@ public struct AvahiError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(operation) failed: \(message) (\(code), \(code.rawValue))" }
+}
+
+extension AdvertisementFailure {
+    /// Avahi's code, sorted into what a caller can act on.
+    init(_ error: AvahiError) {
+        let reason: Reason
+        switch error.code {
+        case .collision: reason = .nameCollision
+        case .invalidServiceName, .invalidServiceType, .invalidServiceSubtype, .invalidHostName, .invalidDomainName,
+            .invalidRecord, .invalidKey, .invalidPort, .accessDenied, .notPermitted:
+            reason = .rejected
+        default: reason = .backendFailure
+        }
+        self.init(reason: reason, detail: error.description)
+    }
+}
+
+extension DiscoveryBackendFactory {
+    /// Discovery through the system's avahi-daemon (over D-Bus), with Avahi's C client library.
+    public static var avahi: DiscoveryBackendFactory {
+        DiscoveryBackendFactory(name: "avahi") { logger in AvahiDiscovery(logger: logger) }
+    }
 }

@@ -1,3 +1,4 @@
+import ParleyDiscovery
 /// Turns Avahi's per-interface, per-protocol browse and resolve results into one event stream per service.
 ///
 /// Avahi reports a service once for every (interface, protocol) pair it is seen on — a dual-stack host on two

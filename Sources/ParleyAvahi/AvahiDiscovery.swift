@@ -1,5 +1,6 @@
 internal import CAvahi
 import Logging
+public import ParleyDiscovery
 internal import Synchronization
 
 /// Zero-config discovery through the system's avahi-daemon: advertise one service, browse any number of types, and
@@ -20,7 +21,7 @@ internal import Synchronization
 /// Threading: one Avahi threaded poll runs every callback on its own thread; the public methods take the poll's lock
 /// before touching any Avahi object. Do not call these methods from a thread Avahi is calling back on (nothing in the
 /// public API does that: events are delivered through an `AsyncStream`).
-public final class AvahiDiscovery: Sendable {
+public final class AvahiDiscovery: DiscoveryBackend {
     /// Every event, in order. Single consumer; buffered without limit (events are rare and small).
     public let events: AsyncStream<DiscoveryEvent>
 

@@ -1,0 +1,233 @@
+import Logging
+import ParleyDiscovery
+import Synchronization
+
+/// Turns what a ``DiscoveryBackend`` sees into connections: advertises this node, keeps the list of services of its
+/// type, and keeps one dialling loop per admitted service for as long as it is advertised.
+///
+/// A loop dials the service's addresses in order; once connected it waits, without polling, until the registry
+/// reports that peer gone, then dials again; after a failed attempt it waits a jittered backoff. Written against the
+/// backend protocol and two closures (dial, wait for a departure), so that tests drive it with a scripted backend
+/// and no sockets.
+final class DiscoveryCoordinator: Sendable {
+    struct Settings: Sendable {
+        var configuration: DiscoveryConfiguration
+        var localID: PeerID
+        var displayName: String
+        var port: Int?
+        var requiresSecret: Bool
+    }
+
+    /// Dials one service; returns the connected peer's id, nil when no address answered.
+    typealias Dial = @Sendable (DiscoveredService) async -> PeerID?
+    /// Returns once the peer is no longer connected.
+    typealias WaitForDeparture = @Sendable (PeerID) async -> Void
+
+    private struct State {
+        var services: [String: DiscoveredService] = [:]
+        var status = DiscoveryStatus.starting
+        /// Instance names that have a dialling loop.
+        var dialing: Set<String> = []
+        var statusWaiters: [CheckedContinuation<DiscoveryStatus, Never>] = []
+        /// Wakes a dialling loop waiting out its backoff: the service changed (new address, new port).
+        var wakeups: [String: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    let backend: any DiscoveryBackend
+    private let settings: Settings
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let makeBackoff: @Sendable () -> Backoff
+
+    init(
+        backend: any DiscoveryBackend, settings: Settings, logger: Logger,
+        makeBackoff: @escaping @Sendable () -> Backoff = { Backoff() }
+    ) {
+        self.backend = backend
+        self.settings = settings
+        self.logger = logger
+        self.makeBackoff = makeBackoff
+    }
+
+    /// Services of the configured type currently seen (including this node's own), by instance name.
+    var services: [DiscoveredService] {
+        state.withLock { Array($0.services.values) }.sorted { $0.instanceName < $1.instanceName }
+    }
+
+    var status: DiscoveryStatus { state.withLock { $0.status } }
+
+    /// Returns once the backend has answered one way or the other: advertised (or browsing, when not advertising)
+    /// or unavailable. parleyd reports READY after this, so that a unit ordered after it finds it on the LAN.
+    func settled() async -> DiscoveryStatus {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> DiscoveryStatus? in
+                if Self.isSettled(state.status) { return state.status }
+                state.statusWaiters.append(continuation)
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+
+    private static func isSettled(_ status: DiscoveryStatus) -> Bool {
+        if case .starting = status { return false }
+        return true
+    }
+
+    /// Starts the backend, advertises (when configured) and browses.
+    func start() throws {
+        let configuration = settings.configuration
+        let type = try ServiceType(configuration.serviceType)
+        try backend.start()
+        if configuration.advertise, let port = settings.port {
+            try backend.advertise(
+                Advertisement(
+                    instanceName: configuration.instanceName ?? Advertisement.defaultInstanceName,
+                    type: type, subtypes: configuration.subtypes, port: UInt16(port),
+                    txt: .parley(
+                        peerID: settings.localID.rawValue, displayName: settings.displayName,
+                        protocolVersion: Int(ProtocolVersion.current), requiresSecret: settings.requiresSecret
+                    )
+                )
+            )
+        }
+        backend.browse(type)
+    }
+
+    /// Withdraws the advertisement and stops the backend; ``run(dial:waitForDeparture:)`` then returns.
+    func stop() {
+        backend.stop()
+        let (waiters, wakeups) = state.withLock { state in
+            defer {
+                state.statusWaiters.removeAll()
+                state.wakeups.removeAll()
+            }
+            return (state.statusWaiters, Array(state.wakeups.values))
+        }
+        for waiter in waiters { waiter.resume(returning: .off) }
+        for wakeup in wakeups { wakeup.resume() }
+    }
+
+    /// Follows the backend's events until it stops, with one dialling loop per admitted service.
+    func run(dial: @escaping Dial, waitForDeparture: @escaping WaitForDeparture) async {
+        await withDiscardingTaskGroup { group in
+            for await event in backend.events {
+                if let service = handle(event) {
+                    group.addTask {
+                        await self.keepConnected(to: service, dial: dial, waitForDeparture: waitForDeparture)
+                    }
+                }
+            }
+            // The backend stopped: loops waiting out a backoff or a departure end with it.
+            group.cancelAll()
+        }
+    }
+
+    /// Applies one event; returns the instance name of a service that needs a new dialling loop.
+    private func handle(_ event: DiscoveryEvent) -> String? {
+        let localID = settings.localID.rawValue
+        switch event {
+        case .found(let service), .updated(let service):
+            let (isNew, wakeup) = state.withLock { state in
+                defer { state.services[service.instanceName] = service }
+                return (state.services[service.instanceName] == nil, state.wakeups.removeValue(forKey: service.instanceName))
+            }
+            wakeup?.resume()
+            let isOwn = service.peerID == localID
+            if isNew && !isOwn {
+                logger.info(
+                    "discovered peer service",
+                    metadata: [
+                        "instance": "\(service.instanceName)", "host": "\(service.hostName)",
+                        "port": "\(service.port)", "peer-id": "\(service.peerID ?? "none")",
+                    ]
+                )
+            }
+            guard !isOwn, settings.configuration.autoConnect.admits(service) else { return nil }
+            let claimed = state.withLock { $0.dialing.insert(service.instanceName).inserted }
+            return claimed ? service.instanceName : nil
+        case .removed(let name, _):
+            let (removed, wakeup) = state.withLock { ($0.services.removeValue(forKey: name), $0.wakeups.removeValue(forKey: name)) }
+            wakeup?.resume()
+            if let removed, removed.peerID != localID {
+                logger.info("peer service withdrawn", metadata: ["instance": "\(name)"])
+            }
+        case .advertised(let name):
+            update(.running(advertisedAs: name))
+            logger.info("advertised on the LAN", metadata: ["instance": "\(name)"])
+        case .renamed(let from, let to):
+            update(.running(advertisedAs: to))
+            logger.notice(
+                "service name already taken on the LAN; advertising under an alternative name",
+                metadata: ["requested": "\(from)", "instance": "\(to)"]
+            )
+        case .advertisementFailed(let failure):
+            logger.error("advertisement failed; peers will not find this node", metadata: ["error": "\(failure)"])
+        case .daemonUnavailable(let reason):
+            update(.daemonUnavailable(reason))
+        case .daemonAvailable:
+            // Advertised once the backend says so; a node that does not advertise is running as soon as it browses.
+            let advertises = settings.configuration.advertise && settings.port != nil
+            update(advertises ? nil : .running(advertisedAs: nil))
+        }
+        return nil
+    }
+
+    /// Sets the status (nil: leave a running status as it is, else "running, not yet advertised") and answers
+    /// those waiting for discovery to settle.
+    private func update(_ status: DiscoveryStatus?) {
+        let (settled, waiters) = state.withLock { state -> (DiscoveryStatus, [CheckedContinuation<DiscoveryStatus, Never>]) in
+            if let status {
+                state.status = status
+            } else if case .daemonUnavailable = state.status {
+                state.status = .starting
+            }
+            guard Self.isSettled(state.status) else { return (state.status, []) }
+            defer { state.statusWaiters.removeAll() }
+            return (state.status, state.statusWaiters)
+        }
+        for waiter in waiters { waiter.resume(returning: settled) }
+    }
+
+    /// Dials `name` and redials when the connection ends, for as long as it is advertised.
+    private func keepConnected(to name: String, dial: Dial, waitForDeparture: WaitForDeparture) async {
+        defer { _ = state.withLock { $0.dialing.remove(name) } }
+        var backoff = makeBackoff()
+        while !Task.isCancelled, let service = state.withLock({ $0.services[name] }) {
+            if let peer = await dial(service) {
+                backoff.reset()
+                // Both sides may dial at once; the peer table keeps one connection on both sides. Either way the
+                // loop comes back only when the peer is gone.
+                await waitForDeparture(peer)
+            } else {
+                await pause(backoff.delay(), orUntilChanged: name)
+            }
+        }
+    }
+
+    /// Waits out a backoff delay, ending early when the service is updated or removed (a new address deserves a
+    /// try at once) or discovery stops.
+    private func pause(_ delay: Duration, orUntilChanged name: String) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        let resumeNow = self.state.withLock { state -> Bool in
+                            if Task.isCancelled || state.services[name] == nil { return true }
+                            state.wakeups[name]?.resume()
+                            state.wakeups[name] = continuation
+                            return false
+                        }
+                        if resumeNow { continuation.resume() }
+                    }
+                } onCancel: {
+                    let wakeup = self.state.withLock { $0.wakeups.removeValue(forKey: name) }
+                    wakeup?.resume()
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,6 @@
+// `import Parley` is all an app needs: the wire types in the API (`NamedMessage`, `MessageHeader`, `ErrorCode`),
+// the discovery value types in its configuration (`DiscoveredService`, `DiscoveryBackendFactory`) and the shared
+// secret. The Avahi backend is not among them: it is `import ParleyAvahi`, so that embedding Parley links no C.
+@_exported import ParleyDiscovery
+@_exported import ParleySecurity
+@_exported import ParleyWire
