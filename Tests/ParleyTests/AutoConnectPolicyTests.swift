@@ -24,12 +24,19 @@ struct AutoConnectPolicyTests {
         #expect(!kitchenOnly.admits(Self.stranger))
     }
 
-    @Test("backoff doubles up to its maximum and starts over after a success")
+    @Test("backoff doubles up to its maximum and starts over after a success; each delay is jittered into its upper half")
     func backoff() {
-        var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(1))
-        #expect([backoff.delay(), backoff.delay(), backoff.delay(), backoff.delay()]
+        var least = Backoff(initial: .milliseconds(250), maximum: .seconds(1), jitter: { 0 })
+        #expect([least.delay(), least.delay(), least.delay(), least.delay()]
+            == [.milliseconds(125), .milliseconds(250), .milliseconds(500), .milliseconds(500)])
+        var most = Backoff(initial: .milliseconds(250), maximum: .seconds(1), jitter: { 1 })
+        #expect([most.delay(), most.delay(), most.delay(), most.delay()]
             == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(1)])
-        backoff.reset()
-        #expect(backoff.delay() == .milliseconds(250))
+        most.reset()
+        #expect(most.delay() == .milliseconds(250))
+        var random = Backoff(initial: .seconds(2), maximum: .seconds(2))
+        let delays = (0..<50).map { _ in random.delay() }
+        #expect(delays.allSatisfy { (.seconds(1)...(.seconds(2))).contains($0) })
+        #expect(Set(delays).count > 1, "fifty draws all alike: the delays are not jittered")
     }
 }

@@ -42,6 +42,9 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
     /// The connection carrying `peer`'s traffic.
     func connection(for peer: PeerID) -> Connection? { state.withLock { $0.table.connection(for: peer) } }
 
+    /// How many wait at the gate and for departures (the tests wait until a waiter is parked).
+    var waiting: (gate: Int, departures: Int) { state.withLock { ($0.gateWaiters.count, $0.departureWaiters.count) } }
+
     /// Every open connection (for shutdown).
     var connections: [Connection] { state.withLock { Array($0.connections) } }
 

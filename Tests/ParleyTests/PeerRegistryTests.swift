@@ -1,0 +1,112 @@
+import Foundation
+@testable import Parley
+import ParleyTestSupport
+import Testing
+
+@Suite("Peer registry: events, the peer gate and departures, without sockets")
+struct PeerRegistryTests {
+    static let alice = PeerID(rawValue: "00000000-0000-4000-8000-00000000000a")!
+    static let bob = PeerID(rawValue: "00000000-0000-4000-8000-00000000000b")!
+    static let me = PeerID(rawValue: "00000000-0000-4000-8000-000000000001")!
+
+    static func peer(_ id: PeerID, name: String, accepts: [String] = []) -> Peer {
+        Peer(id: id, name: name, kind: .parley, address: "10.0.0.2:7206", protocolVersion: 1, accepts: accepts)
+    }
+
+    @Test("connecting and disconnecting are reported to every subscriber, in order")
+    func events() async throws {
+        let registry = PeerRegistry<Int>()
+        let first = registry.events()
+        let second = registry.events()
+        #expect(registry.open(1))
+        #expect(registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me) == .connected)
+        #expect(registry.remove(1, peer: Self.alice, reason: "gone")?.id == Self.alice)
+        registry.finish()
+        for stream in [first, second] {
+            var seen: [PeerEvent] = []
+            for await event in stream { seen.append(event) }
+            #expect(seen == [.connected(Self.peer(Self.alice, name: "alice")), .disconnected(Self.peer(Self.alice, name: "alice"), reason: "gone")])
+            guard case .disconnected(_, let reason) = seen.last else { continue }
+            #expect(reason == "gone")
+        }
+    }
+
+    @Test("a retired duplicate ending reports nothing and leaves the peer connected")
+    func duplicateEnds() {
+        let registry = PeerRegistry<Int>()
+        _ = registry.open(1)
+        _ = registry.open(2)
+        #expect(registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me) == .connected)
+        // alice dials too, and her id is larger: the connection we dialled (1) wins on both sides.
+        #expect(registry.register(2, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.alice) == .duplicate)
+        #expect(registry.remove(2, peer: Self.alice, reason: "duplicate") == nil)
+        #expect(registry.connection(for: Self.alice) == 1)
+        #expect(registry.connections == [1])
+    }
+
+    @Test("the gate opens at once for a connected match, later for one that connects, never for a non-match")
+    func gate() async throws {
+        let registry = PeerRegistry<Int>()
+        _ = registry.open(1)
+        _ = registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me)
+        let now = try await registry.waitForPeer { $0.name == "alice" }
+        #expect(now.id == Self.alice)
+
+        let accepting = Inbox<Peer>()
+        let waiter = Task { accepting.put(try await registry.waitForPeer { $0.accepts.contains("listr.Add") }) }
+        #expect(await eventually { registry.waiting.gate == 1 })
+        // A registration that matches nothing does not open the gate...
+        _ = registry.open(2)
+        _ = registry.register(2, peer: Self.peer(Self.bob, name: "bob"), dialer: Self.me)
+        #expect(registry.peers.map(\.name) == ["alice", "bob"])
+        #expect(registry.waiting.gate == 1)
+        _ = registry.remove(2, peer: Self.bob, reason: "restart")
+        // ...and one that matches does.
+        _ = registry.open(3)
+        _ = registry.register(3, peer: Self.peer(Self.bob, name: "bob", accepts: ["listr.Add"]), dialer: Self.me)
+        let opened = try await accepting.next()
+        #expect(opened.id == Self.bob && opened.accepts == ["listr.Add"])
+        try await waiter.value
+    }
+
+    @Test("closing fails gate waiters and refuses new connections; cancelling a waiter ends only that wait")
+    func closeAndCancel() async throws {
+        let registry = PeerRegistry<Int>()
+        let cancelled = Task { try await registry.waitForPeer { _ in true } }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+
+        let closing = Task { try await registry.waitForPeer { _ in true } }
+        let departure = Task { await registry.waitUntilDisconnected(Self.alice) }
+        await departure.value  // alice is not connected: returns at once
+        registry.close()
+        await #expect(throws: PeerRegistry<Int>.GateError.closed) { try await closing.value }
+        #expect(!registry.open(9))
+        await registry.waitUntilClosed()
+    }
+
+    @Test("a departure waiter returns when the peer's active connection ends, not when a duplicate does")
+    func departure() async throws {
+        let registry = PeerRegistry<Int>()
+        _ = registry.open(1)
+        _ = registry.open(2)
+        _ = registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me)
+        _ = registry.register(2, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.alice)
+        let left = Inbox<String>()
+        let waiter = Task {
+            await registry.waitUntilDisconnected(Self.alice)
+            left.put("left")
+        }
+        let events = registry.events()
+        #expect(await eventually { registry.waiting.departures == 1 })
+        registry.remove(2, peer: Self.alice, reason: "duplicate")
+        #expect(registry.waiting.departures == 1, "the end of a duplicate woke the departure waiter")
+        registry.remove(1, peer: Self.alice, reason: "heartbeat timeout")
+        // Ordering through the event stream: the disconnect is reported, and the departure waiter returns.
+        var iterator = events.makeAsyncIterator()
+        let event = await iterator.next()
+        #expect(event == .disconnected(Self.peer(Self.alice, name: "alice"), reason: "heartbeat timeout"))
+        #expect(try await left.next() == "left")
+        await waiter.value
+    }
+}
