@@ -7,9 +7,10 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// parleyd as a `Service`: runs the transceiver, tells systemd how it is doing, reloads on SIGHUP, and on
-/// graceful shutdown stops the transceiver (withdraws the advertisement, says goodbye, flushes with a bound).
-public struct DaemonService: Service {
+/// parleyd: opens the history, then runs its `ServiceGroup` — the transceiver, and a supervisor that tells systemd
+/// how it is doing and reloads on SIGHUP — until SIGTERM or SIGINT shut it down gracefully (the advertisement is
+/// withdrawn, in-flight replies go out, peers are told, queues flush with a bound).
+public struct DaemonService: Sendable {
     public let configuration: DaemonConfiguration
     public let logger: Logger
     public let logLevel: LogLevelControl
@@ -31,6 +32,7 @@ public struct DaemonService: Service {
         self.reload = reload
     }
 
+    /// Runs parleyd until SIGTERM or SIGINT (graceful shutdown) or cancellation.
     public func run() async throws {
         // Trap SIGHUP first: its default action would end the process.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -60,15 +62,70 @@ public struct DaemonService: Service {
         debugger.install()
         router.install { try await self.reload(reloader, debugger: debugger) }
 
+        // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down
+        // in reverse order: first the supervisor (STOPPING=1), then the transceiver drains (replies being computed
+        // go out, peers are told, queues flush); the history is closed after both.
+        let supervisor = Supervisor(
+            daemon: self, transceiver: transceiver, events: events, router: router, debugger: debugger,
+            hangups: hangups, reloader: reloader
+        )
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: transceiver, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
         do {
-            try await transceiver.start()
+            try await group.run()
         } catch {
             await debugger.close()
             throw error
         }
-        // A SIGTERM while we wait for avahi-daemon must not be held up for the whole wait.
-        await cancelWhenGracefulShutdown { await self.waitForDiscoveryToSettle(transceiver) }
-        send("READY=1\nSTATUS=\(Self.status(peerCount: 0))\nMAINPID=\(getpid())")
+        await debugger.close()
+        logger.notice("parleyd stopped")
+    }
+
+    /// Everything parleyd does while the transceiver runs: READY once it listens (and discovery has settled), the
+    /// peer count in STATUS, the watchdog, reloads on SIGHUP; STOPPING on graceful shutdown.
+    private struct Supervisor: Service {
+        let daemon: DaemonService
+        let transceiver: Transceiver
+        let events: AsyncStream<PeerEvent>
+        let router: ControlRouter
+        let debugger: DebuggerService
+        let hangups: UnixSignalsSequence
+        let reloader: Reloader
+
+        func run() async throws {
+            try await transceiver.waitUntilListening()
+            // A SIGTERM while we wait for avahi-daemon must not be held up for the whole wait.
+            await cancelWhenGracefulShutdown { await daemon.waitForDiscoveryToSettle(transceiver) }
+            daemon.send("READY=1\nSTATUS=\(DaemonService.status(peerCount: 0))\nMAINPID=\(getpid())")
+            daemon.announceReady(transceiver)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await daemon.reportPeerCount(events, transceiver: transceiver, router: router, debugger: debugger) }
+                if let interval = daemon.notifier.watchdogInterval {
+                    group.addTask { await daemon.pingWatchdog(every: interval) }
+                }
+                group.addTask { await daemon.reloadOnHangup(hangups, reloader: reloader, debugger: debugger) }
+                // Until SIGTERM/SIGINT (graceful shutdown) or cancellation.
+                do {
+                    try await gracefulShutdown()
+                } catch {
+                    daemon.logger.notice("parleyd cancelled; stopping")
+                }
+                daemon.send("STOPPING=1")
+                daemon.logger.notice("parleyd stopping", metadata: ["peers": "\(transceiver.peers.count)"])
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func announceReady(_ transceiver: Transceiver) {
         logAuthenticationMode(port: transceiver.listeningPort ?? configuration.port)
         logger.notice(
             "parleyd ready",
@@ -81,27 +138,6 @@ public struct DaemonService: Service {
                 "control-socket": "\(configuration.controlSocket)",
             ]
         )
-
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.reportPeerCount(events, transceiver: transceiver, router: router, debugger: debugger) }
-            if let interval = notifier.watchdogInterval {
-                group.addTask { await self.pingWatchdog(every: interval) }
-            }
-            group.addTask { await self.reloadOnHangup(hangups, reloader: reloader, debugger: debugger) }
-
-            // Until SIGTERM/SIGINT (graceful shutdown) or cancellation.
-            do {
-                try await gracefulShutdown()
-            } catch {
-                logger.notice("parleyd cancelled; stopping")
-            }
-            send("STOPPING=1")
-            logger.notice("parleyd stopping", metadata: ["peers": "\(transceiver.peers.count)"])
-            await transceiver.stop()
-            group.cancelAll()
-        }
-        await debugger.close()
-        logger.notice("parleyd stopped")
     }
 
     static func status(peerCount: Int) -> String { "\(peerCount) peers connected" }
@@ -124,21 +160,30 @@ public struct DaemonService: Service {
         )
     }
 
-    /// READY means "advertised, or discovery reported off": with discovery on, wait (up to 10 s) until avahi-daemon
-    /// has answered one way or the other, so that a unit ordered after parleyd finds it on the LAN.
+    /// READY means "advertised, or discovery reported off": with discovery on, wait (up to 10 s) until the discovery
+    /// daemon has answered one way or the other, so that a unit ordered after parleyd finds it on the LAN.
     private func waitForDiscoveryToSettle(_ transceiver: Transceiver) async {
         guard configuration.discovery else { return }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while case .starting = transceiver.discoveryStatus, ContinuousClock.now < deadline, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
+        let settled = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = await transceiver.discoverySettled()
+                return true
+            }
+            group.addTask {
+                // A real wait by design: the bound on a discovery daemon that never answers.
+                try? await Task.sleep(for: .seconds(10))
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
         }
         // An unavailable avahi-daemon is logged by the transceiver itself; only a silent one is ours to report.
-        if case .starting = transceiver.discoveryStatus {
+        if !settled {
             logger.warning("avahi-daemon has not answered within 10 s; reporting ready without an advertisement")
         }
     }
 
-    private func reportPeerCount(
+    fileprivate func reportPeerCount(
         _ events: AsyncStream<PeerEvent>, transceiver: Transceiver, router: ControlRouter, debugger: DebuggerService
     ) async {
         var reported = 0
@@ -160,7 +205,7 @@ public struct DaemonService: Service {
         }
     }
 
-    private func pingWatchdog(every interval: Duration) async {
+    fileprivate func pingWatchdog(every interval: Duration) async {
         logger.debug("systemd watchdog enabled", metadata: ["interval": "\(interval)"])
         while !Task.isCancelled {
             send("WATCHDOG=1")
@@ -169,7 +214,7 @@ public struct DaemonService: Service {
     }
 
     /// SIGHUP: see ``reload(_:)``. A configuration that does not load is logged and ignored.
-    private func reloadOnHangup(_ hangups: UnixSignalsSequence, reloader: Reloader, debugger: DebuggerService) async {
+    fileprivate func reloadOnHangup(_ hangups: UnixSignalsSequence, reloader: Reloader, debugger: DebuggerService) async {
         for await _ in hangups {
             _ = try? await reload(reloader, debugger: debugger)
         }
@@ -237,7 +282,7 @@ public struct DaemonService: Service {
         }
     }
 
-    private func send(_ state: String) {
+    fileprivate func send(_ state: String) {
         if case .failure(let error) = notifier.notify(state) {
             logger.warning("cannot notify systemd", metadata: ["state": "\(state)", "error": "\(error)"])
         }

@@ -64,15 +64,8 @@ public enum Parleyd {
                 try ConfigurationLoader(options: options, environment: environment).load()
             }
         )
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [service],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
         do {
-            try await group.run()
+            try await service.run()
             return Status.ok
         } catch {
             logger.critical("parleyd failed", metadata: ["error": "\(error)"])
