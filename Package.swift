@@ -155,7 +155,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyTests",
-            dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, nioFoundation, logging],
+            dependencies: [
+                "Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, nioFoundation, logging,
+                serviceLifecycle,
+            ],
             swiftSettings: strict
         ),
         .testTarget(
