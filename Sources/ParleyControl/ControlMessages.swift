@@ -5,6 +5,20 @@ import Parley
 /// `parley.control.*`; payloads are JSON like every Parley message. Only local clients (connected over the
 /// control socket) get answers; a LAN peer asking receives an error reply.
 public enum Control {
+    /// `parley.control.WaitForPeer` → ``PeerInfo``: the peer gate through parleyd. Answered when a LAN Parley peer
+    /// matching `selector` (a name or an id prefix; any when nil) is connected — at once if one is — or with an
+    /// error reply (`handler-failed`, naming what was waited for) after `timeoutMilliseconds`. Waits on parleyd's
+    /// connection events: nothing polls.
+    public struct WaitForPeer: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.WaitForPeer"
+        public var selector: String?
+        public var timeoutMilliseconds: Int
+        public init(selector: String?, timeoutMilliseconds: Int) {
+            self.selector = selector
+            self.timeoutMilliseconds = timeoutMilliseconds
+        }
+    }
+
     /// `parley.control.Peers` → ``PeerList``: the connected LAN peers (local clients are not listed).
     public struct Peers: Codable, Sendable, Hashable, NamedMessage {
         public static let messageType = "parley.control.Peers"
@@ -17,7 +31,8 @@ public enum Control {
         public init(peers: [PeerInfo]) { self.peers = peers }
     }
 
-    public struct PeerInfo: Codable, Sendable, Hashable {
+    public struct PeerInfo: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.PeerInfo"
         public var name: String
         public var id: String
         public var address: String

@@ -55,26 +55,27 @@ struct DaemonClient {
         try await control(Control.Peers(), expecting: Control.PeerList.self).peers
     }
 
-    /// The peer gate, through parleyd: polls its peer list until a Parley peer matching `to` (a name or an id
-    /// prefix; any when nil) is connected, within `timeout`. Fails with exit status 3 naming what was waited for.
+    /// The peer gate, through parleyd: asks it to answer when a Parley peer matching `to` (a name or an id
+    /// prefix; any when nil) is connected, within `timeout` (parleyd waits on its connection events). Fails with
+    /// exit status 3 naming what was waited for, and which peers are connected instead.
     func waitForPeer(to: String?, timeout: Duration) async throws -> Control.PeerInfo {
-        let deadline = ContinuousClock.now + timeout
-        var connected: [Control.PeerInfo] = []
-        while true {
-            connected = try await peers().filter { $0.connected && $0.kind == Peer.Kind.parley.rawValue }
-            if let peer = connected.first(where: { peer in to.map { PeerSelector.matches($0, id: peer.id, name: peer.name) } ?? true }) {
-                return peer
+        let milliseconds = Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
+        do {
+            // The control request itself may take the whole gate's time, plus a margin for the answer to come back.
+            return try await control(
+                Control.WaitForPeer(selector: to, timeoutMilliseconds: milliseconds),
+                expecting: Control.PeerInfo.self, timeout: timeout + Self.controlTimeout
+            )
+        } catch TransceiverError.remoteError(.handlerFailed, _) {
+            let connected = (try? await peers())?.filter { $0.connected && $0.kind == Peer.Kind.parley.rawValue } ?? []
+            var message = "no Parley peer"
+            if let to { message += " named \"\(to)\" or with an id starting \"\(to)\"" }
+            message += " connected to parleyd (\(socketPath)) within \(timeout.secondsText)"
+            if to != nil, !connected.isEmpty {
+                message += "; connected: " + connected.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")
             }
-            guard ContinuousClock.now < deadline else { break }
-            try await Task.sleep(for: min(.milliseconds(200), deadline - ContinuousClock.now))
+            throw CtlFailure(.noPeer, message)
         }
-        var message = "no Parley peer"
-        if let to { message += " named \"\(to)\" or with an id starting \"\(to)\"" }
-        message += " connected to parleyd (\(socketPath)) within \(timeout.secondsText)"
-        if to != nil, !connected.isEmpty {
-            message += "; connected: " + connected.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")
-        }
-        throw CtlFailure(.noPeer, message)
     }
 }
 

@@ -45,6 +45,19 @@ final class ControlRouter: Sendable {
                 }
             return Control.PeerList(peers: connected + known)
         }
+        transceiver.respond(to: Control.WaitForPeer.self) { [self] request, peer in
+            try Self.requireLocal(peer, Control.WaitForPeer.messageType)
+            let selector = request.selector
+            let found = try await transceiver.waitForPeer(
+                timeout: .milliseconds(max(0, request.timeoutMilliseconds)),
+                description: selector.map { "Parley peer named \"\($0)\" or with an id starting \"\($0)\"" } ?? "Parley peer",
+                matching: { candidate in
+                    !candidate.isLocal && candidate.kind == .parley
+                        && (selector.map { PeerSelector.matches($0, id: candidate.id.rawValue, name: candidate.name) } ?? true)
+                }
+            )
+            return Control.PeerInfo(found, counts: transceiver.messageCounts(for: found.id) ?? (0, 0))
+        }
         transceiver.respond(to: Control.Status.self) { [self] _, peer in
             try Self.requireLocal(peer, Control.Status.messageType)
             let discovery = transceiver.discoveryStatus
