@@ -42,10 +42,19 @@ struct Peers: AsyncParsableCommand {
             let node = try DirectNode(connection)
             let wanted = connection.endpoints.count
             let peers = try await node.run {
-                let deadline = ContinuousClock.now + seconds(wait)
-                while ContinuousClock.now < deadline {
-                    if wanted > 0, node.transceiver.peers.count >= wanted { break }
-                    try await Task.sleep(for: .milliseconds(50))
+                // Until every --peer is connected (on connection events), or --wait is up. Without --peer, the whole
+                // --wait is a window for discovery to connect whom it finds.
+                let events = node.transceiver.peerEvents
+                await withTaskGroup(of: Void.self) { group in
+                    if wanted > 0 {
+                        group.addTask {
+                            if node.transceiver.peers.count >= wanted { return }
+                            for await _ in events where node.transceiver.peers.count >= wanted { return }
+                        }
+                    }
+                    group.addTask { try? await Task.sleep(for: seconds(wait)) }
+                    await group.next()
+                    group.cancelAll()
                 }
                 return node.transceiver.peers.map { peer in
                     (peer, node.transceiver.messageCounts(for: peer.id) ?? (received: 0, sent: 0))
@@ -107,3 +116,4 @@ private struct PeerListing: Encodable {
     var messagesOut: Int
     var accepts: [String]
 }
+
