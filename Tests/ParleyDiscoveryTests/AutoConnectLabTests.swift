@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTestSupport
 import Testing
 
 /// Two `parley-test-peer discover` processes, one per lab host, each with its own avahi-daemon: the transceiver
@@ -26,8 +27,16 @@ struct AutoConnectLabTests {
                 $0.event == "exchanged" && $0.name == "Bravo"
             }
             #expect(aSawB.reason == "hello from Alpha")
-            // Both dialled; the duplicate is closed without the peer ever being reported gone.
-            try await Task.sleep(for: .seconds(2))
+            // Both dialled; the duplicate is closed without the peer ever being reported gone. Wait for that state:
+            // one established TCP connection left in each host.
+            let settled = await eventually(timeout: .seconds(10)) {
+                for host in [NetnsLab.Host.a, .b] {
+                    let established = try? await lab.exec(host, ["ss", "-Htn", "state", "established"])
+                    guard established?.split(separator: "\n").count == 1 else { return false }
+                }
+                return true
+            }
+            #expect(settled, "the duplicate connection was not closed")
             let aConnected = a.events.filter { $0.event == "connected" }.count
             let aDisconnected = a.events.filter { $0.event == "disconnected" }.count
             let bConnected = b.events.filter { $0.event == "connected" }.count

@@ -20,7 +20,7 @@ struct PeerRegistryTests {
         let second = registry.events()
         #expect(registry.open(1))
         #expect(registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me) == .connected)
-        #expect(registry.remove(1, peer: Self.alice, reason: "gone")?.id == Self.alice)
+        #expect(registry.remove(1, peer: Self.alice, reason: "gone") == .gone(Self.peer(Self.alice, name: "alice")))
         registry.finish()
         for stream in [first, second] {
             var seen: [PeerEvent] = []
@@ -108,5 +108,40 @@ struct PeerRegistryTests {
         #expect(event == .disconnected(Self.peer(Self.alice, name: "alice"), reason: "heartbeat timeout"))
         #expect(try await left.next() == "left")
         await waiter.value
+    }
+
+    @Test("a connection the remote side closed as a duplicate hands the peer over: no events, the gate waits for the new connection")
+    func handover() async throws {
+        let registry = PeerRegistry<Int>()
+        let events = registry.events()
+        _ = registry.open(1)
+        _ = registry.open(2)
+        #expect(registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.alice) == .connected)
+        #expect(registry.remove(1, peer: Self.alice, reason: "duplicate", handedOver: true) == .handover(Self.peer(Self.alice, name: "alice")))
+        #expect(registry.peers.map(\.name) == ["alice"], "a peer being handed over is still listed")
+        #expect(registry.connection(for: Self.alice) == nil)
+
+        // Nothing to send on yet: the gate waits for the kept connection; a departure waiter keeps waiting.
+        let gate = Task { try await registry.waitForPeer { $0.name == "alice" } }
+        let departure = Task { await registry.waitUntilDisconnected(Self.alice) }
+        #expect(await eventually { registry.waiting.gate == 1 && registry.waiting.departures == 1 })
+        #expect(registry.register(2, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me) == .handedOver)
+        #expect(try await gate.value.id == Self.alice)
+        #expect(registry.connection(for: Self.alice) == 2)
+        #expect(registry.expireHandover(of: Self.alice, reason: "late") == nil, "a completed handover cannot expire")
+
+        // A handover that does not complete reports the peer gone when it expires.
+        #expect(registry.remove(2, peer: Self.alice, reason: "duplicate", handedOver: true) != nil)
+        #expect(registry.expireHandover(of: Self.alice, reason: "the kept connection never arrived")?.id == Self.alice)
+        await departure.value
+        registry.finish()
+        var seen: [PeerEvent] = []
+        for await event in events { seen.append(event) }
+        #expect(seen == [
+            .connected(Self.peer(Self.alice, name: "alice")),
+            .disconnected(Self.peer(Self.alice, name: "alice"), reason: "the kept connection never arrived"),
+        ])
+        guard case .disconnected(_, let reason) = seen.last else { return }
+        #expect(reason == "the kept connection never arrived")
     }
 }

@@ -59,4 +59,19 @@ struct PeerTableTests {
         #expect(table.connection(for: Self.small) == 1)
         #expect(table.remove(1, peer: Self.small) != .none)
     }
+
+    @Test("a handover keeps the peer listed with its connection time until the kept connection registers")
+    func handover() {
+        var table = PeerTable<Int>()
+        _ = table.register(Self.candidate(1, peer: Self.small, dialer: Self.small, at: 100))
+        guard case .handover(let peer) = table.remove(1, peer: Self.small, handedOver: true) else {
+            Issue.record("no handover")
+            return
+        }
+        #expect(peer.id == Self.small && table.isConnected(Self.small) && table.reachablePeers.isEmpty)
+        #expect(table.register(Self.candidate(2, peer: Self.small, dialer: Self.large, at: 200)) == .handedOver)
+        #expect(table.peers.first?.connectedAt == Date(timeIntervalSince1970: 100))
+        #expect(table.connection(for: Self.small) == 2)
+        #expect(table.expireHandover(of: Self.small) == nil)
+    }
 }

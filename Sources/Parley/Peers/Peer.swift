@@ -82,6 +82,14 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
         self.connectedAt = connectedAt
     }
 
+    /// This peer on a new connection that replaces `earlier`: connected since `earlier` connected.
+    func keepingConnectionTime(of earlier: Peer) -> Peer {
+        Peer(
+            id: id, name: name, kind: kind, address: address, protocolVersion: protocolVersion,
+            capabilities: capabilities, accepts: accepts, connectedAt: earlier.connectedAt
+        )
+    }
+
     public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.id == rhs.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
     public var description: String { "\(name) (\(id.rawValue.prefix(8)), \(address))" }

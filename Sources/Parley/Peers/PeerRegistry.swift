@@ -28,6 +28,14 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
         var nextToken: UInt64 = 0
         var closed = false
 
+        /// Tells subscribers `gone` is gone; returns the departure waiters to wake (outside the lock).
+        mutating func reportGone(_ gone: Peer, reason: String) -> [CheckedContinuation<Void, Never>] {
+            for subscriber in subscribers.values { subscriber.yield(.disconnected(gone, reason: reason)) }
+            let leaving = departureWaiters.filter { $0.value.peer == gone.id }
+            for token in leaving.keys { departureWaiters[token] = nil }
+            return leaving.values.map(\.continuation)
+        }
+
         mutating func token() -> UInt64 {
             nextToken += 1
             return nextToken
@@ -62,8 +70,14 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
     func register(_ connection: Connection, peer: Peer, dialer: PeerID) -> PeerTable<Connection>.RegisterAction {
         let (action, waiters) = state.withLock { state -> (PeerTable<Connection>.RegisterAction, [Waiter<Peer>]) in
             let action = state.table.register(.init(connection: connection, peer: peer, dialer: dialer))
-            guard action == .connected else { return (action, []) }
-            for subscriber in state.subscribers.values { subscriber.yield(.connected(peer)) }
+            switch action {
+            case .connected:
+                for subscriber in state.subscribers.values { subscriber.yield(.connected(peer)) }
+            case .handedOver:
+                break  // connected all along: no event, but the gate may open now that it can be sent to
+            case .replaced, .duplicate:
+                return (action, [])
+            }
             let opened = state.gateWaiters.filter { $0.value.matches(peer) }
             for token in opened.keys { state.gateWaiters[token] = nil }
             return (action, Array(opened.values))
@@ -72,17 +86,39 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
         return action
     }
 
-    /// A connection ended. Returns the peer it carried if this was the peer's active connection (the peer is then
-    /// gone, reported as disconnected with `reason`); nil for a retired duplicate or a connection without a peer.
+    /// What ending a connection meant for its peer.
+    enum Departure: Equatable {
+        /// The peer is gone (reported disconnected).
+        case gone(Peer)
+        /// The peer's remote side kept another connection, which is still completing its handshake here: the peer
+        /// stays connected until ``expireHandover(of:reason:)``, which the caller schedules.
+        case handover(Peer)
+    }
+
+    /// A connection ended. Reports the peer disconnected with `reason` if this was its active connection, unless
+    /// `handedOver` (the remote side closed it as a duplicate of another connection). Nil for a retired duplicate
+    /// or a connection without a peer.
     @discardableResult
-    func remove(_ connection: Connection, peer: PeerID?, reason: String) -> Peer? {
-        let (gone, waiters) = state.withLock { state -> (Peer?, [CheckedContinuation<Void, Never>]) in
+    func remove(_ connection: Connection, peer: PeerID?, reason: String, handedOver: Bool = false) -> Departure? {
+        let (departure, waiters) = state.withLock { state -> (Departure?, [CheckedContinuation<Void, Never>]) in
             state.connections.remove(connection)
-            guard let peer, case .disconnected(let gone) = state.table.remove(connection, peer: peer) else { return (nil, []) }
-            for subscriber in state.subscribers.values { subscriber.yield(.disconnected(gone, reason: reason)) }
-            let leaving = state.departureWaiters.filter { $0.value.peer == peer }
-            for token in leaving.keys { state.departureWaiters[token] = nil }
-            return (gone, leaving.values.map(\.continuation))
+            guard let peer else { return (nil, []) }
+            switch state.table.remove(connection, peer: peer, handedOver: handedOver) {
+            case .none: return (nil, [])
+            case .handover(let peer): return (.handover(peer), [])
+            case .disconnected(let gone): return (.gone(gone), state.reportGone(gone, reason: reason))
+            }
+        }
+        for waiter in waiters { waiter.resume() }
+        return departure
+    }
+
+    /// A handover that was not completed in time: the peer is gone after all. Nil if the handover completed.
+    @discardableResult
+    func expireHandover(of peer: PeerID, reason: String) -> Peer? {
+        let (gone, waiters) = state.withLock { state -> (Peer?, [CheckedContinuation<Void, Never>]) in
+            guard let gone = state.table.expireHandover(of: peer) else { return (nil, []) }
+            return (gone, state.reportGone(gone, reason: reason))
         }
         for waiter in waiters { waiter.resume() }
         return gone
@@ -114,7 +150,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
                 let immediate: Result<Peer, any Error>? = state.withLock { state in
                     if state.closed { return .failure(GateError.closed) }
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    if let peer = state.table.peers.first(where: predicate) { return .success(peer) }
+                    if let peer = state.table.reachablePeers.first(where: predicate) { return .success(peer) }
                     state.gateWaiters[token] = Waiter(matches: predicate, continuation: continuation)
                     return nil
                 }
@@ -133,7 +169,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
-                    if state.closed || Task.isCancelled || state.table.connection(for: peer) == nil { return true }
+                    if state.closed || Task.isCancelled || !state.table.isConnected(peer) { return true }
                     state.departureWaiters[token] = (peer, continuation)
                     return false
                 }

@@ -5,6 +5,10 @@
 /// same one without talking about it, so the rule depends only on facts both sides share:
 /// - connections dialled by different peers: keep the one dialled by the peer with the smaller id;
 /// - connections dialled by the same peer: keep the newer one (the older is usually a dead link not yet noticed).
+///
+/// The side that decides first closes the loser with a `duplicate-connection` goodbye. When that loser was the
+/// other side's active connection, the other side has not yet finished its handshake on the winner: the peer is
+/// then *handed over* rather than reported gone, until the winner registers (or the handover expires).
 struct PeerTable<Connection: Hashable & Sendable>: Sendable {
     struct Candidate: Sendable {
         var connection: Connection
@@ -20,23 +24,45 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
         case replaced(old: Connection)
         /// The peer is already connected by a connection that wins; close this one as a duplicate.
         case duplicate
+        /// The peer was being handed over (its remote side kept another connection): this is that connection. The
+        /// peer stayed connected throughout; nothing to report.
+        case handedOver
     }
 
     enum RemoveAction: Sendable, Equatable {
         /// The active connection of the peer ended: report the peer disconnected.
         case disconnected(Peer)
+        /// The active connection ended because the remote side kept another one: wait for that one to register
+        /// (``expireHandover(of:)`` when it does not come in time).
+        case handover(Peer)
         /// A connection that was not active ended; nothing to report.
         case none
     }
 
     private(set) var active: [PeerID: Candidate] = [:]
+    /// Peers between connections: their remote side closed our active connection as a duplicate of another.
+    private var handovers: [PeerID: Peer] = [:]
     private var retired: Set<Connection> = []
 
-    var peers: [Peer] { active.values.map(\.peer).sorted { $0.connectedAt < $1.connectedAt } }
+    /// Connected peers, oldest first, including peers being handed over to another connection.
+    var peers: [Peer] { (active.values.map(\.peer) + handovers.values).sorted { $0.connectedAt < $1.connectedAt } }
+
+    /// Peers with a connection to send on (not being handed over), oldest first.
+    var reachablePeers: [Peer] { active.values.map(\.peer).sorted { $0.connectedAt < $1.connectedAt } }
 
     func connection(for peer: PeerID) -> Connection? { active[peer]?.connection }
 
+    /// Connected, or being handed over to another connection.
+    func isConnected(_ peer: PeerID) -> Bool { active[peer] != nil || handovers[peer] != nil }
+
     mutating func register(_ candidate: Candidate) -> RegisterAction {
+        if let handedOver = handovers.removeValue(forKey: candidate.peer.id) {
+            active[candidate.peer.id] = Candidate(
+                connection: candidate.connection, peer: candidate.peer.keepingConnectionTime(of: handedOver),
+                dialer: candidate.dialer
+            )
+            return .handedOver
+        }
         guard let existing = active[candidate.peer.id] else {
             active[candidate.peer.id] = candidate
             return .connected
@@ -50,12 +76,7 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
         if newWins {
             var replacement = candidate
             // The peer stays connected through the switch, so it keeps its original connection time.
-            replacement.peer = Peer(
-                id: candidate.peer.id, name: candidate.peer.name, kind: candidate.peer.kind,
-                address: candidate.peer.address, protocolVersion: candidate.peer.protocolVersion,
-                capabilities: candidate.peer.capabilities, accepts: candidate.peer.accepts,
-                connectedAt: existing.peer.connectedAt
-            )
+            replacement.peer = candidate.peer.keepingConnectionTime(of: existing.peer)
             active[candidate.peer.id] = replacement
             retired.insert(existing.connection)
             return .replaced(old: existing.connection)
@@ -64,10 +85,20 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
         return .duplicate
     }
 
-    mutating func remove(_ connection: Connection, peer: PeerID) -> RemoveAction {
+    /// A connection ended. `handedOver`: the remote side said it keeps another connection to us.
+    mutating func remove(_ connection: Connection, peer: PeerID, handedOver: Bool = false) -> RemoveAction {
         if retired.remove(connection) != nil { return .none }
         guard let existing = active[peer], existing.connection == connection else { return .none }
         active[peer] = nil
+        if handedOver {
+            handovers[peer] = existing.peer
+            return .handover(existing.peer)
+        }
         return .disconnected(existing.peer)
+    }
+
+    /// The handover of `peer` did not complete in time: returns the peer, now gone; nil if it completed.
+    mutating func expireHandover(of peer: PeerID) -> Peer? {
+        handovers.removeValue(forKey: peer)
     }
 }

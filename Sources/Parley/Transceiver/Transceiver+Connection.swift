@@ -75,9 +75,21 @@ extension Transceiver {
         let reason = connection.endReason ?? "the connection closed"
         let error = TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason)
         connection.outbound.close(error)
-        let gone = registry.remove(connection, peer: connection.peer?.id, reason: reason)
         // A retired duplicate leaves its requests waiting: their replies come on the connection that was kept.
-        if let gone { requests.failAll(to: gone.id, with: error) }
+        switch registry.remove(connection, peer: connection.peer?.id, reason: reason, handedOver: connection.isHandedOver) {
+        case .gone(let gone):
+            requests.failAll(to: gone.id, with: error)
+        case .handover(let peer):
+            // The kept connection is still in its handshake here; if it has not registered by the time a
+            // handshake may take, the peer is gone after all.
+            connection.channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) {
+                if let gone = self.registry.expireHandover(of: peer.id, reason: reason) {
+                    self.requests.failAll(to: gone.id, with: error)
+                }
+            }
+        case nil:
+            break
+        }
     }
 
     /// The handshake for a new connection: our hello, and the secret to prove (TCP with a secret configured).
@@ -215,6 +227,8 @@ extension Transceiver {
         switch registry.register(connection, peer: peer, dialer: dialer) {
         case .connected:
             logger.info("peer connected", metadata: ["kind": "\(peer.kind.rawValue)", "version": "\(peer.protocolVersion)"])
+        case .handedOver:
+            logger.debug("peer's duplicate connection resolved; it continues on this one")
         case .replaced(let old):
             logger.info("peer reconnected; the older connection is closed as a duplicate")
             retire(old)
@@ -265,6 +279,7 @@ extension Transceiver {
                 case .legacyDebugger(let json) where peer.kind == .legacyDebugger:
                     await deliver(legacyMessage(json, on: connection), from: peer, on: connection, logger: logger)
                 case .close(let close):
+                    if close.code == .duplicateConnection { connection.noteHandedOver() }
                     endReason = "the peer closed the connection (\(close.code)): \(close.message.excerpt())"
                     // Nothing more will come; finish our side once our queue is written.
                     break reading

@@ -53,6 +53,13 @@ final class PeerConnection: Sendable, Hashable {
         endReasonBox.withLock { if $0 == nil { $0 = reason } }
     }
 
+    private let handedOverFlag = Atomic<Bool>(false)
+
+    /// The remote side closed this connection as a duplicate: it keeps another connection to us.
+    var isHandedOver: Bool { handedOverFlag.load(ordering: .acquiring) }
+
+    func noteHandedOver() { handedOverFlag.store(true, ordering: .releasing) }
+
     /// Where the connection's serving loop is, for a graceful shutdown: a handler that is running when the node
     /// starts draining finishes and sends its reply before the goodbye.
     private enum Activity {
