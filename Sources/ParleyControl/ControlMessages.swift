@@ -6,17 +6,20 @@ import Parley
 /// control socket) get answers; a LAN peer asking receives an error reply.
 public enum Control {
     /// `parley.control.WaitForPeer` → ``PeerInfo``: the peer gate through parleyd. Answered when a LAN Parley peer
-    /// matching `selector` (a name or an id prefix; any when nil) is connected — at once if one is — or with an
-    /// error reply (`handler-failed`, naming what was waited for) after `timeoutMilliseconds`. Waits on parleyd's
-    /// connection events: nothing polls.
+    /// matching `selector` (a name or an id prefix), or else accepting `acceptingType`, is connected — at once if
+    /// one is — or with an error reply (`handler-failed`, naming what was waited for) after `timeoutMilliseconds`.
+    /// Waits on parleyd's connection events: nothing polls.
     public struct WaitForPeer: Codable, Sendable, Hashable, NamedMessage {
         public static let messageType = "parley.control.WaitForPeer"
         public var selector: String?
+        public var acceptingType: String?
         public var timeoutMilliseconds: Int
-        public init(selector: String?, timeoutMilliseconds: Int) {
-            self.selector = selector
+        public init(_ wanted: WantedPeer, timeoutMilliseconds: Int) {
+            self.selector = wanted.selector
+            self.acceptingType = wanted.acceptingType
             self.timeoutMilliseconds = timeoutMilliseconds
         }
+        public var wanted: WantedPeer { WantedPeer(selector: selector, acceptingType: acceptingType) }
     }
 
     /// `parley.control.Peers` → ``PeerList``: the connected LAN peers (local clients are not listed).
@@ -69,7 +72,7 @@ public enum Control {
             let addresses = service.addresses.map { Endpoint(host: $0.connectHost, port: Int(service.port)).description }
             self.init(
                 name: service.txt[TXTRecord.ParleyKey.displayName] ?? service.instanceName, id: service.peerID ?? "",
-                address: addresses.first ?? "", kind: Peer.Kind.parley.rawValue, connectedAt: "",
+                address: addresses.first ?? "", kind: PeerInfo.parleyKind, connectedAt: "",
                 messagesIn: 0, messagesOut: 0, accepts: [], connected: false, addresses: addresses
             )
         }
@@ -77,13 +80,19 @@ public enum Control {
         /// `peer` with the message counts of its connection.
         public init(_ peer: Peer, counts: (received: Int, sent: Int)) {
             self.init(
-                name: peer.name, id: peer.id.rawValue, address: peer.address, kind: peer.kind.rawValue,
+                name: peer.name, id: peer.id.rawValue, address: peer.address,
+                kind: peer.capabilities.contains(OriginalFraming.capability) ? Self.originalFramingKind : Self.parleyKind,
                 connectedAt: Control.timestamp(peer.connectedAt), messagesIn: counts.received,
                 messagesOut: counts.sent, accepts: peer.accepts
             )
         }
 
         public var connectedDate: Date? { ISO8601DateFormatter().date(from: connectedAt) }
+
+        /// `kind` of a peer speaking Parley's typed protocol.
+        public static let parleyKind = "parley"
+        /// `kind` of an app of the original Swift Talk debugger (see `OriginalFraming`).
+        public static let originalFramingKind = "original"
     }
 
     /// `parley.control.Status` → ``StatusReport``.

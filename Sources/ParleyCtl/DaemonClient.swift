@@ -58,20 +58,18 @@ struct DaemonClient {
     /// The peer gate, through parleyd: asks it to answer when a Parley peer matching `to` (a name or an id
     /// prefix; any when nil) is connected, within `timeout` (parleyd waits on its connection events). Fails with
     /// exit status 3 naming what was waited for, and which peers are connected instead.
-    func waitForPeer(to: String?, timeout: Duration) async throws -> Control.PeerInfo {
+    func waitForPeer(_ wanted: WantedPeer, timeout: Duration) async throws -> Control.PeerInfo {
         let milliseconds = Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
         do {
             // The control request itself may take the whole gate's time, plus a margin for the answer to come back.
             return try await control(
-                Control.WaitForPeer(selector: to, timeoutMilliseconds: milliseconds),
+                Control.WaitForPeer(wanted, timeoutMilliseconds: milliseconds),
                 expecting: Control.PeerInfo.self, timeout: timeout + Self.controlTimeout
             )
         } catch TransceiverError.remoteError(.handlerFailed, _) {
-            let connected = (try? await peers())?.filter { $0.connected && $0.kind == Peer.Kind.parley.rawValue } ?? []
-            var message = "no Parley peer"
-            if let to { message += " named \"\(to)\" or with an id starting \"\(to)\"" }
-            message += " connected to parleyd (\(socketPath)) within \(timeout.secondsText)"
-            if to != nil, !connected.isEmpty {
+            let connected = (try? await peers())?.filter(\.connected) ?? []
+            var message = "no \(wanted) connected to parleyd (\(socketPath)) within \(timeout.secondsText)"
+            if !connected.isEmpty {
                 message += "; connected: " + connected.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")
             }
             throw CtlFailure(.noPeer, message)

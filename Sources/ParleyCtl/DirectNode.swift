@@ -2,6 +2,7 @@ import ParleyAvahi
 import Foundation
 import Logging
 import Parley
+import ParleyControl
 
 /// The transceiver `--direct` runs inside parleyctl: an ephemeral identity, discovery with auto-connect (or the
 /// `--peer` endpoints), and a listener only for `listen`.
@@ -48,13 +49,13 @@ struct DirectNode {
         }
     }
 
-    /// The peer gate: the first connected Parley peer matching `to` (an id prefix or a name), within `timeout`.
-    /// Fails with exit status 3 and a message naming what was waited for.
-    func waitForPeer(to: String?, timeout: Duration) async throws -> Peer {
-        let description = describeWantedPeer(to: to)
+    /// The peer gate: the first connected Parley peer that is `wanted`, within `timeout`. Fails with exit status 3
+    /// and a message naming what was waited for.
+    func waitForPeer(_ wanted: WantedPeer, timeout: Duration) async throws -> Peer {
+        let description = describe(wanted)
         do {
             return try await transceiver.waitForPeer(timeout: timeout, description: description) { peer in
-                peer.kind == .parley && (to.map { Self.peer(peer, matches: $0) } ?? true)
+                wanted.matches(id: peer.id.rawValue, name: peer.name, accepts: peer.accepts)
             }
         } catch let error as TransceiverError {
             guard case .noPeer = error else { throw error }
@@ -62,21 +63,16 @@ struct DirectNode {
             if case .daemonUnavailable(let reason) = transceiver.discoveryStatus {
                 message += " (discovery is off: avahi-daemon unavailable: \(reason); try --peer HOST:PORT)"
             }
-            let others = transceiver.peers.filter { $0.kind == .parley }
-            if to != nil, !others.isEmpty {
+            let others = transceiver.peers
+            if !others.isEmpty {
                 message += "; connected: " + others.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", ")
             }
             throw CtlFailure(.noPeer, message)
         }
     }
 
-    static func peer(_ peer: Peer, matches selector: String) -> Bool {
-        peer.name == selector || (!selector.isEmpty && peer.id.rawValue.hasPrefix(selector.lowercased()))
-    }
-
-    private func describeWantedPeer(to: String?) -> String {
-        var text = "Parley peer"
-        if let to { text += " named \"\(to)\" or with an id starting \"\(to)\"" }
+    private func describe(_ wanted: WantedPeer) -> String {
+        var text = wanted.description
         if !options.endpoints.isEmpty {
             text += " at " + options.endpoints.map(\.description).joined(separator: ", ")
         } else if options.usesDiscovery {

@@ -62,7 +62,7 @@ struct Peers: AsyncParsableCommand {
             }
             listings = peers.map { peer, counts in
                 PeerListing(
-                    name: peer.name, id: peer.id.rawValue, kind: peer.kind.rawValue, address: peer.address,
+                    name: peer.name, id: peer.id.rawValue, kind: Control.PeerInfo(peer, counts: counts).kind, address: peer.address,
                     addresses: [peer.address], connected: true, connectedAt: peer.connectedAt,
                     messagesIn: counts.received, messagesOut: counts.sent, accepts: peer.accepts
                 )

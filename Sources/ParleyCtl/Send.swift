@@ -72,7 +72,7 @@ struct Send: AsyncParsableCommand {
         }
         let node = try DirectNode(connection)
         try await node.run {
-            let peer = try await node.waitForPeer(to: to, timeout: seconds(waitPeer))
+            let peer = try await node.waitForPeer(wanted, timeout: seconds(waitPeer))
             let typeName = try resolveType(for: peer.name, accepts: peer.accepts)
             let buffer = ByteBuffer(bytes: payloadBytes)
             if reply {
@@ -90,7 +90,7 @@ struct Send: AsyncParsableCommand {
     /// Through parleyd: the peer gate polls parleyd's peer list; the message goes out as `@<peer id>/<Type>`, and
     /// parleyd forwards it (and relays the reply) with the payload untouched.
     private func sendThroughDaemon(_ payloadBytes: Data, client: DaemonClient) async throws {
-        let peer = try await client.waitForPeer(to: to, timeout: seconds(waitPeer))
+        let peer = try await client.waitForPeer(wanted, timeout: seconds(waitPeer))
         let typeName = try resolveType(for: peer.name, accepts: peer.accepts)
         let routed = RoutedType(target: peer.id, typeName: typeName).wireName
         let buffer = ByteBuffer(bytes: payloadBytes)
@@ -114,6 +114,13 @@ struct Send: AsyncParsableCommand {
 
     /// The full type name for this peer (see ``resolveTypeName(_:accepts:)``), with a warning when the peer does
     /// not list it.
+    /// The peer to wait for: the one `--to` names; else, with `--peer`, whoever answers there (the user chose it);
+    /// else one whose hello says it accepts TYPE, so that another parleyd on the LAN is not picked by accident.
+    private var wanted: WantedPeer {
+        let chosen = to != nil || (connection.direct && !connection.peers.isEmpty)
+        return WantedPeer(selector: to, acceptingType: chosen ? nil : type)
+    }
+
     private func resolveType(for peerName: String, accepts: [String]) throws -> String {
         let typeName = try resolveTypeName(type, accepts: accepts)
         if !accepts.isEmpty, !accepts.contains(typeName) {

@@ -7,7 +7,7 @@ struct Sessions: AsyncParsableCommand {
         abstract: "List the debugger's sessions: one per app connection, newest first.",
         discussion: """
             Each session is an app connection parleyd recorded states from (or an
-            imported file): its id, app name, kind (parley, legacy for apps of the
+            imported file): its id, app name, kind (parley, or original for apps of the
             original Swift Talk debugger), when it started and ended, how many entries
             it keeps and their size.
 

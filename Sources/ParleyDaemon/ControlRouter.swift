@@ -28,7 +28,7 @@ final class ControlRouter: Sendable {
     func install(reload: @escaping @Sendable () async throws -> Control.ReloadResult) {
         transceiver.respond(to: Control.Peers.self) { [self] _, peer in
             try Self.requireLocal(peer, Control.Peers.messageType)
-            let connected = lanPeers(kinds: nil).map {
+            let connected = lanPeers().map {
                 Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0))
             }
             // Known but not connected: Parley services on the LAN (not this node itself) without a connection.
@@ -47,13 +47,11 @@ final class ControlRouter: Sendable {
         }
         transceiver.respond(to: Control.WaitForPeer.self) { [self] request, peer in
             try Self.requireLocal(peer, Control.WaitForPeer.messageType)
-            let selector = request.selector
+            let wanted = request.wanted
             let found = try await transceiver.waitForPeer(
-                timeout: .milliseconds(max(0, request.timeoutMilliseconds)),
-                description: selector.map { "Parley peer named \"\($0)\" or with an id starting \"\($0)\"" } ?? "Parley peer",
+                timeout: .milliseconds(max(0, request.timeoutMilliseconds)), description: wanted.description,
                 matching: { candidate in
-                    !candidate.isLocal && candidate.kind == .parley
-                        && (selector.map { PeerSelector.matches($0, id: candidate.id.rawValue, name: candidate.name) } ?? true)
+                    !candidate.isLocal && wanted.matches(id: candidate.id.rawValue, name: candidate.name, accepts: candidate.accepts)
                 }
             )
             return Control.PeerInfo(found, counts: transceiver.messageCounts(for: found.id) ?? (0, 0))
@@ -68,7 +66,7 @@ final class ControlRouter: Sendable {
                 port: transceiver.listeningPort ?? configuration.port,
                 discovery: discovery.description,
                 advertisedName: advertised,
-                peerCount: lanPeers(kinds: nil).count,
+                peerCount: lanPeers().count,
                 uptimeSeconds: Double((ContinuousClock.now - started).components.seconds),
                 version: Parleyd.version
             )
@@ -106,7 +104,7 @@ final class ControlRouter: Sendable {
         guard let routed = RoutedType(parsing: message.typeName) else {
             throw RoutingError.notRouted(message.typeName)
         }
-        let candidates = lanPeers(kinds: [.parley])
+        let candidates = lanPeers()
         let targets = PeerSelector.select(routed.target, among: candidates, id: \.id.rawValue, name: \.name)
         guard !targets.isEmpty else {
             throw RoutingError.noMatchingPeer(routed.target, connected: candidates)
@@ -167,8 +165,8 @@ final class ControlRouter: Sendable {
     }
 
     /// The connected peers that are not local clients.
-    private func lanPeers(kinds: Set<Peer.Kind>?) -> [Peer] {
-        transceiver.peers.filter { !$0.isLocal && (kinds?.contains($0.kind) ?? true) }.sorted { $0.connectedAt < $1.connectedAt }
+    private func lanPeers() -> [Peer] {
+        transceiver.peers.filter { !$0.isLocal }.sorted { $0.connectedAt < $1.connectedAt }
     }
 
     private static func requireLocal(_ peer: Peer, _ type: String) throws {

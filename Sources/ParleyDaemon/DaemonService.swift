@@ -155,7 +155,7 @@ public struct DaemonService: Sendable {
             "LAN peers must prove the shared secret; their connections are encrypted",
             metadata: [
                 "secret-file": "\(secretFile)",
-                "legacy-apps": "\(configuration.allowUnauthenticatedLegacyApps ? "accepted unauthenticated" : "refused")",
+                "original-framing-apps": "\(configuration.allowOriginalFramingWithoutSecret ? "accepted unauthenticated" : "refused")",
             ]
         )
     }

@@ -7,8 +7,8 @@ import ParleyDebugger
 import ParleyHistory
 import Synchronization
 
-/// parleyd as the remote state debugger: records the states apps send (typed `parley.debugger.record` messages and
-/// the original debugger's 206 frames) into the history store, one session per app connection, and answers the
+/// parleyd as the remote state debugger: records the states apps send (`parley.debugger.record` messages, which is
+/// also what the frames of apps in the original framing arrive as) into the history store, one session per app connection, and answers the
 /// `parley.debugger.*` control requests of parleyctl: sessions, history, show, diff, replay, export, import.
 final class DebuggerService: Sendable {
     private let transceiver: Transceiver
@@ -33,15 +33,6 @@ final class DebuggerService: Sendable {
             let record: StateRecord
             do {
                 record = try StateRecord(decoding: message.payload)
-            } catch {
-                throw rejected(error, from: peer)
-            }
-            try await self.record(record, from: peer)
-        }
-        transceiver.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { [self] message, peer in
-            let record: StateRecord
-            do {
-                record = try LegacyDebuggerPayload.record(from: message.payload)
             } catch {
                 throw rejected(error, from: peer)
             }
@@ -94,7 +85,8 @@ final class DebuggerService: Sendable {
 
     private func sessionID(for peer: Peer) async throws -> Int64 {
         if let open = openSessions.withLock({ $0[peer.id] }) { return open }
-        let kind: SessionSummary.Kind = peer.kind == .legacyDebugger ? .legacy : .parley
+        // Shown in `parleyctl sessions`, so that people can tell the two kinds of app apart.
+        let kind: SessionSummary.Kind = peer.capabilities.contains(OriginalFraming.capability) ? .original : .parley
         let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind)
         openSessions.withLock { $0[peer.id] = session.id }
         logger.info(
@@ -161,11 +153,10 @@ final class DebuggerService: Sendable {
         )
     }
 
-    /// Sends an entry's state, byte for byte as recorded, to the apps chosen: typed apps as
-    /// `parley.debugger.restore`, apps of the original debugger in a 206 frame.
+    /// Sends an entry's state, byte for byte as recorded, to the apps chosen, as `parley.debugger.restore`.
     private func replay(_ request: DebuggerControl.Replay) async throws -> DebuggerControl.ReplayResult {
         let entry = try await store.entry(request.sequence, includeScreenshot: false)
-        let apps = transceiver.peers.filter { !$0.isLocal && ($0.kind == .legacyDebugger || $0.accepts.contains(StateRestore.messageType)) }
+        let apps = transceiver.peers.filter { !$0.isLocal && $0.accepts.contains(StateRestore.messageType) }
         let targets: [Peer]
         if request.all {
             targets = apps
@@ -182,11 +173,7 @@ final class DebuggerService: Sendable {
         guard !targets.isEmpty else { throw DebuggerError.noApps }
         var sent: [DebuggerControl.ReplayResult.Recipient] = []
         for target in targets {
-            if target.kind == .legacyDebugger {
-                try await transceiver.sendLegacyDebuggerFrame(entry.state, to: target.id)
-            } else {
-                try await transceiver.sendRaw(typeName: StateRestore.messageType, payload: entry.state, to: target.id)
-            }
+            try await transceiver.sendRaw(typeName: StateRestore.messageType, payload: entry.state, to: target.id)
             sent.append(.init(name: target.name, id: target.id.rawValue))
             logger.info(
                 "state replayed",

@@ -91,7 +91,7 @@ public enum HistoryExportFormat {
         let sessionBytes = slice(line, sessionMember)
         let session = try members(of: sessionBytes, lineNumber: lineNumber)
         let kindText = try string(session, "kind", sessionBytes, lineNumber)
-        guard let kind = SessionSummary.Kind(rawValue: kindText) else { throw .invalidImport(line: lineNumber, problem: .invalidKind(kindText)) }
+        guard let kind = SessionSummary.Kind(exported: kindText) else { throw .invalidImport(line: lineNumber, problem: .invalidKind(kindText)) }
         let entriesMember = try member(fields, "entries", .number, lineNumber)
         guard let entries = Int(String(buffer: slice(line, entriesMember))), entries >= 0 else {
             throw .invalidImport(line: lineNumber, problem: .wrongType(field: "entries", expected: "a count", found: .number))

@@ -54,6 +54,10 @@ enum HistorySchema {
                     """
             )
         }
+        migrator.registerMigration("v2: one name for the original framing") { db in
+            // Sessions of apps in the original Swift Talk debugger framing were recorded as kind "legacy".
+            try db.execute(sql: "UPDATE session SET kind = 'original' WHERE kind = 'legacy'")
+        }
         return migrator
     }
 }

@@ -76,7 +76,7 @@ public enum ImportProblem: Sendable, Equatable, CustomStringConvertible {
         case .unsupportedFormat(let what): "not a parleyd history export: \(what)"
         case .invalidTime(let field, let text): "\"\(field)\" is \"\(text)\", not a UTC time like 2026-01-31T12:00:00.000Z"
         case .invalidScreenshot(let error): "\"screenshot\" is \(error)"
-        case .invalidKind(let kind): "the session kind \"\(kind)\" is neither parley nor legacy"
+        case .invalidKind(let kind): "the session kind \"\(kind)\" is neither parley nor original"
         case .entryCount(let announced, let found): "the header announces \(announced) entries but the file has \(found) (is it truncated?)"
         case .noHeader: "the file does not start with the export header"
         }

@@ -51,7 +51,7 @@ struct ChaChaPolyFrameProtection: FrameProtection {
         } catch {
             throw .forgedFrame
         }
-        let inner = try Frame.parse(start: .parley, body: ByteBuffer(data: plaintext))
+        let inner = try Frame.parse(body: ByteBuffer(data: plaintext))
         if case .sealed = inner { throw .malformedFrame(kind: .sealed, reason: "a sealed frame inside a sealed frame") }
         return inner
     }

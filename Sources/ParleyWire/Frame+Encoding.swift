@@ -11,7 +11,6 @@ extension Frame {
         case .errorReply(let reply): 1 + 8 + 2 + reply.message.utf8.count
         case .ping, .pong: 1 + 8
         case .close(let close): 1 + 2 + close.message.utf8.count
-        case .legacyDebugger(let json): json.readableBytes
         }
     }
 
@@ -27,8 +26,7 @@ extension Frame {
     /// Appends everything except the trailing payload, which ``trailingPayload`` returns so that an encoder
     /// can hand large payloads to the socket without copying them.
     public func writePrefixAndHeader(to buffer: inout ByteBuffer) {
-        let start: StartByte = if case .legacyDebugger = self { .legacyDebugger } else { .parley }
-        buffer.writeInteger(start.rawValue)
+        buffer.writeInteger(StartByte.parley.rawValue)
         buffer.writeInteger(UInt32(bodySize), endianness: .little)
         switch self {
         case .hello(let hello):
@@ -62,8 +60,6 @@ extension Frame {
             buffer.writeInteger(FrameKind.close.rawValue)
             buffer.writeInteger(close.code.rawValue, endianness: .little)
             buffer.writeString(close.message)
-        case .legacyDebugger:
-            break
         }
     }
 
@@ -73,17 +69,15 @@ extension Frame {
         case .hello(let hello): hello.body
         case .auth(let body), .sealed(let body): body
         case .message(let message): message.payload
-        case .legacyDebugger(let json): json
         case .errorReply, .ping, .pong, .close: nil
         }
     }
 }
 
 extension Frame {
-    /// Parses one frame body. `start` is the frame's start byte, `body` exactly the bytes its length announced.
-    public static func parse(start: StartByte, body: ByteBuffer) throws(WireError) -> Frame {
+    /// Parses one Parley frame body: exactly the bytes its length announced.
+    public static func parse(body: ByteBuffer) throws(WireError) -> Frame {
         var body = body
-        if start == .legacyDebugger { return .legacyDebugger(body) }
         guard let kindByte = body.readInteger(as: UInt8.self) else {
             throw .malformedFrame(kind: .message, reason: "empty body")
         }

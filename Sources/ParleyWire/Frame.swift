@@ -1,6 +1,6 @@
 import NIOCore
 
-/// One unit on the wire. Parley frames carry a ``FrameKind``; legacy debugger frames carry bare JSON.
+/// One Parley frame: a ``FrameKind`` and its fields.
 public enum Frame: Sendable, Hashable {
     case hello(HelloFrame)
     /// A proof of the shared secret (an HMAC), exchanged during an authenticated handshake.
@@ -12,9 +12,6 @@ public enum Frame: Sendable, Hashable {
     case ping(UInt64)
     case pong(UInt64)
     case close(CloseFrame)
-    /// A frame from (or for) an app written against the original Swift Talk remote debugger: byte 206,
-    /// a 4-byte little-endian length and a JSON body, kept as the exact bytes received.
-    case legacyDebugger(ByteBuffer)
 }
 
 /// Identifies a message on one connection; replies name the id they answer. Zero means "none".

@@ -13,19 +13,16 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
 
     public mutating func decode(buffer: inout ByteBuffer) throws -> Frame? {
         guard let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return nil }
-        guard let start = StartByte(rawValue: first) else { throw WireError.unexpectedStartByte(first) }
+        guard first == StartByte.parley.rawValue else { throw WireError.unexpectedStartByte(first) }
         guard let rawLength = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self) else {
             return nil
-        }
-        if start == .legacyDebugger, Int32(bitPattern: rawLength) < 0 {
-            throw WireError.negativeLength(Int32(bitPattern: rawLength))
         }
         let length = Int(rawLength)
         guard length <= maximumBodySize else { throw WireError.frameTooLarge(length: length, maximum: maximumBodySize) }
         guard buffer.readableBytes >= FrameLayout.prefixSize + length else { return nil }
         buffer.moveReaderIndex(forwardBy: FrameLayout.prefixSize)
         let body = buffer.readSlice(length: length)!
-        return try Frame.parse(start: start, body: body)
+        return try Frame.parse(body: body)
     }
 
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> Frame? {

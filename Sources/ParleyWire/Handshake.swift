@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 
 /// Which side of a connection we are. The dialer speaks first; the acceptor answers only after it has seen
-/// the dialer's first frame, so that an app speaking the legacy debugger protocol never receives a Parley frame.
+/// the dialer's first frame.
 public enum ConnectionRole: Sendable, Hashable {
     case dialer
     case acceptor
@@ -16,11 +16,10 @@ public enum ConnectionRole: Sendable, Hashable {
 /// the acceptor checks the dialer's proof. Only then is the connection established, and from then on every frame
 /// is sealed with ``frameProtection``. A side with a secret never talks to a side without one: both refuse.
 public struct HandshakeStateMachine: Sendable {
-    public enum Outcome: Sendable, Hashable {
-        /// A Parley peer: the negotiated version and its hello.
-        case parley(version: UInt16, hello: Hello)
-        /// An app speaking the original debugger protocol; its first frame must still be delivered.
-        case legacyDebugger(firstFrame: ByteBuffer)
+    /// The peer: the negotiated version and its hello.
+    public struct Outcome: Sendable, Hashable {
+        public var version: UInt16
+        public var hello: Hello
     }
 
     public enum Action: Sendable, Hashable {
@@ -44,8 +43,6 @@ public struct HandshakeStateMachine: Sendable {
     public let role: ConnectionRole
     public let minimumVersion: UInt16
     public let maximumVersion: UInt16
-    /// With an authenticator: whether an app of the original debugger (which cannot authenticate) is let in.
-    public let allowsUnauthenticatedLegacyApps: Bool
     /// Our hello exactly as it goes on the wire: the authenticated transcript is made of these bytes.
     private let localHello: HelloFrame
     private var authenticator: (any HandshakeAuthenticator)?
@@ -60,14 +57,12 @@ public struct HandshakeStateMachine: Sendable {
         role: ConnectionRole,
         hello: Hello,
         authenticator: (any HandshakeAuthenticator)? = nil,
-        allowsUnauthenticatedLegacyApps: Bool = false,
         minimumVersion: UInt16 = ProtocolVersion.minimumSupported,
         maximumVersion: UInt16 = ProtocolVersion.current
     ) {
         self.role = role
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
-        self.allowsUnauthenticatedLegacyApps = allowsUnauthenticatedLegacyApps
         self.authenticator = authenticator
         var hello = hello
         hello.auth = authenticator?.offer
@@ -117,7 +112,7 @@ public struct HandshakeStateMachine: Sendable {
             }
             guard var authenticator else {
                 if decoded.auth != nil { return .fail(.secretRequiredByPeer, notifyPeer: true) }
-                return .established(.parley(version: upper, hello: decoded), send: role == .acceptor ? [.hello(localHello)] : [])
+                return .established(Outcome(version: upper, hello: decoded), send: role == .acceptor ? [.hello(localHello)] : [])
             }
             guard let peerOffer = decoded.auth else { return .fail(.peerHasNoSecret, notifyPeer: true) }
             let transcript =
@@ -134,12 +129,6 @@ public struct HandshakeStateMachine: Sendable {
             // The acceptor proves itself first; the dialer waits for that proof before giving its own, so that a
             // peer without the secret learns nothing from the dialer.
             return .send(role == .acceptor ? [.hello(localHello), .auth(authenticator.localProof())] : [])
-        case .legacyDebugger(let json) where role == .acceptor:
-            if authenticator != nil && !allowsUnauthenticatedLegacyApps {
-                // It would not understand a close frame.
-                return .fail(.legacyAppRefused, notifyPeer: false)
-            }
-            return .established(.legacyDebugger(firstFrame: json), send: [])
         case .close(let close):
             return .fail(refusal(close), notifyPeer: false)
         default:
@@ -153,7 +142,7 @@ public struct HandshakeStateMachine: Sendable {
         case .auth(let proof):
             guard authenticator.isValidPeerProof(proof) else { return .fail(.wrongSecret, notifyPeer: true) }
             frameProtection = authenticator.frameProtection()
-            return .established(.parley(version: version, hello: hello), send: role == .dialer ? [.auth(authenticator.localProof())] : [])
+            return .established(Outcome(version: version, hello: hello), send: role == .dialer ? [.auth(authenticator.localProof())] : [])
         case .close(let close):
             return .fail(refusal(close), notifyPeer: false)
         default:
@@ -181,7 +170,6 @@ public struct HandshakeStateMachine: Sendable {
         case .ping: "ping"
         case .pong: "pong"
         case .close: "close"
-        case .legacyDebugger: "legacy debugger frame"
         }
     }
 }
@@ -199,10 +187,12 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     case secretRequiredByPeer
     /// This node requires a shared secret; the peer has none (its hello offered no authentication).
     case peerHasNoSecret
-    /// An app of the original debugger connected; it cannot authenticate and this node requires a secret.
-    case legacyAppRefused
     /// After the hellos of an authenticated handshake, something other than the peer's proof arrived.
     case missingProof(received: String)
+    /// An app in the original Swift Talk debugger framing connected to a node that does not accept that framing.
+    case originalFramingNotAccepted
+    /// An app in the original framing (which cannot authenticate) connected to a node that requires a secret.
+    case originalFramingNeedsSecret
 
     public var description: String {
         switch self {
@@ -222,10 +212,12 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
             "the peer requires a shared secret; configure secretFile (TransceiverConfiguration.sharedSecret) with the peer's secret"
         case .peerHasNoSecret:
             "this node requires a shared secret and the peer has none; configure secretFile (TransceiverConfiguration.sharedSecret) on the peer with this node's secret"
-        case .legacyAppRefused:
-            "an app of the original debugger cannot authenticate and this node requires a shared secret; refused (set allowUnauthenticatedLegacyApps to let such apps in)"
         case .missingProof(let name):
             "expected the peer's auth frame (its proof of the shared secret), received a \(name) frame"
+        case .originalFramingNotAccepted:
+            "an app in the original Swift Talk debugger framing (first byte 0xCE) connected, but this node does not accept that framing; closed"
+        case .originalFramingNeedsSecret:
+            "an app in the original Swift Talk debugger framing cannot authenticate and this node requires a shared secret; refused (set allowOriginalFramingWithoutSecret to let such apps in, unencrypted)"
         }
     }
 
@@ -237,7 +229,8 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .refusedByPeer(let code, _): code
         case .timedOut: .handshakeTimeout
         case .wrongSecret: .authenticationFailed
-        case .secretRequiredByPeer, .peerHasNoSecret, .legacyAppRefused: .authenticationRequired
+        case .secretRequiredByPeer, .peerHasNoSecret, .originalFramingNeedsSecret: .authenticationRequired
+        case .originalFramingNotAccepted: .protocolViolation
         }
     }
 

@@ -1,7 +1,7 @@
-/// The first byte of every frame on a Parley connection. It tells the reader how to interpret the body.
+/// The first byte of every frame. A connection's first byte says which framing it speaks, for good.
 public enum StartByte: UInt8, Sendable, CaseIterable {
-    /// A frame written by an app built for the original Swift Talk remote debugger: the body is JSON.
-    case legacyDebugger = 206
+    /// The original Swift Talk remote debugger's framing (see ``OriginalFrameDecoder``): the body is JSON.
+    case originalFraming = 206
     /// A Parley frame: the body begins with a one-byte ``FrameKind``.
     case parley = 207
 }

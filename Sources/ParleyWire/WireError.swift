@@ -1,11 +1,11 @@
 /// A violation of the wire protocol by the remote side. Each case says what arrived and what was expected,
 /// so that the log line closing the connection explains itself.
 public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The first byte of a frame was neither 206 (legacy debugger) nor 207 (Parley).
+    /// The first byte of a frame was not the framing's start byte (207 for Parley, 206 for the original framing).
     case unexpectedStartByte(UInt8)
     /// A frame announced a body larger than this connection accepts.
     case frameTooLarge(length: Int, maximum: Int)
-    /// A legacy debugger frame announced a negative Int32 length.
+    /// A frame in the original framing announced a negative Int32 length.
     case negativeLength(Int32)
     /// The connection ended in the middle of a frame.
     case truncatedFrame(expected: Int, received: Int)
@@ -22,11 +22,11 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .unexpectedStartByte(let byte):
             let hex = String(byte, radix: 16, uppercase: true)
-            return "unexpected start byte 0x\(hex): expected 0xCF (Parley frame) or 0xCE (Swift Talk debugger frame)"
+            return "unexpected start byte 0x\(hex): a Parley frame starts with 0xCF (and a connection in the original Swift Talk debugger framing with 0xCE)"
         case .frameTooLarge(let length, let maximum):
             return "frame body of \(length) bytes exceeds the maximum of \(maximum) bytes"
         case .negativeLength(let length):
-            return "legacy debugger frame announced a negative length (\(length))"
+            return "original-framing frame announced a negative length (\(length))"
         case .truncatedFrame(let expected, let received):
             return "connection ended inside a frame: \(received) of \(expected) bytes received"
         case .unknownFrameKind(let kind):

@@ -95,13 +95,13 @@ struct DebuggerTests {
         #expect(try Data(contentsOf: imageFile) == Data(Self.png))
 
         let replay = try await daemon.ctl(["replay", String(first)])
-        #expect(replay.status == 0 && replay.stdout.contains("state \(first) sent to legacy debugger app"), "\(replay)")
+        #expect(replay.status == 0 && replay.stdout.contains("state \(first) sent to debugger app at"), "\(replay)")
         #expect(try await app.exitStatus(within: .seconds(20)) == 0, "app: \(app.stdout) \(app.stderr)")
         #expect(Self.received(app) == [Self.states[0]])
 
         let sessions = try await daemon.ctl(["sessions", "--json"])
         let session = try JSONSerialization.jsonObject(with: Data(sessions.stdout.utf8)) as? [String: Any]
-        #expect(session?["kind"] as? String == "legacy" && session?["entryCount"] as? Int == 3, "\(sessions.stdout)")
+        #expect(session?["kind"] as? String == "original" && session?["entryCount"] as? Int == 3, "\(sessions.stdout)")
         try await daemon.stop()
     }
 
@@ -231,7 +231,7 @@ struct DebuggerTests {
         let missing = try Self.rawFrameApp(port: daemon.port, body: #"{"state": {"a": 1}, "imageData": ""}"#)
         let huge = try Self.rawFrameApp(port: daemon.port, body: #"{"state": ""# + String(repeating: "x", count: 8000) + #"", "action": "big", "imageData": ""}"#)
         for app in [notJSON, missing, huge] { _ = try await app.exitStatus(within: .seconds(20)) }
-        _ = try await daemon.child.waitFor(in: \.stderr) { $0.contains("state record rejected; nothing stored") && $0.contains("action") ? true : nil }
+        _ = try await daemon.child.waitFor(in: \.stderr) { $0.contains("original debugger framing not understood") && $0.contains("action") ? true : nil }
         _ = try await daemon.child.waitFor(in: \.stderr) { $0.contains("exceeds the maximum of 4096 bytes") ? true : nil }
 
         let after = try Self.originalApp(port: daemon.port, sends: [("after", Self.states[1], [])], expect: 0)

@@ -15,7 +15,7 @@ struct HistoryExportTests {
 
     /// A session with varied entries, ended; returns the session and its entries.
     private func fill(_ store: HistoryStore) async throws -> (SessionSummary, [EntrySummary]) {
-        let session = try await store.beginSession(peerID: "peer-\"1\"", appName: "Listr ✓", kind: .legacy, at: testTime(0))
+        let session = try await store.beginSession(peerID: "peer-\"1\"", appName: "Listr ✓", kind: .original, at: testTime(0))
         var entries: [EntrySummary] = []
         for (index, state) in Self.states.enumerated() {
             let screenshot = (0..<(index * 7)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
@@ -36,7 +36,7 @@ struct HistoryExportTests {
             #expect(lines.last == "")
             #expect(
                 lines[0]
-                    == #"{"format":"parley-debugger-history","version":1,"session":{"peerID":"peer-\"1\"","appName":"Listr ✓","kind":"legacy","started":"2027-01-15T08:00:00.000Z","ended":"2027-01-15T08:00:09.500Z"},"entries":4}"#
+                    == #"{"format":"parley-debugger-history","version":1,"session":{"peerID":"peer-\"1\"","appName":"Listr ✓","kind":"original","started":"2027-01-15T08:00:00.000Z","ended":"2027-01-15T08:00:09.500Z"},"entries":4}"#
             )
             for line in lines.dropLast() { try JSONSkimmer.validate(ByteBuffer(string: String(line))) }
             // States without line breaks are embedded verbatim; the pretty-printed one travels as exact text.
@@ -48,7 +48,7 @@ struct HistoryExportTests {
             #expect(imported.id != session.id)
             #expect(imported.imported)
             #expect(!session.imported)
-            #expect(imported.peerID == session.peerID && imported.appName == session.appName && imported.kind == .legacy)
+            #expect(imported.peerID == session.peerID && imported.appName == session.appName && imported.kind == .original)
             #expect(imported.started == session.started && imported.ended == session.ended)
             #expect(imported.entryCount == entries.count && imported.bytes == session.bytes)
             let copies = try await store.entries(EntryQuery(session: imported.id, limit: 100)).items

@@ -58,7 +58,7 @@ struct HistoryStoreTests {
     @Test("listing filters in SQL by patterns and saved filter names, and agrees with the in-memory matcher")
     func filteredListing() async throws {
         try await withStore { store, _ in
-            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .legacy)
+            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .original)
             let actions = [
                 "hoverStarted", "add(milk)", "window.visibilityChanged", "clock.tick", "add(eggs)", "[x]*?", "a?c", "abc", "Hover", "añc",
             ]
@@ -160,7 +160,7 @@ struct HistoryStoreTests {
     func reopen() async throws {
         try await withTemporaryDirectory { directory in
             let store = try await HistoryStore.open(directory: directory)
-            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .legacy, at: testTime(0))
+            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .original, at: testTime(0))
             let one = try await store.append(record("one", #"{"n":1.10}"#, screenshot: [1, 2, 3]), to: session.id, at: testTime(1))
             let two = try await store.append(record("two", #"{"n":2}"#), to: session.id, at: testTime(2))
             try await store.endSession(session.id, at: testTime(3))
@@ -190,7 +190,7 @@ struct HistoryStoreTests {
             let busy = try await store.beginSession(peerID: "busy", appName: "App", kind: .parley, at: testTime(0))
             _ = try await store.append(record("a", "{}"), to: busy.id, at: testTime(5))
             _ = try await store.append(record("b", "{}"), to: busy.id, at: testTime(7.5))
-            let silent = try await store.beginSession(peerID: "silent", appName: "App", kind: .legacy, at: testTime(1))
+            let silent = try await store.beginSession(peerID: "silent", appName: "App", kind: .original, at: testTime(1))
             #expect(try await store.sessions().allSatisfy(\.isOpen))
             try await store.close()  // as after a SIGKILL, nobody ended the sessions
 

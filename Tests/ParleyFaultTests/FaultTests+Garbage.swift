@@ -12,9 +12,9 @@ extension FaultTests {
         /// 0xCF and a length above the 64 MiB maximum.
         case hugeParleyLength
         /// 0xCE and a length above the maximum.
-        case hugeLegacyLength
+        case hugeOriginalLength
         /// 0xCE and a negative length.
-        case negativeLegacyLength
+        case negativeOriginalLength
         /// A whole 0xCF frame of random body (a random kind byte, not hello or close).
         case randomParleyBody
         /// 0xCF, a length under the maximum (up to 60 MiB), and far fewer bytes before the end of the stream.
@@ -30,15 +30,15 @@ extension FaultTests {
         /// A valid hello, then a frame announcing a length above the maximum.
         case helloThenHugeLength
         /// A valid hello, then an original-debugger frame, which a Parley peer must not send.
-        case helloThenLegacyFrame
+        case helloThenOriginalFrame
         /// An original-debugger frame whose body is not JSON: a debugger app is accepted, its record refused.
-        case legacyNotJSON
+        case originalNotJSON
 
         /// The start of the log line parleyd must write for it.
         var expectedLog: String {
             switch self {
-            case .helloThenRandom, .helloThenHugeLength, .helloThenLegacyFrame: "protocol error; connection closed"
-            case .legacyNotJSON: "state record rejected; nothing stored"
+            case .helloThenRandom, .helloThenHugeLength, .helloThenOriginalFrame: "protocol error; connection closed"
+            case .originalNotJSON: "frame in the original debugger framing not understood"
             default: "handshake failed; connection closed"
             }
         }
@@ -49,7 +49,7 @@ extension FaultTests {
             case .wrongVersions: .incompatibleVersion
             case .helloThenRandom: .malformedFrame
             case .helloThenHugeLength: .frameTooLarge
-            case .helloThenLegacyFrame: .protocolViolation
+            case .helloThenOriginalFrame: .protocolViolation
             case .hugeParleyLength, .randomParleyBody, .badHelloJSON: .protocolViolation
             default: nil
             }
@@ -65,9 +65,9 @@ extension FaultTests {
                 return [first] + random.bytes(Int.random(in: 0..<2048, using: &random))
             case .hugeParleyLength:
                 return [0xCF] + le32(UInt32.random(in: (maximum + 1)...UInt32.max, using: &random)) + random.bytes(64)
-            case .hugeLegacyLength:
+            case .hugeOriginalLength:
                 return [0xCE] + le32(UInt32.random(in: (maximum + 1)...UInt32(Int32.max), using: &random)) + random.bytes(64)
-            case .negativeLegacyLength:
+            case .negativeOriginalLength:
                 return [0xCE] + le32(UInt32.random(in: 0x8000_0000...UInt32.max, using: &random)) + random.bytes(64)
             case .randomParleyBody:
                 // Any kind but hello (which may announce other versions) and close (a refusal, answered with nothing).
@@ -91,10 +91,10 @@ extension FaultTests {
                 return helloBytes(name: "garbage") + [first] + random.bytes(Int.random(in: 0..<512, using: &random))
             case .helloThenHugeLength:
                 return helloBytes(name: "garbage") + [0xCF] + le32(UInt32.random(in: (maximum + 1)...UInt32.max, using: &random))
-            case .helloThenLegacyFrame:
+            case .helloThenOriginalFrame:
                 let json = Array(#"{"state":{},"action":"x","imageData":""}"#.utf8)
                 return helloBytes(name: "garbage") + [0xCE] + le32(UInt32(json.count)) + json
-            case .legacyNotJSON:
+            case .originalNotJSON:
                 let body = [0x00] + random.bytes(Int.random(in: 0..<1024, using: &random))
                 return [0xCE] + le32(UInt32(body.count)) + body
             }
@@ -161,12 +161,12 @@ extension FaultTests {
 
         func expected(_ log: String) -> Int { plan.filter { $0.0.expectedLog == log }.count }
         // Lines held back by parleyd's log throttle are counted a second after the first of them.
-        let logKinds = [Garbage.randomBytes, .helloThenRandom, .legacyNotJSON].map(\.expectedLog)
+        let logKinds = [Garbage.randomBytes, .helloThenRandom, .originalNotJSON].map(\.expectedLog)
         let wanted = logKinds.map(expected)
         _ = await eventually(timeout: .seconds(10)) { logKinds.map(daemon.warningCount) == wanted }
         let handshakeFailures = daemon.warningCount(Garbage.randomBytes.expectedLog)
         let protocolErrors = daemon.warningCount(Garbage.helloThenRandom.expectedLog)
-        let rejected = daemon.warningCount(Garbage.legacyNotJSON.expectedLog)
+        let rejected = daemon.warningCount(Garbage.originalNotJSON.expectedLog)
         let written = logKinds.map { kind in daemon.logLines(containing: ": " + kind).count }.reduce(0, +)
         report("garbage: seed \(seed) (FAULT_SEED=\(seed) replays it); \(plan.count) connections, \(ProcessMemory.mebibytes(bytesSent)) of garbage in \(Latencies.ms(elapsed))")
         report("garbage: closed by parleyd \(outcomes.filter(\.1).count) of \(plan.count); logged \(handshakeFailures) handshake failures, \(protocolErrors) protocol errors after the handshake, \(rejected) rejected debugger records (\(written) lines written, the rest counted in \(daemon.logLines(containing: "log lines held back").count) held-back lines)")
@@ -179,7 +179,7 @@ extension FaultTests {
         }
         #expect(handshakeFailures == expected(Garbage.randomBytes.expectedLog))
         #expect(protocolErrors == expected(Garbage.helloThenRandom.expectedLog))
-        #expect(rejected == expected(Garbage.legacyNotJSON.expectedLog))
+        #expect(rejected == expected(Garbage.originalNotJSON.expectedLog))
         #expect(daemon.logLines(containing: "connection refused").isEmpty)
         #expect((during?.count ?? 0) > 0)
         #expect(daemon.child.isRunning && status.status == 0, "\(status)")

@@ -136,12 +136,14 @@ struct AuthenticationTests {
         #expect(handled.count == 0)
     }
 
-    @Test("with a secret an original-debugger app is refused with a log line, unless explicitly allowed", arguments: [false, true])
-    func legacyApps(allowed: Bool) async throws {
+    @Test("with a secret an app in the original framing is refused with a log line, unless explicitly allowed", arguments: [false, true])
+    func originalFramingApps(allowed: Bool) async throws {
         let logs = LogCapture()
-        let server = Self.node("server", secret: .generate(), logs: logs) { $0.allowUnauthenticatedLegacyApps = allowed }
+        let server = Self.node("server", secret: .generate(), logs: logs) {
+            $0.originalFraming = OriginalFramingSupport(translator: VerbatimTranslator(), allowedWithoutSecret: allowed)
+        }
         let inbox = Inbox<ByteBuffer>()
-        server.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { message, _ in inbox.put(message.payload) }
+        server.receiveRaw(typeName: VerbatimTranslator.inbound) { message, _ in inbox.put(message.payload) }
         try await withRunning([server]) {
             let socket = try RawSocket(port: server.listeningPort!)
             let json = #"{"state":{},"action":"tap","imageData":""}"#

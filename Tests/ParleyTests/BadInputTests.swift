@@ -19,6 +19,7 @@ struct BadInputTests {
         let server = makeTransceiver("server", logs: logs) {
             $0.maximumFrameSize = maximumFrameSize
             $0.handshakeTimeout = handshakeTimeout
+            $0.originalFraming = OriginalFramingSupport(translator: VerbatimTranslator())
         }
         let client = makeTransceiver("client", listen: nil)
         server.respond(to: Echo.self) { echo, _ in echo }
@@ -132,7 +133,7 @@ struct BadInputTests {
     func silentConnectionKept() async throws {
         try await withServer(handshakeTimeout: .seconds(1)) { server, _ in
             let inbox = Inbox<ByteBuffer>()
-            server.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { message, _ in inbox.put(message.payload) }
+            server.receiveRaw(typeName: VerbatimTranslator.inbound) { message, _ in inbox.put(message.payload) }
             let socket = try RawSocket(port: server.listeningPort!)
             let (bytes, closed) = try await socket.bytes(timeout: 2.5)
             #expect(!closed && bytes.isEmpty, "a silent connection was closed (or sent \(bytes))")
@@ -142,22 +143,29 @@ struct BadInputTests {
         }
     }
 
-    @Test("an original Swift Talk debugger frame is accepted, delivered byte for byte, and answered in its framing")
-    func legacyDebuggerFrame() async throws {
-        try await withServer { server, _ in
+    @Test("a connection in the original framing is an ordinary peer above its pipeline: frames in as messages, replies out in its framing")
+    func originalFraming() async throws {
+        try await withServer { server, logs in
             let inbox = Inbox<(ByteBuffer, Peer)>()
-            server.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { message, peer in inbox.put((message.payload, peer)) }
+            server.receiveRaw(typeName: VerbatimTranslator.inbound) { message, peer in inbox.put((message.payload, peer)) }
             let json = #"{"state":{"count":1.25,"名前":"ü"},"action":"increment","imageData":"iVBORw0KGgo="}"#
             let socket = try RawSocket(port: server.listeningPort!)
+            // A frame the translator cannot read is dropped with a log line; the connection and the next frame live.
+            socket.write([206, 1, 0, 0, 0, VerbatimTranslator.untranslatable])
             socket.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
             let (payload, peer) = try #require(try await inbox.take().first)
             #expect(payload == ByteBuffer(string: json))
-            #expect(peer.kind == .legacyDebugger)
+            #expect(peer.capabilities == [OriginalFraming.capability] && peer.accepts == [VerbatimTranslator.outbound])
+            #expect(!logs.records(mentioning: "starts with \"!\"").isEmpty)
 
+            // A request the app cannot receive is answered at once, without reaching it.
+            await #expect(throws: TransceiverError.self) {
+                try await server.requestRaw(typeName: "test.Other", payload: ByteBuffer(string: "{}"), from: peer.id, timeout: .seconds(30))
+            }
             let state = #"{"count":1.25,"名前":"ü"}"#
-            try await server.sendLegacyDebuggerFrame(ByteBuffer(string: state), to: peer.id)
+            try await server.sendRaw(typeName: VerbatimTranslator.outbound, payload: ByteBuffer(string: state), to: peer.id)
             let (bytes, _) = try await socket.bytes(timeout: 2)
-            // Nothing but the 206 frame reaches the app: no hello, no ping.
+            // Nothing but the 206 frame reaches the app: no hello, no ping, nothing of the refused request.
             #expect(bytes == [206] + withUnsafeBytes(of: Int32(state.utf8.count).littleEndian, Array.init) + Array(state.utf8))
         }
     }

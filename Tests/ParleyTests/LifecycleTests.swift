@@ -74,17 +74,17 @@ struct LifecycleTests {
         }
     }
 
-    @Test("a legacy debugger connection that sends a Parley message is closed as a protocol violation")
-    func legacyConnectionSendsParleyFrame() async throws {
-        let server = makeTransceiver("server")
+    @Test("a connection in the original framing that sends a Parley frame is closed as a protocol violation")
+    func originalFramingConnectionSendsParleyFrame() async throws {
+        let server = makeTransceiver("server") { $0.originalFraming = OriginalFramingSupport(translator: VerbatimTranslator()) }
         let inbox = Inbox<String>()
-        server.receiveRaw(typeName: LegacyDebuggerFrame.messageType) { _, _ in inbox.put("legacy") }
+        server.receiveRaw(typeName: VerbatimTranslator.inbound) { _, _ in inbox.put("original") }
         server.receiveRaw(typeName: "test.Sneaky") { _, _ in inbox.put("sneaky") }
         try await withRunning([server]) {
             let socket = try RawSocket(port: server.listeningPort!)
             let json = #"{"action":"a","state":{}}"#
             socket.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
-            #expect(try await inbox.take() == ["legacy"])
+            #expect(try await inbox.take() == ["original"])
             socket.write(.message(MessageFrame(header: MessageHeader(typeName: "test.Sneaky", id: MessageID(1)), payload: ByteBuffer(string: "{}"))))
             let (bytes, closed) = try await socket.bytes()
             #expect(closed && bytes.isEmpty)  // closed, and not sent a Parley frame it would not understand

@@ -65,11 +65,11 @@ struct LimitsTests {
             #expect(Self.closeCodes(frames) == [.tooManyConnections], "\(frames)")
 
             // An app of the original debugger must never see a Parley frame: it is closed without a byte.
-            let legacy = try RawSocket(port: server.listeningPort!)
+            let original = try RawSocket(port: server.listeningPort!)
             let json = #"{"state":{},"action":"tap"}"#
-            legacy.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
-            let legacyReceived = try await legacy.bytes()
-            #expect(legacyReceived.closed && legacyReceived.bytes.isEmpty, "\(legacyReceived.bytes)")
+            original.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
+            let originalReceived = try await original.bytes()
+            #expect(originalReceived.closed && originalReceived.bytes.isEmpty, "\(originalReceived.bytes)")
 
             // Saying nothing at all: closed after the handshake timeout, also without a byte.
             let silent = try await RawSocket(port: server.listeningPort!).bytes()

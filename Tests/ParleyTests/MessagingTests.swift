@@ -15,7 +15,7 @@ struct MessagingTests {
         server.receive(Echo.self) { echo, peer in inbox.put((echo, peer)) }
         try await withRunning([server, client]) {
             let peer = try await client.connect(to: server.loopbackEndpoint)
-            #expect(peer.name == "server" && peer.kind == .parley && peer.protocolVersion == ProtocolVersion.current)
+            #expect(peer.name == "server" && peer.protocolVersion == ProtocolVersion.current)
             try await client.send(Echo(text: "hello"), to: peer)
             let (echo, sender) = try #require(try await inbox.take().first)
             #expect(echo == Echo(text: "hello"))

@@ -10,7 +10,7 @@ struct PeerRegistryTests {
     static let me = PeerID(rawValue: "00000000-0000-4000-8000-000000000001")!
 
     static func peer(_ id: PeerID, name: String, accepts: [String] = []) -> Peer {
-        Peer(id: id, name: name, kind: .parley, address: "10.0.0.2:7206", protocolVersion: 1, accepts: accepts)
+        Peer(id: id, name: name, address: "10.0.0.2:7206", protocolVersion: 1, accepts: accepts)
     }
 
     @Test("connecting and disconnecting are reported to every subscriber, in order")

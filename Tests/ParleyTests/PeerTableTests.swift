@@ -9,7 +9,7 @@ struct PeerTableTests {
 
     static func candidate(_ connection: Int, peer: PeerID, dialer: PeerID, at time: TimeInterval = 0) -> PeerTable<Int>.Candidate {
         let peer = Peer(
-            id: peer, name: "p", kind: .parley, address: "c\(connection)", protocolVersion: 1,
+            id: peer, name: "p", address: "c\(connection)", protocolVersion: 1,
             connectedAt: Date(timeIntervalSince1970: time)
         )
         return .init(connection: connection, peer: peer, dialer: dialer)

@@ -38,3 +38,27 @@ final class Counter: Sendable {
     func increment() { value.withLock { $0 += 1 } }
     var count: Int { value.withLock { $0 } }
 }
+
+/// The transport's side of the original framing, isolated from the debugger's: each frame body is delivered as a
+/// message of type `inbound` with the body as its payload, and a message of type `outbound` goes back as a frame.
+struct VerbatimTranslator: OriginalFramingTranslator {
+    static let inbound = "test.original.Frame"
+    static let outbound = "test.original.Reply"
+    /// A body starting with this byte cannot be translated.
+    static let untranslatable = UInt8(ascii: "!")
+
+    struct Untranslatable: Error, CustomStringConvertible {
+        var description: String { "the body starts with \"!\"" }
+    }
+
+    var accepts: [String] { [Self.outbound] }
+
+    func message(fromFrameBody body: ByteBuffer) throws -> (typeName: String, payload: ByteBuffer) {
+        if body.getInteger(at: body.readerIndex, as: UInt8.self) == Self.untranslatable { throw Untranslatable() }
+        return (Self.inbound, body)
+    }
+
+    func frameBody(forMessage typeName: String, payload: ByteBuffer) -> ByteBuffer? {
+        typeName == Self.outbound ? payload : nil
+    }
+}

@@ -22,7 +22,6 @@ struct FrameCodecTests {
         .errorReply(ErrorReplyFrame(inReplyTo: MessageID(3), code: .unknownType, message: "no handler for \"x\"")),
         .ping(42), .pong(.max),
         .close(CloseFrame(code: .goingAway, message: "bye ✌️")),
-        .legacyDebugger(buffer(#"{"state":{"a":1},"action":"tap","imageData":""}"#)),
     ]
 
     @Test("every frame kind survives encode → decode on an EmbeddedChannel")
@@ -74,20 +73,6 @@ struct FrameCodecTests {
         )
     }
 
-    @Test("a legacy debugger frame is 206, a little-endian Int32 length and the JSON, byte for byte")
-    func legacyLayout() throws {
-        let json = #"{"action":"tap"}"#
-        var input = ByteBuffer(bytes: [206])
-        input.writeInteger(Int32(json.utf8.count), endianness: .little)
-        input.writeString(json)
-        var decoder = FrameDecoder()
-        var copy = input
-        #expect(try decoder.decode(buffer: &copy) == .legacyDebugger(Self.buffer(json)))
-        var encoded = ByteBuffer()
-        Frame.legacyDebugger(Self.buffer(json)).write(to: &encoded)
-        #expect(encoded == input)
-    }
-
     @Test("a length above the maximum is refused before the body is buffered")
     func oversized() {
         var decoder = FrameDecoder(maximumBodySize: 1024)
@@ -114,14 +99,6 @@ struct FrameCodecTests {
         #expect(throws: WireError.truncatedFrame(expected: 105, received: 15)) {
             try decoder.decodeLast(buffer: &buffer, seenEOF: true)
         }
-    }
-
-    @Test("a negative legacy length is refused")
-    func negativeLegacyLength() {
-        var decoder = FrameDecoder()
-        var buffer = ByteBuffer(bytes: [206])
-        buffer.writeInteger(Int32(-5), endianness: .little)
-        #expect(throws: WireError.negativeLength(-5)) { try decoder.decode(buffer: &buffer) }
     }
 
     @Test("malformed message headers are refused with a reason", arguments: [

@@ -14,11 +14,10 @@ struct HandshakeStateMachineTests {
     }
 
     static func machine(
-        _ role: ConnectionRole, min: UInt16 = 1, max: UInt16 = 1, authenticator: FakeAuthenticator? = nil, allowLegacy: Bool = false
+        _ role: ConnectionRole, min: UInt16 = 1, max: UInt16 = 1, authenticator: FakeAuthenticator? = nil
     ) -> HandshakeStateMachine {
         var machine = HandshakeStateMachine(
-            role: role, hello: localHello, authenticator: authenticator, allowsUnauthenticatedLegacyApps: allowLegacy,
-            minimumVersion: min, maximumVersion: max
+            role: role, hello: localHello, authenticator: authenticator, minimumVersion: min, maximumVersion: max
         )
         if role == .acceptor { #expect(machine.start() == nil) }
         return machine
@@ -34,10 +33,12 @@ struct HandshakeStateMachineTests {
         let decoded = try JSONDecoder().decode(Hello.self, from: Data(sent.body.readableBytesView))
         #expect(decoded == Self.localHello && decoded.auth == nil)
         var acceptor = Self.machine(.acceptor)
-        guard case .established(.parley(let version, let hello), let reply) = acceptor.receive(Self.hello()) else {
+        guard case .established(let outcome, let reply) = acceptor.receive(Self.hello()) else {
             Issue.record("acceptor did not establish")
             return
         }
+        let version = outcome.version
+        let hello = outcome.hello
         #expect(version == 1 && hello.name == "b" && hello.capabilities == ["heartbeat"])
         #expect(reply.count == 1 && { if case .hello = reply[0] { true } else { false } }())
         guard case .established(_, let dialerSends) = dialer.receive(Self.hello()) else {
@@ -51,10 +52,11 @@ struct HandshakeStateMachineTests {
     @Test("the highest common version is chosen")
     func negotiation() {
         var machine = Self.machine(.acceptor, min: 1, max: 3)
-        guard case .established(.parley(let version, _), _) = machine.receive(Self.hello(min: 2, max: 5)) else {
+        guard case .established(let outcome, _) = machine.receive(Self.hello(min: 2, max: 5)) else {
             Issue.record("no agreement")
             return
         }
+        let version = outcome.version
         #expect(version == 3)
     }
 
@@ -81,18 +83,11 @@ struct HandshakeStateMachineTests {
         }
     }
 
-    @Test("an acceptor treats a first 206 frame as a legacy debugger app and sends it nothing")
-    func legacy() {
-        var machine = Self.machine(.acceptor)
-        let json = ByteBuffer(string: #"{"action":"x"}"#)
-        #expect(machine.receive(.legacyDebugger(json)) == .established(.legacyDebugger(firstFrame: json), send: []))
-    }
-
-    @Test("a dialer refuses a legacy frame, and anything but hello first is a violation")
+    @Test("anything but a hello first is a violation, on either side")
     func unexpected() {
         var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello)
         _ = dialer.start()
-        #expect(dialer.receive(.legacyDebugger(ByteBuffer())) == .fail(.unexpectedFrame("legacy debugger frame"), notifyPeer: true))
+        #expect(dialer.receive(.pong(7)) == .fail(.unexpectedFrame("pong"), notifyPeer: true))
         var acceptor = Self.machine(.acceptor)
         #expect(acceptor.receive(.ping(1)) == .fail(.unexpectedFrame("ping"), notifyPeer: true))
         var sealedFirst = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
@@ -165,16 +160,18 @@ struct HandshakeStateMachineTests {
         }
         #expect(String(buffer: acceptorProof) == "acceptor:k")
         #expect(dialer.receive(answer[0]) == .send([]))
-        guard case .established(.parley(_, let acceptorHello), let proof) = dialer.receive(answer[1]) else {
+        guard case .established(let outcome, let proof) = dialer.receive(answer[1]) else {
             Issue.record("the dialer did not accept the acceptor's proof")
             return
         }
+        let acceptorHello = outcome.hello
         #expect(acceptorHello.auth == FakeAuthenticator(secret: "k").offer)
         #expect(proof == [.auth(ByteBuffer(string: "dialer:k"))])
-        guard case .established(.parley(_, let hello), let none) = acceptor.receive(proof[0]) else {
+        guard case .established(let outcome, let none) = acceptor.receive(proof[0]) else {
             Issue.record("the acceptor did not accept the dialer's proof")
             return
         }
+        let hello = outcome.hello
         #expect(hello.name == "a" && none.isEmpty)
         let dialerKeys = try #require(dialer.frameProtection as? FakeProtection)
         let acceptorKeys = try #require(acceptor.frameProtection as? FakeProtection)
@@ -233,16 +230,6 @@ struct HandshakeStateMachineTests {
         var acceptor = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
         let json = #"{"peerID":"\#(Self.peerID)","name":"b","capabilities":[],"accepts":[],"auth":{"scheme":"other","nonce":"n","key":"e"}}"#
         #expect(acceptor.receive(Self.hello(json: json)) == .fail(.malformedHello("scheme other"), notifyPeer: true))
-    }
-
-    @Test("with a secret an app of the original debugger is refused unsaid, unless explicitly allowed")
-    func legacyWithSecret() {
-        let json = ByteBuffer(string: #"{"action":"x"}"#)
-        var strict = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
-        #expect(strict.receive(.legacyDebugger(json)) == .fail(.legacyAppRefused, notifyPeer: false))
-        var lenient = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"), allowLegacy: true)
-        #expect(lenient.receive(.legacyDebugger(json)) == .established(.legacyDebugger(firstFrame: json), send: []))
-        #expect(lenient.frameProtection == nil)
     }
 }
 

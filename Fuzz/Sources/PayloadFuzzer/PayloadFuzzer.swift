@@ -34,7 +34,7 @@ public func fuzzPayloads(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     if choice <= kinds.count { body.writeInteger(kinds[choice - 1]) }
     body.writeBytes(payload)
     do {
-        checkRoundTrip(try Frame.parse(start: .parley, body: body))
+        checkRoundTrip(try Frame.parse(body: body))
     } catch {
         check(!error.description.isEmpty, "an error without a description")
     }

@@ -3,7 +3,7 @@ import ParleyWire
 
 /// Closes a connection over which no message has gone either way for `timeout`: it frees the slot of a peer
 /// that stays connected without using the connection, and of one that vanished without heartbeats (which
-/// nothing else would notice). Only messages, error replies and original-debugger frames count; pings and
+/// nothing else would notice). Only messages and error replies count; pings and
 /// pongs do not, since they prove the peer alive, not useful. Control-socket clients are exempt (a
 /// `parleyctl listen` waits legitimately for as long as it likes).
 final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -47,7 +47,7 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private static func isMessage(_ frame: Frame) -> Bool {
         switch frame {
-        case .message, .errorReply, .legacyDebugger: true
+        case .message, .errorReply: true
         case .hello, .auth, .ping, .pong, .close, .sealed: false
         }
     }

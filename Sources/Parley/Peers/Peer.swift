@@ -48,16 +48,8 @@ public struct Endpoint: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// A connected peer as handlers and the peer gate see it. Equality and hashing use the id only.
 public struct Peer: Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable, Codable {
-        /// Speaks Parley's typed protocol.
-        case parley
-        /// An app written for the original Swift Talk remote debugger: sends 206-framed JSON, no handshake.
-        case legacyDebugger
-    }
-
     public let id: PeerID
     public let name: String
-    public let kind: Kind
     /// The remote address of the connection, e.g. `127.0.0.1:52814`.
     public let address: String
     public let protocolVersion: UInt16
@@ -69,12 +61,11 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
     public var isLocal: Bool { address.hasPrefix("unix:") }
 
     public init(
-        id: PeerID, name: String, kind: Kind, address: String, protocolVersion: UInt16,
+        id: PeerID, name: String, address: String, protocolVersion: UInt16,
         capabilities: [String] = [], accepts: [String] = [], connectedAt: Date = Date()
     ) {
         self.id = id
         self.name = name
-        self.kind = kind
         self.address = address
         self.protocolVersion = protocolVersion
         self.capabilities = capabilities
@@ -85,7 +76,7 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
     /// This peer on a new connection that replaces `earlier`: connected since `earlier` connected.
     func keepingConnectionTime(of earlier: Peer) -> Peer {
         Peer(
-            id: id, name: name, kind: kind, address: address, protocolVersion: protocolVersion,
+            id: id, name: name, address: address, protocolVersion: protocolVersion,
             capabilities: capabilities, accepts: accepts, connectedAt: earlier.connectedAt
         )
     }

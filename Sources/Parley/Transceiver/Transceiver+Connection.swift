@@ -4,12 +4,6 @@ import NIOCore
 import ParleySecurity
 import ParleyWire
 
-/// Name under which frames from apps speaking the original Swift Talk debugger protocol are dispatched.
-/// Their payload is the exact JSON body the app sent.
-public enum LegacyDebuggerFrame {
-    public static let messageType = "parley.legacy-debugger.frame"
-}
-
 extension Transceiver {
     /// Serves one connection from handshake to close. Errors end this connection only.
     func serve(_ job: Job) async {
@@ -29,10 +23,8 @@ extension Transceiver {
             try await job.channel.frames.executeThenClose { inbound in
                 var frames = inbound.makeAsyncIterator()
                 let peer: Peer
-                let firstMessage: InboundMessage?
                 do {
-                    var machine = job.handshake ?? makeHandshake(for: connection)
-                    (peer, firstMessage) = try await handshake(connection, machine: &machine, frames: &frames, logger: logger)
+                    peer = try await handshake(connection, machine: job.handshake, frames: &frames, logger: logger)
                 } catch {
                     // Leaving this closure closes the channel at once; let a refusal reach the peer first.
                     connection.outbound.finish(sending: nil, then: .close, timeout: .seconds(1), reason: error)
@@ -43,9 +35,7 @@ extension Transceiver {
                 logger[metadataKey: "peer-name"] = "\(peer.name)"
                 handshakeResult?.resume(returning: peer)
                 handshakeResult = nil
-                endReason = await exchange(
-                    over: connection, peer: peer, firstMessage: firstMessage, frames: &frames, logger: logger
-                )
+                endReason = await exchange(over: connection, peer: peer, frames: &frames, logger: logger)
             }
         } catch let error as HandshakeError {
             counters.protocolErrors.add(1, ordering: .relaxed)
@@ -64,7 +54,7 @@ extension Transceiver {
         connection.noteEnd(endReason)
         connectionEnded(connection)
         if let peer = connection.peer {
-            logger.info("peer connection closed", metadata: ["reason": "\(connection.endReason ?? endReason)", "kind": "\(peer.kind.rawValue)"])
+            logger.info("peer connection closed", metadata: ["reason": "\(connection.endReason ?? endReason)"])
         }
     }
 
@@ -100,8 +90,7 @@ extension Transceiver {
         )
         var machine = HandshakeStateMachine(
             role: connection.role, hello: hello,
-            authenticator: connection.sharedSecret.map { SharedSecretAuthenticator(secret: $0) },
-            allowsUnauthenticatedLegacyApps: configuration.allowUnauthenticatedLegacyApps
+            authenticator: connection.sharedSecret.map { SharedSecretAuthenticator(secret: $0) }
         )
         // An acceptor's start() sends nothing; a dialer's handshake is started by `handOver`, which sends its hello.
         if connection.role == .acceptor { _ = machine.start() }
@@ -124,13 +113,15 @@ extension Transceiver {
 
     /// Runs the handshake state machine and registers the peer. Throws ``HandshakeError`` on failure, after
     /// telling the remote side why. No message is read, let alone routed, before the handshake (with a shared
-    /// secret: both proofs) is complete.
+    /// secret: both proofs) is complete. An acceptor's machine is made when the first frame is in: only then is it
+    /// known whether the connection authenticates (see ``PeerConnection/waiveSecret()``).
     private func handshake(
         _ connection: PeerConnection,
-        machine: inout HandshakeStateMachine,
+        machine started: HandshakeStateMachine?,
         frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
         logger: Logger
-    ) async throws -> (Peer, InboundMessage?) {
+    ) async throws -> Peer {
+        var machine = started
         let localID = localPeerID!
         while true {
             let next: Frame?
@@ -147,7 +138,10 @@ extension Transceiver {
                 throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake")
             }
 
-            switch machine.receive(frame) {
+            var running = machine ?? makeHandshake(for: connection)
+            let action = running.receive(frame)
+            machine = running
+            switch action {
             case .send(let frames):
                 write(frames, on: connection)
             case .fail(let error, let notifyPeer):
@@ -158,7 +152,7 @@ extension Transceiver {
                 // `connect` returns, this side already lists it.
                 connection.outbound.hold()
                 let established = Result { try establish(outcome, on: connection, localID: localID, logger: logger) }
-                write(frames, on: connection, thenSealWith: machine.frameProtection)
+                write(frames, on: connection, thenSealWith: running.frameProtection)
                 connection.outbound.release()
                 return try established.get()
             }
@@ -168,43 +162,29 @@ extension Transceiver {
     /// Registers the peer of a completed handshake.
     private func establish(
         _ outcome: HandshakeStateMachine.Outcome, on connection: PeerConnection, localID: PeerID, logger: Logger
-    ) throws -> (Peer, InboundMessage?) {
+    ) throws -> Peer {
         let channel = connection.channel
-        let peer: Peer
-        var firstMessage: InboundMessage?
-        switch outcome {
-        case .parley(let version, let hello):
-            let id = PeerID(rawValue: hello.peerID)!
-            peer = Peer(
-                id: id, name: hello.name, kind: .parley, address: connection.remoteAddress,
-                protocolVersion: version, capabilities: hello.capabilities, accepts: hello.accepts
+        let hello = outcome.hello
+        let id = PeerID(rawValue: hello.peerID)!
+        let peer = Peer(
+            id: id, name: hello.name, address: connection.remoteAddress,
+            protocolVersion: outcome.version, capabilities: hello.capabilities, accepts: hello.accepts
+        )
+        if id == localID {
+            let error = HandshakeError.refusedByPeer(code: .connectedToSelf, message: "connected to itself")
+            connection.outbound.finish(
+                sending: .close(CloseFrame(code: .connectedToSelf, message: "this is the same Parley node (\(id))")),
+                then: .close, timeout: .seconds(1), reason: error
             )
-            if id == localID {
-                let error = HandshakeError.refusedByPeer(code: .connectedToSelf, message: "connected to itself")
-                connection.outbound.finish(
-                    sending: .close(CloseFrame(code: .connectedToSelf, message: "this is the same Parley node (\(id))")),
-                    then: .close, timeout: .seconds(1), reason: error
-                )
-                throw error
-            }
-            if hello.capabilities.contains("heartbeat") {
-                channel.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
-            }
-            connection.peer = peer
-            register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
-            channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
-        case .legacyDebugger(let json):
-            peer = Peer(
-                id: PeerID(), name: "legacy debugger app \(connection.remoteAddress)", kind: .legacyDebugger,
-                address: connection.remoteAddress, protocolVersion: 0
-            )
-            connection.peer = peer
-            register(connection, peer: peer, dialer: peer.id, logger: logger)
-            channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
-            // The first frame was the app's first message: it is delivered like any other.
-            firstMessage = legacyMessage(json, on: connection)
+            throw error
         }
-        return (peer, firstMessage)
+        if hello.capabilities.contains("heartbeat") {
+            channel.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+        }
+        connection.peer = peer
+        register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
+        channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
+        return peer
     }
 
     /// Tells the remote side why the handshake failed, then closes.
@@ -215,18 +195,11 @@ extension Transceiver {
         )
     }
 
-    private func legacyMessage(_ json: ByteBuffer, on connection: PeerConnection) -> InboundMessage {
-        InboundMessage(
-            header: MessageHeader(typeName: LegacyDebuggerFrame.messageType, id: connection.makeMessageID()),
-            payload: json
-        )
-    }
-
     /// Puts the peer in the registry; reports it, or retires whichever connection is the duplicate.
     private func register(_ connection: PeerConnection, peer: Peer, dialer: PeerID, logger: Logger) {
         switch registry.register(connection, peer: peer, dialer: dialer) {
         case .connected:
-            logger.info("peer connected", metadata: ["kind": "\(peer.kind.rawValue)", "version": "\(peer.protocolVersion)"])
+            logger.info("peer connected", metadata: ["version": "\(peer.protocolVersion)"])
         case .handedOver:
             logger.debug("peer's duplicate connection resolved; it continues on this one")
         case .replaced(let old):
@@ -253,19 +226,14 @@ extension Transceiver {
     private func exchange(
         over connection: PeerConnection,
         peer: Peer,
-        firstMessage: InboundMessage?,
         frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
         logger: Logger
     ) async -> String {
         var endReason = "the peer closed the connection"
         var protocolError: (ErrorCode, String)?
-        if let firstMessage { await deliver(firstMessage, from: peer, on: connection, logger: logger) }
         do {
             reading: while let frame = try await frames.next() {
                 switch frame {
-                case .message where peer.kind == .legacyDebugger:
-                    protocolError = (.protocolViolation, "a Parley message on a legacy debugger connection (no handshake)")
-                    break reading
                 case .message(let message):
                     let inbound = InboundMessage(header: message.header, payload: message.payload)
                     if let replyTo = message.header.inReplyTo {
@@ -276,8 +244,6 @@ extension Transceiver {
                         continue
                     }
                     await deliver(inbound, from: peer, on: connection, logger: logger)
-                case .legacyDebugger(let json) where peer.kind == .legacyDebugger:
-                    await deliver(legacyMessage(json, on: connection), from: peer, on: connection, logger: logger)
                 case .close(let close):
                     if close.code == .duplicateConnection { connection.noteHandedOver() }
                     endReason = "the peer closed the connection (\(close.code)): \(close.message.excerpt())"
@@ -290,7 +256,7 @@ extension Transceiver {
                     }
                 case .ping, .pong:
                     break  // consumed by HeartbeatHandler once the handshake is done
-                case .hello, .auth, .sealed, .legacyDebugger:
+                case .hello, .auth, .sealed:
                     protocolError = (.protocolViolation, "unexpected \(HandshakeStateMachine.name(of: frame)) frame after the handshake")
                     break reading
                 }
@@ -310,9 +276,8 @@ extension Transceiver {
             }
             endReason = text
             connection.noteEnd(text)
-            // An app of the original debugger would not understand a Parley close frame: it just sees the close.
             connection.outbound.finish(
-                sending: peer.kind == .parley ? .close(CloseFrame(code: code, message: text)) : nil,
+                sending: .close(CloseFrame(code: code, message: text)),
                 then: .close, timeout: .seconds(1),
                 reason: TransceiverError.connectionClosed(peer.id, reason: text)
             )
@@ -380,7 +345,7 @@ extension Transceiver {
                 metadata: ["type": "\(message.typeName)", "code": "\(code)", "reason": "\(text)"],
                 to: logger
             )
-            if expectsReply && peer.kind == .parley {
+            if expectsReply {
                 let reply = ErrorReplyFrame(inReplyTo: message.header.id, code: code, message: text)
                 await sendOrLog(.errorReply(reply), on: connection, logger: logger)
             }

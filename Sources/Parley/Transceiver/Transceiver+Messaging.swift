@@ -77,9 +77,7 @@ extension Transceiver {
     @discardableResult
     public func broadcastRaw(typeName: String, payload: ByteBuffer) async throws -> Int {
         try checkSendable(typeName: typeName, payload: payload)
-        let targets = registry.peers.compactMap { peer in
-            peer.kind == .parley ? registry.connection(for: peer.id).map { (peer, $0) } : nil
-        }
+        let targets = registry.peers.compactMap { peer in registry.connection(for: peer.id).map { (peer, $0) } }
         let timeout = configuration.slowPeerTimeout
         return await withTaskGroup(of: Bool.self) { group in
             for (peer, connection) in targets {
@@ -114,7 +112,7 @@ extension Transceiver {
     /// of the queue leaves for that long (routers use it so that one stalled reader cannot hold up the others).
     public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID, stallTimeout: Duration? = nil) async throws {
         try checkSendable(typeName: typeName, payload: payload)
-        let connection = try connection(to: peer, kind: .parley)
+        let connection = try connection(to: peer)
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
         do {
             try await connection.send(.message(MessageFrame(header: header, payload: payload)), stallTimeout: stallTimeout)
@@ -150,7 +148,7 @@ extension Transceiver {
         typeName: String, payload: ByteBuffer, from peer: PeerID, timeout: Duration = .seconds(5)
     ) async throws -> InboundMessage {
         try checkSendable(typeName: typeName, payload: payload)
-        let connection = try connection(to: peer, kind: .parley)
+        let connection = try connection(to: peer)
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID(), flags: .expectsReply)
         let reply: PeerConnection.Reply
         do {
@@ -163,14 +161,6 @@ extension Transceiver {
         case .message(let message): return message
         case .error(let error): throw TransceiverError.remoteError(code: error.code, message: error.message)
         }
-    }
-
-    /// Sends a frame in the original Swift Talk debugger framing (206, little-endian length, `json`) to an app
-    /// that speaks it: this is how a debugger sends a state back to such an app.
-    public func sendLegacyDebuggerFrame(_ json: ByteBuffer, to peer: PeerID) async throws {
-        let connection = try connection(to: peer, kind: .legacyDebugger)
-        try await connection.send(.legacyDebugger(json))
-        counters.messagesSent.add(1, ordering: .relaxed)
     }
 
     // MARK: - Helpers
@@ -192,10 +182,9 @@ extension Transceiver {
         }
     }
 
-    private func connection(to peer: PeerID, kind: Peer.Kind) throws -> PeerConnection {
+    private func connection(to peer: PeerID) throws -> PeerConnection {
         guard isRunning else { throw TransceiverError.notRunning }
         guard let connection = registry.connection(for: peer) else { throw TransceiverError.peerNotConnected(peer) }
-        guard connection.peer?.kind == kind else { throw TransceiverError.wrongPeerKind(peer, expected: kind) }
         return connection
     }
 

@@ -288,6 +288,7 @@ public final class Transceiver: Service, Sendable {
         let configuration = self.configuration
         let counters = self.counters
         let requests = self.requests
+        let logThrottle = self.logThrottle
         let admission = self.admission
         do {
             return try await ServerBootstrap(group: group)
@@ -299,8 +300,8 @@ public final class Transceiver: Service, Sendable {
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
                         return try ChannelSetup.configure(
-                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, requests: requests,
-                            configuration: configuration, counters: counters
+                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true,
+                            requests: requests, configuration: configuration, counters: counters, logThrottle: logThrottle
                         )
                     }
                 }
@@ -316,6 +317,7 @@ public final class Transceiver: Service, Sendable {
         let configuration = self.configuration
         let counters = self.counters
         let requests = self.requests
+        let logThrottle = self.logThrottle
         let admission = self.admission
         do {
             try FileManager.default.createDirectory(
@@ -327,7 +329,7 @@ public final class Transceiver: Service, Sendable {
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
                         // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
-                        return try ChannelSetup.configure(channel, role: .acceptor, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters)
+                        return try ChannelSetup.configure(channel, role: .acceptor, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters, logThrottle: logThrottle)
                     }
                 }
             guard chmod(path, 0o660) == 0 else {
@@ -380,13 +382,11 @@ public final class Transceiver: Service, Sendable {
         }
     }
 
-    /// The last words on a drained connection: goodbye (to a Parley peer), then a half-close, so that what is queued
-    /// still arrives.
+    /// The last words on a drained connection: goodbye, then a half-close, so that what is queued still arrives.
     func finishForShutdown(_ connection: PeerConnection) {
         connection.noteEnd("this node (\(configuration.name)) is shutting down")
-        let isParleyPeer = connection.peer?.kind != .legacyDebugger
         connection.outbound.finish(
-            sending: isParleyPeer ? .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")) : nil,
+            sending: .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")),
             then: .halfClose,
             timeout: configuration.shutdownFlushTimeout,
             reason: TransceiverError.notRunning
@@ -403,6 +403,7 @@ public final class Transceiver: Service, Sendable {
         let configuration = self.configuration
         let counters = self.counters
         let requests = self.requests
+        let logThrottle = self.logThrottle
         let channel: ConnectionChannel
         do {
             channel = try await ClientBootstrap(group: group)
@@ -413,7 +414,7 @@ public final class Transceiver: Service, Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         try ChannelSetup.configure(
                             channel, role: .dialer, sharedSecret: configuration.sharedSecret, requests: requests,
-                            configuration: configuration, counters: counters
+                            configuration: configuration, counters: counters, logThrottle: logThrottle
                         )
                     }
                 }
@@ -430,6 +431,7 @@ public final class Transceiver: Service, Sendable {
         let configuration = self.configuration
         let counters = self.counters
         let requests = self.requests
+        let logThrottle = self.logThrottle
         let endpoint = Endpoint(host: "unix:" + path, port: 0)
         let channel: ConnectionChannel
         do {
@@ -437,7 +439,7 @@ public final class Transceiver: Service, Sendable {
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, role: .dialer, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters)
+                        try ChannelSetup.configure(channel, role: .dialer, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters, logThrottle: logThrottle)
                     }
                 }
         } catch {

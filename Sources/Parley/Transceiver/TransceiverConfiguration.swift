@@ -57,9 +57,9 @@ public struct TransceiverConfiguration: Sendable {
     /// The secret TCP peers must prove they know; their connections are then encrypted. `nil`: open mode, anyone
     /// who reaches the port may connect. Never asked of control-socket clients (the socket's mode protects it).
     public var sharedSecret: SharedSecret?
-    /// With a shared secret: whether apps of the original debugger (0xCE frames), which cannot authenticate, are
-    /// still let in (unencrypted). Off by default: with a secret they are refused, with a log line.
-    public var allowUnauthenticatedLegacyApps: Bool
+    /// Whether apps in the original Swift Talk debugger framing (first byte 0xCE) are accepted on the TCP listener,
+    /// and how their frames become messages. `nil` (the default): such connections are closed with a log line.
+    public var originalFraming: OriginalFramingSupport?
     public var logger: Logger
     /// The event loops that run this node's sockets (and, with ``handlersRunOnEventLoop``, its handlers). Shared by
     /// default: `MultiThreadedEventLoopGroup.singleton`, one thread per core. A group of its own keeps one node's
@@ -100,7 +100,7 @@ public struct TransceiverConfiguration: Sendable {
         staticPeers: [Endpoint] = [],
         capabilities: [String] = ["heartbeat"],
         sharedSecret: SharedSecret? = nil,
-        allowUnauthenticatedLegacyApps: Bool = false,
+        originalFraming: OriginalFramingSupport? = nil,
         logger: Logger = Logger(label: "parley"),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
@@ -126,7 +126,7 @@ public struct TransceiverConfiguration: Sendable {
         self.staticPeers = staticPeers
         self.capabilities = capabilities
         self.sharedSecret = sharedSecret
-        self.allowUnauthenticatedLegacyApps = allowUnauthenticatedLegacyApps
+        self.originalFraming = originalFraming
         self.logger = logger
         self.eventLoopGroup = eventLoopGroup
     }
@@ -176,4 +176,18 @@ public struct IdentityError: Error, Sendable, CustomStringConvertible {
     public let path: String
     public let reason: String
     public var description: String { "peer id file \(path): \(reason)" }
+}
+
+/// How a transceiver takes in apps of the original Swift Talk debugger framing (see ``OriginalFraming``).
+public struct OriginalFramingSupport: Sendable {
+    /// Turns their frames into messages and back (the debugger provides one).
+    public var translator: any OriginalFramingTranslator
+    /// With a shared secret: whether such apps, which cannot authenticate, are still let in (unencrypted). Off by
+    /// default: with a secret they are refused, with a log line.
+    public var allowedWithoutSecret: Bool
+
+    public init(translator: any OriginalFramingTranslator, allowedWithoutSecret: Bool = false) {
+        self.translator = translator
+        self.allowedWithoutSecret = allowedWithoutSecret
+    }
 }

@@ -17,8 +17,6 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     case handshakeFailed(Endpoint?, HandshakeError)
     /// The peer is not (or no longer) connected.
     case peerNotConnected(PeerID)
-    /// The operation needs a Parley peer, but this one is a legacy debugger app (or the other way round).
-    case wrongPeerKind(PeerID, expected: Peer.Kind)
     /// The peer gate timed out.
     case noPeer(waitedFor: String, timeout: Duration)
     /// No reply came within the timeout.
@@ -53,8 +51,6 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
             "handshake with \(endpoint.map(\.description) ?? "peer") failed: \(error)"
         case .peerNotConnected(let id):
             "peer \(id) is not connected"
-        case .wrongPeerKind(let id, let expected):
-            "peer \(id) is not a \(expected == .parley ? "Parley peer" : "legacy debugger app")"
         case .noPeer(let what, let timeout):
             "no \(what) connected within \(timeout.secondsText)"
         case .replyTimedOut(let type, let peer, let timeout):

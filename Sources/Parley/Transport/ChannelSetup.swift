@@ -8,35 +8,50 @@ struct ConnectionChannel: Sendable {
     var connection: PeerConnection
 }
 
-/// The pipeline every Parley connection uses, TCP or Unix socket:
-/// bytes ⇄ read activity ⇄ FrameDecoder/FrameEncoder ⇄ [rate limit] ⇄ [sealing] ⇄ handshake deadline ⇄ heartbeats
-/// ⇄ [idle timeout] ⇄ reply resolution ⇄ async frames.
-/// The sealing handler is there only on connections that authenticate with a shared secret.
+/// The pipeline of every connection, TCP or Unix socket:
+/// bytes ⇄ read activity ⇄ framing ⇄ [rate limit] ⇄ handshake deadline ⇄ heartbeats ⇄ [idle timeout]
+/// ⇄ reply resolution ⇄ async frames.
+///
+/// The framing part is FrameDecoder/FrameEncoder (and, on connections that authenticate with a shared secret, the
+/// sealing handler) for Parley. On an accepted TCP connection a ``FramingSniffer`` holds its place until the first
+/// byte: 0xCE installs the original Swift Talk debugger framing instead (``OriginalFrameDecoder``,
+/// ``OriginalFrameEncoder``, ``OriginalFramingBridge``), if this node accepts it. Above the framing every
+/// connection carries Parley frames.
 enum ChannelSetup {
     static func configure(
         _ channel: any Channel,
         role: ConnectionRole,
         sharedSecret: SharedSecret?,
+        sniffsFraming: Bool = false,
         requests: PendingRequests,
         configuration: TransceiverConfiguration,
-        counters: StatisticsCounters
+        counters: StatisticsCounters,
+        logThrottle: LogThrottle
     ) throws -> ConnectionChannel {
         let connection = PeerConnection(
             channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration
         )
         let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
-        // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
-        let maximumBodySize = configuration.maximumFrameSize + (sharedSecret == nil ? 0 : FrameLayout.sealedOverhead)
         try sync.addHandler(ReadActivityHandler(activity))
-        try sync.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize)))
+        if sniffsFraming {
+            try sync.addHandler(
+                FramingSniffer { framing, context in
+                    let handlers = try framingHandlers(
+                        framing, for: connection, configuration: configuration, logThrottle: logThrottle
+                    )
+                    try context.pipeline.syncOperations.addHandlers(handlers, position: .after(context.handler))
+                }
+            )
+        } else {
+            try sync.addHandlers(framingHandlers(.parley, for: connection, configuration: configuration, logThrottle: logThrottle))
+        }
         if let limit = configuration.messageRateLimit { try sync.addHandler(RateLimitHandler(limit: limit)) }
-        try sync.addHandler(FrameEncoder())
-        if sharedSecret != nil { try sync.addHandler(FrameProtectionHandler()) }
         try sync.addHandler(
             HandshakeDeadlineHandler(
                 timeout: TimeAmount(configuration.handshakeTimeout),
-                // Open: the peer's hello. With a secret: its hello, then its proof of the secret.
+                // Open: the peer's hello. With a secret: its hello, then its proof of the secret. (An app in the
+                // original framing meets either: its first frame arrives as a hello and a message at once.)
                 frames: sharedSecret == nil ? 1 : 2,
                 startsWithFirstByte: role == .acceptor
             )
@@ -59,6 +74,36 @@ enum ChannelSetup {
             configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
         )
         return ConnectionChannel(frames: frames, connection: connection)
+    }
+
+    /// The handlers that turn bytes into Parley frames and back, for one framing.
+    private static func framingHandlers(
+        _ framing: Framing, for connection: PeerConnection, configuration: TransceiverConfiguration, logThrottle: LogThrottle
+    ) throws -> [any ChannelHandler] {
+        switch framing {
+        case .parley:
+            let sealed = connection.sharedSecret != nil
+            // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
+            let maximumBodySize = configuration.maximumFrameSize + (sealed ? FrameLayout.sealedOverhead : 0)
+            return [ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize)), FrameEncoder()]
+                + (sealed ? [FrameProtectionHandler()] : [])
+        case .original:
+            guard let support = configuration.originalFraming else { throw HandshakeError.originalFramingNotAccepted }
+            if connection.sharedSecret != nil {
+                // Such an app cannot authenticate: with a secret it comes in only if the configuration says so,
+                // and then unsealed.
+                guard support.allowedWithoutSecret else { throw HandshakeError.originalFramingNeedsSecret }
+                connection.waiveSecret()
+            }
+            return [
+                ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: configuration.maximumFrameSize)),
+                OriginalFrameEncoder(),
+                OriginalFramingBridge(
+                    translator: support.translator, logger: configuration.logger,
+                    logThrottle: logThrottle
+                ),
+            ]
+        }
     }
 }
 

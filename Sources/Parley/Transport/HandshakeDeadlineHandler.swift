@@ -3,8 +3,7 @@ import ParleyWire
 
 /// Enforces the handshake timeout where frames arrive, on the event loop: the deadline is met by the handshake's
 /// frames reaching the channel, not by the business logic getting round to reading them, so a busy process
-/// does not drop peers that answered in time. An app of the original debugger has no handshake: its first
-/// frame meets the deadline whatever the count.
+/// does not drop peers that answered in time.
 ///
 /// On an accepted connection the clock starts with the first byte, not at the connection: an app of the original
 /// Swift Talk debugger connects as soon as it finds the debugger and writes only on its first state change, maybe
@@ -46,7 +45,6 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         remaining -= 1
-        if case .legacyDebugger = unwrapInboundIn(data) { remaining = 0 }
         guard remaining <= 0 else {
             context.fireChannelRead(data)
             return

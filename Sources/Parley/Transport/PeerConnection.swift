@@ -14,8 +14,10 @@ final class PeerConnection: Sendable, Hashable {
 
     let channel: any Channel
     let role: ConnectionRole
-    /// The secret this connection authenticates with: the node's for TCP, none for the control socket.
-    let sharedSecret: SharedSecret?
+    /// The secret this connection authenticates with: the node's for TCP, none for the control socket (and none for
+    /// an app in the original framing let in without one: see ``waiveSecret()``).
+    var sharedSecret: SharedSecret? { secret.withLock { $0 } }
+    private let secret: Mutex<SharedSecret?>
     /// The remote address; computed on use because a dialled channel is configured before it is connected.
     var remoteAddress: String { channel.remoteAddress.map(Self.describe) ?? "unknown" }
     let outbound: OutboundQueue
@@ -33,13 +35,18 @@ final class PeerConnection: Sendable, Hashable {
         self.channel = channel
         self.requests = requests
         self.role = role
-        self.sharedSecret = sharedSecret
+        self.secret = Mutex(sharedSecret)
         self.outbound = OutboundQueue(
             channel: channel,
             highWatermark: configuration.outboundHighWatermark,
             lowWatermark: configuration.outboundLowWatermark
         )
     }
+
+    /// The connection speaks a framing that cannot authenticate and the configuration lets it in without the
+    /// secret: its handshake is open. Called by the framing sniffer before the first frame goes up, so before the
+    /// acceptor's handshake machine is made.
+    func waiveSecret() { secret.withLock { $0 = nil } }
 
     var peer: Peer? {
         get { peerBox.withLock { $0 } }

@@ -71,8 +71,8 @@ public struct CommandLineOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("Shared secret file (mode 0600): LAN peers must know it; traffic is encrypted. None: open.", valueName: "file"))
     public var secretFile: String?
 
-    @Flag(inversion: .prefixedNo, help: "With a secret: still accept apps of the original debugger (0xCE frames), unauthenticated.")
-    public var allowUnauthenticatedLegacyApps: Bool?
+    @Flag(inversion: .prefixedNo, help: "With a secret: still accept apps in the original Swift Talk debugger framing (0xCE), unauthenticated.")
+    public var allowOriginalFramingWithoutSecret: Bool?
 
     public init() {}
 
@@ -97,7 +97,7 @@ public struct CommandLineOptions: ParsableArguments, Sendable {
         values[.messageBurst] = messageBurst.map(ConfigurationValue.string)
         values[.logLevel] = logLevel.map(ConfigurationValue.string)
         values[.secretFile] = secretFile.map(ConfigurationValue.string)
-        values[.allowUnauthenticatedLegacyApps] = allowUnauthenticatedLegacyApps.map(ConfigurationValue.bool)
+        values[.allowOriginalFramingWithoutSecret] = allowOriginalFramingWithoutSecret.map(ConfigurationValue.bool)
         return values
     }
 }

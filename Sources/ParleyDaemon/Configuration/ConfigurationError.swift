@@ -20,6 +20,9 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
                 let known = ConfigurationKey.allCases.map(\.environmentVariable) + [ConfigurationLoader.configVariable]
                 return "unknown environment variable \(key); known: \(known.joined(separator: ", "))"
             }
+            if let renamed = ConfigurationKey.renamed[key] {
+                return "key \"\(key)\" in \(source) was renamed \"\(renamed)\"; use the new name"
+            }
             let known = ConfigurationKey.allCases.map(\.rawValue)
             return "unknown key \"\(key)\" in \(source); known keys: \(known.joined(separator: ", "))"
         case .invalidValue(let key, let value, let source):

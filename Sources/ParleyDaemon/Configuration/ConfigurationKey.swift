@@ -22,9 +22,12 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case historyMaxBytes
     case actionFilters
     case secretFile
-    case allowUnauthenticatedLegacyApps
+    case allowOriginalFramingWithoutSecret
 
     public var description: String { rawValue }
+
+    /// Keys of earlier versions, with their new names, so that an old config file gets told what to write instead.
+    static let renamed: [String: ConfigurationKey] = ["allowUnauthenticatedLegacyApps": .allowOriginalFramingWithoutSecret]
 
     public static func < (lhs: Self, rhs: Self) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
@@ -38,7 +41,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         switch self {
         case .staticPeers: "--static-peer"
         case .discovery: "--[no-]discovery"
-        case .allowUnauthenticatedLegacyApps: "--[no-]allow-unauthenticated-legacy-apps"
+        case .allowOriginalFramingWithoutSecret: "--[no-]allow-original-framing-without-secret"
         default: "--" + words.joined(separator: "-")
         }
     }
@@ -81,7 +84,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .historyMaxBytes: "an integer number of bytes from 1048576 (1 MiB) up (state and screenshot bytes kept)"
         case .actionFilters: "an object of named action filters: a glob string, {\"all\": true}, {\"not\": F}, {\"anyOf\": [F…]}, {\"allExcept\": [F…]} or {\"filter\": \"name\"} (docs/debugger.md)"
         case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret (parleyctl secret generate)"
-        case .allowUnauthenticatedLegacyApps: "true or false (on/off, yes/no, 1/0)"
+        case .allowOriginalFramingWithoutSecret: "true or false (on/off, yes/no, 1/0)"
         }
     }
 

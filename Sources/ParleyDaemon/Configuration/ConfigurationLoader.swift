@@ -180,9 +180,9 @@ public struct ConfigurationLoader: Sendable {
                 throw .unusableSecret(source: source, error)
             }
             configuration.secretFile = path
-        case .allowUnauthenticatedLegacyApps:
+        case .allowOriginalFramingWithoutSecret:
             guard let on = Self.boolean(value) else { throw bad }
-            configuration.allowUnauthenticatedLegacyApps = on
+            configuration.allowOriginalFramingWithoutSecret = on
         }
         configuration.sources[key] = source
     }

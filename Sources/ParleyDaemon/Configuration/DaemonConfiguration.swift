@@ -42,7 +42,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var secretFile: String?
     /// The secret read from ``secretFile``. Not part of equality: a reload compares the path.
     public var sharedSecret: SharedSecret?
-    public var allowUnauthenticatedLegacyApps: Bool
+    public var allowOriginalFramingWithoutSecret: Bool
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -82,7 +82,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .historyMaxBytes: historyLimits.maxBytes != other.historyLimits.maxBytes
             case .actionFilters: actionFilters != other.actionFilters
             case .secretFile: secretFile != other.secretFile
-            case .allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps != other.allowUnauthenticatedLegacyApps
+            case .allowOriginalFramingWithoutSecret: allowOriginalFramingWithoutSecret != other.allowOriginalFramingWithoutSecret
             }
         }
     }
@@ -111,7 +111,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .historyMaxBytes: String(historyLimits.maxBytes)
         case .actionFilters: actionFilters.keys.sorted().map { "\($0)=\(actionFilters[$0]!)" }.joined(separator: " ")
         case .secretFile: secretFile ?? "none (open)"
-        case .allowUnauthenticatedLegacyApps: String(allowUnauthenticatedLegacyApps)
+        case .allowOriginalFramingWithoutSecret: String(allowOriginalFramingWithoutSecret)
         }
     }
 
@@ -151,7 +151,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 : nil,
             staticPeers: staticPeers,
             sharedSecret: sharedSecret,
-            allowUnauthenticatedLegacyApps: allowUnauthenticatedLegacyApps,
+            originalFraming: OriginalFramingSupport(
+                translator: OriginalDebuggerTranslator(), allowedWithoutSecret: allowOriginalFramingWithoutSecret
+            ),
             logger: logger
         )
     }
@@ -184,7 +186,7 @@ extension DaemonConfiguration {
             actionFilters: [:],
             secretFile: nil,
             sharedSecret: nil,
-            allowUnauthenticatedLegacyApps: false,
+            allowOriginalFramingWithoutSecret: false,
             sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
         )
     }

@@ -6,10 +6,15 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Hashable, Codable, CustomStringConvertible {
         /// Parley's typed protocol (`parley.debugger.record`).
         case parley
-        /// The original Swift Talk debugger's `0xCE` JSON frames.
-        case legacy
+        /// The original Swift Talk debugger framing (`0xCE`, JSON).
+        case original
 
         public var description: String { rawValue }
+
+        /// Reads a kind as written in a history export. Exports of Parley 0.x name the original framing "legacy".
+        public init?(exported name: String) {
+            self.init(rawValue: name == "legacy" ? Self.original.rawValue : name)
+        }
     }
 
     public var id: Int64

@@ -90,7 +90,7 @@ final class OriginalFramingTransport: DebuggerTransport {
             throw RemoteDebuggerError.notDelivered("no debugger is connected")
         }
         do {
-            try await channel.writeAndFlush(Frame.legacyDebugger(record)).get()
+            try await channel.writeAndFlush(record).get()
         } catch {
             throw RemoteDebuggerError.notDelivered("writing to \(endpoint.map(\.description) ?? "the debugger") failed: \(error)")
         }
@@ -154,7 +154,7 @@ final class OriginalFramingTransport: DebuggerTransport {
         }
     }
 
-    private func dial(_ endpoints: [Endpoint]) async -> (NIOAsyncChannel<Frame, Never>, Endpoint)? {
+    private func dial(_ endpoints: [Endpoint]) async -> (NIOAsyncChannel<ByteBuffer, Never>, Endpoint)? {
         var failures: [String] = []
         for endpoint in endpoints {
             do {
@@ -167,7 +167,7 @@ final class OriginalFramingTransport: DebuggerTransport {
         return nil
     }
 
-    private func connect(to endpoint: Endpoint) async throws -> NIOAsyncChannel<Frame, Never> {
+    private func connect(to endpoint: Endpoint) async throws -> NIOAsyncChannel<ByteBuffer, Never> {
         let maximum = maximumRecordSize
         return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(5))
@@ -175,16 +175,16 @@ final class OriginalFramingTransport: DebuggerTransport {
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(maximumBodySize: maximum)))
-                    try pipeline.addHandler(FrameEncoder())
-                    return try NIOAsyncChannel<Frame, Never>(wrappingChannelSynchronously: channel)
+                    try pipeline.addHandler(ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: maximum)))
+                    try pipeline.addHandler(OriginalFrameEncoder())
+                    return try NIOAsyncChannel<ByteBuffer, Never>(wrappingChannelSynchronously: channel)
                 }
             }
     }
 
     /// Publishes the connection for `send`, hands states coming back to the debugger client, and returns when the
     /// connection ends (closed by the debugger, a broken frame, or shutdown).
-    private func serve(_ channel: NIOAsyncChannel<Frame, Never>, endpoint: Endpoint) async {
+    private func serve(_ channel: NIOAsyncChannel<ByteBuffer, Never>, endpoint: Endpoint) async {
         logger.info("connected to the debugger (original framing)", metadata: ["endpoint": "\(endpoint)"])
         do {
             try await channel.executeThenClose { inbound in
@@ -197,12 +197,7 @@ final class OriginalFramingTransport: DebuggerTransport {
                     state.withLock { $0.channel = nil }
                     events.connectivityChanged()
                 }
-                for try await frame in inbound {
-                    guard case .legacyDebugger(let json) = frame else {
-                        // A Parley node would never send these to an app that opened with a 206 frame.
-                        logger.info("ignoring a non-206 frame from the debugger", metadata: ["endpoint": "\(endpoint)"])
-                        continue
-                    }
+                for try await json in inbound {
                     await events.stateReceived(json, endpoint.description)
                 }
             }

@@ -54,7 +54,7 @@ final class ParleyDebuggerTransport: DebuggerTransport {
             group.addTask { try await self.transceiver.run() }
             group.addTask {
                 for await event in peerEvents {
-                    if case .connected(let peer) = event, peer.kind == .parley,
+                    if case .connected(let peer) = event,
                         !peer.accepts.contains(StateRecord.messageType)
                     {
                         self.logger.info(
@@ -113,6 +113,6 @@ final class ParleyDebuggerTransport: DebuggerTransport {
     func recordQueued() {}
 
     private static func isDebugger(_ peer: Peer) -> Bool {
-        peer.kind == .parley && peer.accepts.contains(StateRecord.messageType)
+        peer.accepts.contains(StateRecord.messageType)
     }
 }

@@ -4,7 +4,7 @@ import ParleyDebugger
 import Testing
 
 @Suite("Original debugger payload")
-struct LegacyDebuggerPayloadTests {
+struct OriginalDebuggerPayloadTests {
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, 0xFF]
 
     @Test("the state is the exact byte slice the app sent: key order, number text, escapes and Unicode untouched")
@@ -12,7 +12,7 @@ struct LegacyDebuggerPayloadTests {
         let state = #"{"zeta": 1.10, "alpha":[1e400, -0.0], "名前" : "\u00fc and ü", "nested":{"b":null,"a":true}}"#
         let imageData = Data(Self.png).base64EncodedString().replacingOccurrences(of: "/", with: #"\/"#)
         let body = ByteBuffer(string: #"{"state": "# + state + #", "action":"add(\"milk\")","imageData":""# + imageData + #""}"#)
-        let record = try LegacyDebuggerPayload.record(from: body)
+        let record = try OriginalDebuggerPayload.record(from: body)
         #expect(String(buffer: record.state) == state)
         #expect(record.action == #"add("milk")"#)
         #expect(Array(record.screenshot.readableBytesView) == Self.png)
@@ -21,7 +21,7 @@ struct LegacyDebuggerPayloadTests {
     @Test("a missing, null or empty imageData gives a record without a screenshot")
     func noImage() throws {
         for image in ["", #","imageData":null"#, #","imageData":"""#] {
-            let record = try LegacyDebuggerPayload.record(from: ByteBuffer(string: #"{"state":[1],"action":"a""# + image + "}"))
+            let record = try OriginalDebuggerPayload.record(from: ByteBuffer(string: #"{"state":[1],"action":"a""# + image + "}"))
             #expect(record.screenshot.readableBytes == 0)
             #expect(String(buffer: record.state) == "[1]")
         }
@@ -29,7 +29,7 @@ struct LegacyDebuggerPayloadTests {
 
     @Test("a missing or ill-typed field is rejected with an error naming the field")
     func badFields() {
-        let cases: [(String, LegacyDebuggerPayloadError)] = [
+        let cases: [(String, OriginalDebuggerPayloadError)] = [
             (#"{"action":"a","imageData":""}"#, .missingField(.state)),
             (#"{"state":{}}"#, .missingField(.action)),
             (#"{"state":{},"action":7}"#, .wrongType(.action, found: .number)),
@@ -41,35 +41,35 @@ struct LegacyDebuggerPayloadTests {
             (#"["state"]"#, .notAnObject(.array)),
         ]
         for (body, expected) in cases {
-            #expect(throws: expected, "\(body)") { try LegacyDebuggerPayload.record(from: ByteBuffer(string: body)) }
+            #expect(throws: expected, "\(body)") { try OriginalDebuggerPayload.record(from: ByteBuffer(string: body)) }
         }
-        #expect(LegacyDebuggerPayloadError.missingField(.state).description == #"the debugger payload has no "state" member"#)
-        #expect(LegacyDebuggerPayloadError.wrongType(.action, found: .number).description.contains("must be a string"))
+        #expect(OriginalDebuggerPayloadError.missingField(.state).description == #"the debugger payload has no "state" member"#)
+        #expect(OriginalDebuggerPayloadError.wrongType(.action, found: .number).description.contains("must be a string"))
     }
 
     @Test("a state that is not JSON is rejected with the offset where it goes wrong")
     func stateNotJSON() {
-        #expect(throws: LegacyDebuggerPayloadError.invalidJSON(JSONError(offset: 11, reason: .unexpectedByte(UInt8(ascii: "1"), expected: "a member name (a string in double quotes)")))) {
-            try LegacyDebuggerPayload.record(from: ByteBuffer(string: #"{"state": {1, count: 2}, "action": "a"}"#))
+        #expect(throws: OriginalDebuggerPayloadError.invalidJSON(JSONError(offset: 11, reason: .unexpectedByte(UInt8(ascii: "1"), expected: "a member name (a string in double quotes)")))) {
+            try OriginalDebuggerPayload.record(from: ByteBuffer(string: #"{"state": {1, count: 2}, "action": "a"}"#))
         }
-        #expect(throws: LegacyDebuggerPayloadError.self) {
-            try LegacyDebuggerPayload.record(from: ByteBuffer(string: #"{"state": undefined, "action": "a"}"#))
+        #expect(throws: OriginalDebuggerPayloadError.self) {
+            try OriginalDebuggerPayload.record(from: ByteBuffer(string: #"{"state": undefined, "action": "a"}"#))
         }
-        #expect(throws: LegacyDebuggerPayloadError.self) {
-            try LegacyDebuggerPayload.record(from: ByteBuffer(string: #"{"state": {"a":1}, "action": "a""#))
+        #expect(throws: OriginalDebuggerPayloadError.self) {
+            try OriginalDebuggerPayload.record(from: ByteBuffer(string: #"{"state": {"a":1}, "action": "a""#))
         }
     }
 
     @Test("a body written for a record reads back as the same record")
     func bodyRoundTrip() throws {
         let record = StateRecord(action: "tap \"ok\" ✓", state: ByteBuffer(string: #"{"n":1.10}"#), screenshot: ByteBuffer(bytes: Self.png))
-        let body = LegacyDebuggerPayload.body(for: record)
-        #expect(try LegacyDebuggerPayload.record(from: body) == record)
+        let body = OriginalDebuggerPayload.body(for: record)
+        #expect(try OriginalDebuggerPayload.record(from: body) == record)
         // What the original app decodes it with must accept it too.
         let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
         #expect(object?["imageData"] as? String == Data(Self.png).base64EncodedString())
         let bare = StateRecord(action: "a", state: ByteBuffer(string: "[]"))
-        #expect(String(buffer: LegacyDebuggerPayload.body(for: bare)) == #"{"state":[],"action":"a"}"#)
+        #expect(String(buffer: OriginalDebuggerPayload.body(for: bare)) == #"{"state":[],"action":"a"}"#)
     }
 }
 

@@ -1,4 +1,5 @@
 import NIOCore
+import ParleyWire
 
 /// The JSON body of a frame from an app written for the original Swift Talk remote debugger (the `0xCE` framing
 /// itself is the transport's business; this is what follows the length):
@@ -14,9 +15,9 @@ import NIOCore
 /// without a picture is still worth keeping, so all three give a record with an empty screenshot (as on the typed
 /// protocol, where zero bytes mean "no screenshot"). Any other non-string value, or text that is not base64, is
 /// an error. Members other than these three are ignored, so an app that adds its own fields still works.
-public enum LegacyDebuggerPayload {
+public enum OriginalDebuggerPayload {
     /// Reads a frame body into a record.
-    public static func record(from body: ByteBuffer, depthLimit: Int = JSONLimits.defaultDepth) throws(LegacyDebuggerPayloadError) -> StateRecord {
+    public static func record(from body: ByteBuffer, depthLimit: Int = JSONLimits.defaultDepth) throws(OriginalDebuggerPayloadError) -> StateRecord {
         let skimmed: [JSONSkimmer.Member]?
         do {
             skimmed = try JSONSkimmer.topLevelMembers(of: body, depthLimit: depthLimit)
@@ -27,7 +28,7 @@ public enum LegacyDebuggerPayload {
             throw .notAnObject((try? JSONSkimmer.validate(body, depthLimit: depthLimit)) ?? .null)
         }
 
-        func member(_ field: Field) throws(LegacyDebuggerPayloadError) -> JSONSkimmer.Member? {
+        func member(_ field: Field) throws(OriginalDebuggerPayloadError) -> JSONSkimmer.Member? {
             let matches = members.filter { $0.key == field.rawValue }
             guard matches.count <= 1 else { throw .duplicateField(field) }
             return matches.first
@@ -76,7 +77,7 @@ public enum LegacyDebuggerPayload {
         return body
     }
 
-    private static func stringValue(of member: JSONSkimmer.Member, field: Field, in body: ByteBuffer) throws(LegacyDebuggerPayloadError) -> String {
+    private static func stringValue(of member: JSONSkimmer.Member, field: Field, in body: ByteBuffer) throws(OriginalDebuggerPayloadError) -> String {
         let slice = body.getSlice(at: body.readerIndex + member.valueRange.lowerBound, length: member.valueRange.count)!
         // Validated already; reading a single string cannot fail.
         guard case .string(let text)? = try? JSONValue(parsing: slice) else { throw .wrongType(field, found: member.kind) }
@@ -91,15 +92,15 @@ public enum LegacyDebuggerPayload {
     }
 }
 
-/// Why a frame body from an original-debugger app was not recorded.
-public enum LegacyDebuggerPayloadError: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why a frame body from an app in the original framing was not recorded.
+public enum OriginalDebuggerPayloadError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The body is not JSON at all (this includes a `state` that is not JSON: the body then is not JSON either).
     case invalidJSON(JSONError)
     /// The body is JSON, but not an object.
     case notAnObject(JSONKind)
-    case missingField(LegacyDebuggerPayload.Field)
-    case duplicateField(LegacyDebuggerPayload.Field)
-    case wrongType(LegacyDebuggerPayload.Field, found: JSONKind)
+    case missingField(OriginalDebuggerPayload.Field)
+    case duplicateField(OriginalDebuggerPayload.Field)
+    case wrongType(OriginalDebuggerPayload.Field, found: JSONKind)
     case invalidImageData(Base64Error)
 
     public var description: String {
@@ -117,5 +118,26 @@ public enum LegacyDebuggerPayloadError: Error, Sendable, Hashable, CustomStringC
         case .invalidImageData(let error):
             "the debugger payload's \"imageData\" is \(error)"
         }
+    }
+}
+
+/// What the original framing means to the debugger: each frame from the app is a state record (the same
+/// `parley.debugger.record` message a typed app sends), and a restore goes back to it as a frame whose body is the
+/// state's JSON, byte for byte as recorded. parleyd gives this to its transceiver; see ``OriginalFraming``.
+public struct OriginalDebuggerTranslator: OriginalFramingTranslator {
+    public let depthLimit: Int
+
+    public init(depthLimit: Int = JSONLimits.defaultDepth) {
+        self.depthLimit = depthLimit
+    }
+
+    public var accepts: [String] { [StateRestore.messageType] }
+
+    public func message(fromFrameBody body: ByteBuffer) throws -> (typeName: String, payload: ByteBuffer) {
+        (StateRecord.messageType, try OriginalDebuggerPayload.record(from: body, depthLimit: depthLimit).encoded())
+    }
+
+    public func frameBody(forMessage typeName: String, payload: ByteBuffer) -> ByteBuffer? {
+        typeName == StateRestore.messageType ? payload : nil
     }
 }
