@@ -64,7 +64,9 @@ let package = Package(
         // Avahi's C client library, and the backend that owns every call into it.
         .systemLibrary(
             name: "CAvahi",
-            pkgConfig: "avahi-client",
+            // No pkgConfig: avahi-client.pc adds -D_REENTRANT, which SwiftPM refuses with a warning on every build.
+            // The headers are in /usr/include and the module map links the two libraries; scripts/require-packages
+            // installs libavahi-client-dev.
             providers: [.apt(["libavahi-client-dev"])]
         ),
         .target(name: "ParleyAvahi", dependencies: ["CAvahi", "ParleyDiscovery", logging], swiftSettings: strict),

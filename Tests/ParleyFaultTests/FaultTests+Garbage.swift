@@ -49,7 +49,7 @@ extension FaultTests {
             case .wrongVersions: .incompatibleVersion
             case .helloThenRandom: .malformedFrame
             case .helloThenHugeLength: .frameTooLarge
-            case .helloThenOriginalFrame: .protocolViolation
+            case .helloThenOriginalFrame: .malformedFrame  // after a Parley hello, 0xCE is just a wrong start byte
             case .hugeParleyLength, .randomParleyBody, .badHelloJSON: .protocolViolation
             default: nil
             }

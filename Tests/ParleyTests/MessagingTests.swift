@@ -91,25 +91,32 @@ struct MessagingTests {
         server.respond(to: Echo.self) { echo, _ in echo }
         try await withRunning([server, client]) {
             let peer = try await client.connect(to: server.loopbackEndpoint)
-            await #expect(throws: TransceiverError.self) {
+            // Each call must fail, and with the error named: a call that returned would fail the test.
+            let unknown = await #expect(throws: TransceiverError.self) {
                 _ = try await client.request(ProgressQuery(), from: peer, expecting: Progress.self)
             }
-            do {
-                _ = try await client.request(ProgressQuery(), from: peer, expecting: Progress.self)
-            } catch TransceiverError.remoteError(let code, let message) {
-                #expect(code == .unknownType && message.contains(ProgressQuery.messageType))
+            guard case .remoteError(let code, let message)? = unknown else {
+                Issue.record("unknown type: \(String(describing: unknown))")
+                return
             }
-            do {
+            #expect(code == .unknownType && message.contains(ProgressQuery.messageType))
+            let failing = await #expect(throws: TransceiverError.self) {
                 _ = try await client.request(SlowRequest(milliseconds: 0), from: peer, expecting: Echo.self)
-            } catch TransceiverError.remoteError(let code, let message) {
-                #expect(code == .handlerFailed && message.contains("disk full"))
             }
-            do {
+            guard case .remoteError(let code, let message)? = failing else {
+                Issue.record("failing handler: \(String(describing: failing))")
+                return
+            }
+            #expect(code == .handlerFailed && message.contains("disk full"))
+            let wrongType = await #expect(throws: TransceiverError.self) {
                 _ = try await client.request(Echo(text: "x"), from: peer, expecting: Progress.self)
-            } catch TransceiverError.unexpectedReply(let expected, let received, _) {
-                #expect(expected == Progress.messageType && received == Echo.messageType)
             }
-            #expect(server.statistics.unknownType == 2)
+            guard case .unexpectedReply(let expected, let received, _)? = wrongType else {
+                Issue.record("wrong reply type: \(String(describing: wrongType))")
+                return
+            }
+            #expect(expected == Progress.messageType && received == Echo.messageType)
+            #expect(server.statistics.unknownType == 1)
             #expect(server.statistics.handlerFailures == 1)
         }
     }
