@@ -27,14 +27,14 @@ def close(code=0, text=b"tablet is shutting down"):
 
 ping = frame(struct.pack("<BQ", 0x20, 1))
 pong = frame(struct.pack("<BQ", 0x21, 1))
-legacy_json = b'{"state":{"count":1},"action":"increment","imageData":"iVBORw0KGgo="}'
-legacy = frame(legacy_json, start=0xCE)
+original_json = b'{"state":{"count":1},"action":"increment","imageData":"iVBORw0KGgo="}'
+original = frame(original_json, start=0xCE)
 
 def frames_input(stream, maximum=5, splits=()):
     return bytes([maximum, len(splits)]) + b"".join(struct.pack("<H", s) for s in splits) + stream
 
-def handshake_input(stream, minimum=1, span=0, secret=False, legacy_apps=False):
-    return bytes([(1 if secret else 0) | (2 if legacy_apps else 0), minimum, span]) + stream
+def handshake_input(stream, minimum=1, span=0, secret=False):
+    return bytes([1 if secret else 0, minimum, span]) + stream
 
 # The handshake fuzzer's stand-in authenticator: scheme "fuzz", one fixed proof both ways.
 FUZZ_OFFER = {"scheme": "fuzz", "nonce": "bm9uY2U=", "key": "a2V5"}
@@ -58,7 +58,7 @@ seeds = {
         "exchange": frames_input(exchange, splits=(3, 40, 140)),
         "hello": frames_input(hello()),
         "request-split": frames_input(hello() + message(), splits=(1, 5, 150, 160)),
-        "legacy": frames_input(legacy + legacy, splits=(1, 3)),
+        "original": frames_input(original + original, splits=(1, 3)),
         "close": frames_input(close(13, b"protocol-violation")),
         "error-reply": frames_input(error_reply()),
         "ping-pong": frames_input(ping + pong),
@@ -68,7 +68,7 @@ seeds = {
         "truncated-message": frames_input(message()[:30]),
         "truncated-prefix": frames_input(b"\xcf\x10\x00"),
         "oversized": frames_input(b"\xcf" + struct.pack("<I", 5000) + b"\x10", maximum=4),
-        "negative-legacy": frames_input(b"\xce" + struct.pack("<i", -1)),
+        "negative-original": frames_input(b"\xce" + struct.pack("<i", -1)),
         "wrong-start": frames_input(b"GET / HTTP/1.1\r\n\r\n"),
         "empty-body": frames_input(frame(b"")),
         "id-zero": frames_input(message(mid=0)),
@@ -90,14 +90,11 @@ seeds = {
         "secret-other-scheme": handshake_input(auth_hello(dict(FUZZ_OFFER, scheme="psk-x25519-chachapoly-v1")) + FUZZ_PROOF, secret=True),
         "secret-peer-without": handshake_input(hello() + FUZZ_PROOF, secret=True),
         "secret-refused-close": handshake_input(auth_hello() + close(12, b"authentication-required"), secret=True),
-        "secret-legacy-refused": handshake_input(legacy, secret=True),
-        "secret-legacy-allowed": handshake_input(legacy, secret=True, legacy_apps=True),
         "versions-9": handshake_input(hello(lo=9, hi=9)),
         "versions-0-3": handshake_input(hello(lo=0, hi=3), minimum=1, span=2),
         "invalid-json": handshake_input(hello("{this is not json")),
         "not-a-uuid": handshake_input(hello(json.dumps({"peerID": "x", "name": "n", "capabilities": [], "accepts": []}))),
         "missing-key": handshake_input(hello(json.dumps({"peerID": "6f1c7a52-93c4-4d0e-9a7d-0b7f6f1f0a11"}))),
-        "legacy": handshake_input(legacy),
         "close": handshake_input(close(1, b"incompatible-version")),
         "message-first": handshake_input(message()),
         "ping-first": handshake_input(ping),

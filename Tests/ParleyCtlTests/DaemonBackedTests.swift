@@ -45,6 +45,24 @@ struct DaemonBackedTests {
         }
     }
 
+    @Test("send without --to waits for a peer that accepts the type, not another parleyd that connected first")
+    func defaultPeerAcceptsType() async throws {
+        let other = try await Daemon(staticPeer: nil)
+        let listrPort = try unusedPort()
+        let daemon = try await Daemon(staticPeer: other.port, arguments: ["--static-peer", "127.0.0.1:\(listrPort)"])
+        // Only the other parleyd is connected: it accepts parley.control.* and the debugger's types, not listr's.
+        #expect(await eventually { (try? await daemon.ctl(["peers", "--json"]).stdout.contains("\"testd\"")) == true })
+        async let sent = daemon.ctl(["send", "AddItemCommand", #"{"title":"milk"}"#, "--reply", "--json", "--wait-peer", "30"])
+        let listr = try await ParleyCtlTests.Listr(port: listrPort)
+        let result = try await sent
+        #expect(result.status == 0, "\(result)")
+        let line = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect((line?["from"] as? [String: Any])?["name"] as? String == "listr", "\(result.stdout)")
+        try await listr.stop()
+        try await daemon.stop()
+        try await other.stop()
+    }
+
     @Test("send --reply, peers, status and reload go through parleyd to the example app")
     func throughDaemon() async throws {
         let listr = try await ParleyCtlTests.Listr()

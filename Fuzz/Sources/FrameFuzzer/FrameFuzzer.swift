@@ -7,7 +7,8 @@ import ParleyWire
 ///
 /// Properties: decoding never crashes and throws only `WireError`; the stream decodes to the same frames and the
 /// same error whether it arrives whole or in the chosen pieces; a decoder asking for more bytes consumed none;
-/// every frame decoded re-encodes to a frame that decodes back to it.
+/// every frame decoded re-encodes to a frame that decodes back to it. A stream starting with 0xCE is also decoded
+/// as the original framing (as the framing sniffer would choose), with the same properties.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFrames(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var input = FuzzInput(data, count: count)
@@ -30,7 +31,22 @@ public func fuzzFrames(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         check(!error.description.isEmpty, "an error without a description")
         _ = error.closeCode
     }
+    if stream.first == OriginalFraming.startByte { fuzzOriginalFraming(stream, maximum: maximum, splits: splits) }
     return 0
+}
+
+func fuzzOriginalFraming(_ stream: [UInt8], maximum: Int, splits: [Int]) {
+    let whole = decodeOriginalStream(stream, maximumBodySize: maximum)
+    let pieces = decodeOriginalStream(stream, maximumBodySize: maximum, splits: splits)
+    check(whole == pieces, "original framing: whole stream gave \(whole), pieces at \(splits) gave \(pieces)")
+    var reencoded = ByteBuffer()
+    for body in whole.frames {
+        check(body.readableBytes <= maximum, "a \(body.readableBytes)-byte body passed a maximum of \(maximum)")
+        OriginalFrameEncoder.write(body, to: &reencoded)
+    }
+    // The original framing has no fields to normalise: re-encoding gives back exactly the bytes read.
+    let consumed = whole.wireSizes.reduce(0, +)
+    check(Array(reencoded.readableBytesView) == Array(stream.prefix(consumed)), "original-framing bodies re-encode differently")
 }
 
 @_cdecl("FrameFuzzer_main")

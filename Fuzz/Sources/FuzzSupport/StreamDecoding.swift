@@ -1,8 +1,9 @@
 import NIOCore
 import ParleyWire
 
-/// What decoding a whole byte stream produced: the frames, then how it ended.
-public struct DecodedStream: Equatable {
+/// What decoding a whole byte stream produced: the frames (Parley frames, or frame bodies of the original
+/// framing), then how it ended.
+public struct DecodedStream<Element: Equatable>: Equatable {
     public enum Ending: Equatable {
         /// Every byte belonged to a complete frame.
         case clean
@@ -10,7 +11,7 @@ public struct DecodedStream: Equatable {
         case failed(WireError)
     }
 
-    public var frames: [Frame] = []
+    public var frames: [Element] = []
     /// The bytes each frame took on the wire (its `bodySize` counts what it re-encodes to, which differs when a
     /// string field held invalid UTF-8).
     public var wireSizes: [Int] = []
@@ -21,9 +22,20 @@ public struct DecodedStream: Equatable {
 /// `splits` (offsets into the stream, in any order, out-of-range ones ignored), the decoder runs after each
 /// chunk until it needs more, and `decodeLast` runs at end-of-stream. Checks on the way that a decoder which
 /// asks for more bytes has consumed none, as NIO's decoders must not.
-public func decodeStream(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] = []) -> DecodedStream {
-    var result = DecodedStream()
-    var decoder = FrameDecoder(maximumBodySize: maximumBodySize)
+public func decodeStream(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] = []) -> DecodedStream<Frame> {
+    decodeStream(bytes, with: FrameDecoder(maximumBodySize: maximumBodySize), splits: splits)
+}
+
+/// The same for the original framing (a connection whose first byte is 0xCE): frame bodies.
+public func decodeOriginalStream(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] = []) -> DecodedStream<ByteBuffer> {
+    decodeStream(bytes, with: OriginalFrameDecoder(maximumBodySize: maximumBodySize), splits: splits)
+}
+
+func decodeStream<Decoder: NIOSingleStepByteToMessageDecoder>(
+    _ bytes: [UInt8], with decoder: Decoder, splits: [Int]
+) -> DecodedStream<Decoder.InboundOut> where Decoder.InboundOut: Equatable {
+    var result = DecodedStream<Decoder.InboundOut>()
+    var decoder = decoder
     var buffer = ByteBuffer()
     let cuts = Set(splits.filter { $0 > 0 && $0 < bytes.count }).sorted()
     var start = 0
@@ -52,7 +64,7 @@ public func decodeStream(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] =
     } catch let error as WireError {
         result.ending = .failed(error)
     } catch {
-        fatalError("FrameDecoder threw \(type(of: error)), not WireError: \(error)")
+        fatalError("\(Decoder.self) threw \(type(of: error)), not WireError: \(error)")
     }
     return result
 }

@@ -3,14 +3,12 @@ import FuzzSupport
 import NIOCore
 import ParleyWire
 
-/// Input: a flags byte (bit 0: this side has a shared secret; bit 1: it lets original-debugger apps in
-/// unauthenticated), our lowest version (byte % 4), how many versions above it we speak (byte % 4), then a byte
+/// Input: a flags byte (bit 0: this side has a shared secret; the other bits are unused), our lowest version (byte % 4), how many versions above it we speak (byte % 4), then a byte
 /// stream decoded into frames. The frames are fed, in order, to a fresh handshake in each role until it is
 /// established or fails. The authenticator is a stand-in (``FuzzAuthenticator``): the cryptography has its own
 /// tests; this target is about which frames the state machine accepts in which order.
 ///
-/// Properties: no crash; a dialer never accepts an original-debugger frame, and with a secret an acceptor does only
-/// when told to; an established Parley handshake agrees on the highest common version and a peer id that is a
+/// Properties: no crash; an established handshake agrees on the highest common version and a peer id that is a
 /// UUID, and with a secret only after a valid proof, with frame protection in place; only the acceptor answers
 /// with a hello; a refusal sent to the peer carries a reason of bounded size (it must not reflect or log whatever
 /// the peer sent, at any length).
@@ -23,7 +21,7 @@ public func fuzzHandshake(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let frames = decodeStream(input.rest(), maximumBodySize: 1 << 20).frames
     for role in [ConnectionRole.dialer, .acceptor] {
         var run = HandshakeRun(
-            role: role, authenticated: flags & 1 != 0, allowsLegacyApps: flags & 2 != 0, versions: minimum...maximum
+            role: role, authenticated: flags & 1 != 0, versions: minimum...maximum
         )
         for frame in frames.prefix(8) {
             guard run.receive(frame) else { break }
@@ -39,22 +37,19 @@ let maximumReasonBytes = 2048
 struct HandshakeRun {
     let role: ConnectionRole
     let authenticated: Bool
-    let allowsLegacyApps: Bool
     let versions: ClosedRange<UInt16>
     var machine: HandshakeStateMachine
     var received: [Frame] = []
     var finished = false
 
-    init(role: ConnectionRole, authenticated: Bool, allowsLegacyApps: Bool, versions: ClosedRange<UInt16>) {
+    init(role: ConnectionRole, authenticated: Bool, versions: ClosedRange<UInt16>) {
         self.role = role
         self.authenticated = authenticated
-        self.allowsLegacyApps = allowsLegacyApps
         self.versions = versions
         machine = HandshakeStateMachine(
             role: role,
             hello: Hello(peerID: "0e5a7c1e-1b0e-4b7a-9d55-5f3a9e3c2b10", name: "fuzz"),
             authenticator: authenticated ? FuzzAuthenticator() : nil,
-            allowsUnauthenticatedLegacyApps: allowsLegacyApps,
             minimumVersion: versions.lowerBound,
             maximumVersion: versions.upperBound
         )
@@ -88,7 +83,8 @@ struct HandshakeRun {
                 check(frames.isEmpty, "an authenticating dialer sent \(frames) before the acceptor's proof")
             }
             return true
-        case .established(.parley(let version, let hello), let sent):
+        case .established(let outcome, let sent):
+            let (version, hello) = (outcome.version, outcome.hello)
             guard case .hello(let helloFrame) = received[0] else {
                 check(false, "established by \(received)")
                 return false
@@ -107,14 +103,9 @@ struct HandshakeRun {
                 check(machine.frameProtection == nil, "frame protection on an open connection")
                 check(role == .acceptor ? sent.count == 1 : sent.isEmpty, "\(role) sent \(sent) on completion")
             }
-        case .established(.legacyDebugger(let json), let sent):
-            check(role == .acceptor, "a dialer accepted an original-debugger frame")
-            check(!authenticated || allowsLegacyApps, "an original-debugger app let in past a secret")
-            check(received == [.legacyDebugger(json)] && sent.isEmpty, "legacy app: received \(received), sent \(sent)")
         case .fail(let error, let notifyPeer):
             switch frame {
             case .close: check(!notifyPeer, "a close frame answered with a close frame")
-            case .legacyDebugger where error == .legacyAppRefused: check(!notifyPeer, "a close frame sent to an original-debugger app")
             default: check(notifyPeer, "refused \(frame) without telling the peer (\(error))")
             }
             check(error.description.utf8.count <= maximumReasonBytes, "a \(error.description.utf8.count)-byte reason: \(error.description.prefix(200))…")
