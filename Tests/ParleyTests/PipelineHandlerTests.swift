@@ -178,4 +178,128 @@ struct PipelineHandlerTests {
         silent.embeddedEventLoop.advanceTime(by: .seconds(5))
         #expect(!silent.isActive, "a refused connection that never speaks is closed at the first-byte timeout")
     }
+
+    static func connected(_ handlers: [any ChannelHandler]) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(handlers)
+        try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
+        return channel
+    }
+
+    static func message(_ id: UInt64) -> Frame {
+        .message(MessageFrame(header: MessageHeader(typeName: "test.Note", id: MessageID(id)), payload: ByteBuffer(string: "{}")))
+    }
+
+    @Test("heartbeats: a ping every interval, pings answered, and silence past the timeout closes — any read resets it")
+    func heartbeat() throws {
+        let channel = EmbeddedChannel()
+        let activity = ReadActivity()
+        let connection = PeerConnection(
+            channel: channel, role: .dialer, sharedSecret: nil, requests: PendingRequests(),
+            configuration: TransceiverConfiguration(name: "test")
+        )
+        try channel.pipeline.syncOperations.addHandlers([
+            ReadActivityHandler(activity),
+            ByteToMessageHandler(FrameDecoder()),
+            HeartbeatHandler(interval: .seconds(1), timeout: .seconds(3), activity: activity, connection: connection),
+        ])
+        func bytes(_ frame: Frame) -> ByteBuffer {
+            var buffer = ByteBuffer()
+            frame.write(to: &buffer)
+            return buffer
+        }
+        /// What a socket channel with auto-read does after each read; an EmbeddedChannel does not. Without it the
+        /// handler sees reading paused (our own backpressure) and, rightly, does not blame the peer.
+        func readOn() { channel.pipeline.read() }
+        try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
+        channel.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(try channel.readOutbound(as: Frame.self) == .ping(1))
+        try channel.writeInbound(bytes(.ping(77)))
+        readOn()
+        #expect(try channel.readOutbound(as: Frame.self) == .pong(77))
+        #expect(try channel.readInbound(as: Frame.self) == nil, "a ping after the handshake is the heartbeat's own")
+
+        // Bytes at 2.5 s move the deadline to 5.5 s: any read is life, even half a frame.
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1500))
+        try channel.writeInbound(bytes(Self.message(1)).getSlice(at: 0, length: 3)!)
+        readOn()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(2999))
+        #expect(channel.isActive)
+        try channel.throwIfErrorCaught()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+        #expect(connection.endReason?.contains("no data or heartbeat from the peer for 3.0 s") == true, "\(String(describing: connection.endReason))")
+    }
+
+    @Test("while we ourselves have stopped reading (backpressure), silence is not the peer's fault")
+    func heartbeatPaused() throws {
+        let channel = EmbeddedChannel()
+        let activity = ReadActivity()
+        let connection = PeerConnection(
+            channel: channel, role: .dialer, sharedSecret: nil, requests: PendingRequests(),
+            configuration: TransceiverConfiguration(name: "test")
+        )
+        try channel.pipeline.syncOperations.addHandler(
+            HeartbeatHandler(interval: .seconds(1), timeout: .seconds(3), activity: activity, connection: connection)
+        )
+        try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
+        channel.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+        channel.pipeline.fireChannelReadComplete()  // a read completed, and no new read was asked for
+        channel.embeddedEventLoop.advanceTime(by: .seconds(30))
+        #expect(channel.isActive && connection.endReason == nil)
+    }
+
+    @Test("the idle timeout counts messages either way, not pings, and exempts nobody on TCP")
+    func idle() throws {
+        let channel = try Self.connected([IdleTimeoutHandler(timeout: .seconds(10))])
+        channel.embeddedEventLoop.advanceTime(by: .seconds(6))
+        try channel.writeOutbound(Self.message(1))  // a message we send counts
+        channel.embeddedEventLoop.advanceTime(by: .seconds(6))
+        try channel.writeInbound(Frame.ping(1))  // a ping does not
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3))
+        try channel.throwIfErrorCaught()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(throws: ConnectionLimitExceeded.idle(timeout: .seconds(10))) { try channel.throwIfErrorCaught() }
+    }
+
+    @Test("the rate limit admits the burst, refills at the rate on the loop's clock, and ends a flood once")
+    func rateLimit() throws {
+        let channel = try Self.connected([RateLimitHandler(limit: MessageRateLimit(perSecond: 2, burst: 3))])
+        for id in 1...3 { try channel.writeInbound(Self.message(UInt64(id))) }
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))  // one token back
+        try channel.writeInbound(Self.message(4))
+        #expect(throws: ConnectionLimitExceeded.rate(MessageRateLimit(perSecond: 2, burst: 3))) {
+            try channel.writeInbound(Self.message(5))
+        }
+        try channel.writeInbound(Self.message(6))  // dropped, not reported again
+        try channel.throwIfErrorCaught()
+        var passed: [Frame] = []
+        while let frame = try channel.readInbound(as: Frame.self) { passed.append(frame) }
+        #expect(passed == (1...4).map { Self.message(UInt64($0)) })
+    }
+
+    @Test("a silence timer fires on the loop's clock, re-arms when activity moved, and stops when told there is nothing to watch")
+    func silenceTimer() throws {
+        let loop = EmbeddedEventLoop()
+        var last: NIODeadline? = loop.now
+        var fired: [TimeAmount] = []
+        let timer = SilenceTimer(on: loop, timeout: .seconds(5), lastActivity: { last }) { fired.append($0) }
+        timer.start()
+        loop.advanceTime(by: .seconds(4))
+        last = loop.now  // activity at 4 s: due at 9 s
+        loop.advanceTime(by: .seconds(4))
+        #expect(fired.isEmpty)
+        loop.advanceTime(by: .seconds(1))
+        #expect(fired == [.seconds(5)])
+
+        var watched: NIODeadline? = loop.now
+        var stopped: [TimeAmount] = []
+        let ending = SilenceTimer(on: loop, timeout: .seconds(5), lastActivity: { watched }) { stopped.append($0) }
+        ending.start()
+        watched = nil
+        loop.advanceTime(by: .seconds(60))
+        #expect(stopped.isEmpty)
+    }
 }

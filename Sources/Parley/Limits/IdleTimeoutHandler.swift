@@ -13,9 +13,9 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = Frame
 
     private let timeout: Duration
+    /// On the event loop's clock.
     private var lastMessage = NIODeadline.now()
-    private var check: Scheduled<Void>?
-    private var started = false
+    private var timer: SilenceTimer?
 
     init(timeout: Duration) { self.timeout = timeout }
 
@@ -36,12 +36,12 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) { stop() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if Self.isMessage(unwrapInboundIn(data)) { lastMessage = .now() }
+        if Self.isMessage(unwrapInboundIn(data)) { lastMessage = context.eventLoop.now }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if Self.isMessage(unwrapOutboundIn(data)) { lastMessage = .now() }
+        if Self.isMessage(unwrapOutboundIn(data)) { lastMessage = context.eventLoop.now }
         context.write(data, promise: promise)
     }
 
@@ -53,41 +53,19 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func start(context: ChannelHandlerContext) {
-        guard !started else { return }
-        started = true
-        guard !context.channel.isLocalSocket else { return }
-        lastMessage = .now()
-        schedule(at: lastMessage + TimeAmount(timeout), context: context)
+        guard timer == nil, !context.channel.isLocalSocket else { return }
+        lastMessage = context.eventLoop.now
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = SilenceTimer(on: context.eventLoop, timeout: TimeAmount(timeout), lastActivity: { loopBound.value.0.lastMessage }) { _ in
+            let (handler, context) = loopBound.value
+            handler.timer = nil
+            context.fireErrorCaught(ConnectionLimitExceeded.idle(timeout: handler.timeout))
+        }
+        timer?.start()
     }
 
     private func stop() {
-        check?.cancel()
-        check = nil
-    }
-
-    /// One timer per connection, re-armed only when it fires: a busy connection costs no timer work per message.
-    private func schedule(at deadline: NIODeadline, context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        check = context.eventLoop.scheduleTask(deadline: deadline) {
-            let (handler, context) = loopBound.value
-            handler.expire(context: context)
-        }
-    }
-
-    private func expire(context: ChannelHandlerContext) {
-        check = nil
-        let due = lastMessage + TimeAmount(timeout)
-        let now = NIODeadline.now()
-        guard now >= due else {
-            schedule(at: due, context: context)
-            return
-        }
-        // Messages may be waiting unread while the loop is busy elsewhere: only a loop that has polled since the
-        // deadline knows there were none.
-        guard EventLoopPulse.of(context.eventLoop).hasPolled(since: due) else {
-            schedule(at: now + EventLoopPulse.recheckDelay, context: context)
-            return
-        }
-        context.fireErrorCaught(ConnectionLimitExceeded.idle(timeout: timeout))
+        timer?.cancel()
+        timer = nil
     }
 }

@@ -10,16 +10,17 @@ final class RateLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundOut = Frame
 
     private let limit: MessageRateLimit
-    private var bucket: TokenBucket
+    /// Filled on the event loop's clock from when the handler joins the pipeline.
+    private var bucket: TokenBucket?
     private var exempt = false
     private var exceeded = false
 
     init(limit: MessageRateLimit) {
         self.limit = limit
-        bucket = TokenBucket(limit, now: .now())
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        bucket = TokenBucket(limit, now: context.eventLoop.now)
         if context.channel.isActive { exempt = context.channel.isLocalSocket }
     }
 
@@ -30,7 +31,7 @@ final class RateLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !exceeded else { return }
-        guard exempt || bucket.take(now: .now()) else {
+        guard exempt || bucket?.take(now: context.eventLoop.now) != false else {
             exceeded = true
             context.fireErrorCaught(ConnectionLimitExceeded.rate(limit))
             return

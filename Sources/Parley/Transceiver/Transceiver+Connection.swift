@@ -53,7 +53,7 @@ extension Transceiver {
 
         connection.noteEnd(endReason)
         connectionEnded(connection)
-        if let peer = connection.peer {
+        if connection.peer != nil {
             logger.info("peer connection closed", metadata: ["reason": "\(connection.endReason ?? endReason)"])
         }
     }

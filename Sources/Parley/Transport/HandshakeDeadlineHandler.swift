@@ -18,7 +18,7 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     /// Handshake frames still to arrive before the deadline is met.
     private var remaining: Int
     private let startsWithFirstByte: Bool
-    private var deadline: Scheduled<Void>?
+    private var deadline: SilenceTimer?
 
     init(timeout: TimeAmount, frames: Int = 1, startsWithFirstByte: Bool) {
         self.timeout = timeout
@@ -60,12 +60,15 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
         deadline = nil
     }
 
+    /// The clock starts now and does not move: the deadline is the start plus the timeout.
     private func arm(context: ChannelHandlerContext) {
         guard deadline == nil else { return }
+        let started = context.eventLoop.now
         let seconds = Double(timeout.nanoseconds) / 1e9
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: timeout) {
+        deadline = SilenceTimer(on: context.eventLoop, timeout: timeout, lastActivity: { started }) { _ in
             loopBound.value.fireErrorCaught(HandshakeError.timedOut(seconds: seconds))
         }
+        deadline?.start()
     }
 }

@@ -4,9 +4,8 @@ import ParleyWire
 /// Keeps a connection's liveness known: after the handshake it pings every `interval` (so a peer that only
 /// answers pings stays alive even while we send to it nonstop), answers pings with pongs, and closes the
 /// connection when nothing at all has arrived for `timeout` while we were reading. After the handshake,
-/// pings and pongs never leave this handler; before it they pass on, and the handshake refuses them. Silence counts
-/// only up to the last time the event loop polled its sockets (``EventLoopPulse``): a loop busy for seconds has
-/// not read what the peer sent meanwhile, and the peer is not to blame.
+/// pings and pongs never leave this handler; before it they pass on, and the handshake refuses them. The silence is
+/// a ``SilenceTimer`` over the connection's last read.
 final class HeartbeatHandler: ChannelDuplexHandler {
     // Duplex to see the outbound Start event and read requests; writes pass through untouched.
     typealias InboundIn = Frame
@@ -25,8 +24,8 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     /// because our own handlers are behind (backpressure): silence then says nothing about the peer.
     private var readRequested = true
     private var ticker: RepeatedTask?
+    private var silence: SilenceTimer?
     private var nonce: UInt64 = 0
-    private var pulse: EventLoopPulse?
 
     init(interval: TimeAmount, timeout: TimeAmount, activity: ReadActivity, connection: PeerConnection) {
         self.interval = interval
@@ -70,37 +69,39 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         }
         promise?.succeed()
         guard ticker == nil else { return }
-        activity.lastRead = .now()
-        pulse = EventLoopPulse.of(context.eventLoop)
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+        let loop = context.eventLoop
+        activity.lastRead = loop.now
+        let loopBound = NIOLoopBound((self, context), eventLoop: loop)
+        ticker = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
             let (handler, context) = loopBound.value
             handler.tick(context: context)
         }
+        let activity = self.activity
+        silence = SilenceTimer(on: loop, timeout: timeout, lastActivity: { activity.lastRead }) { silence in
+            let (handler, context) = loopBound.value
+            handler.peerIsGone(silence: silence, context: context)
+        }
+        silence?.start()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        ticker?.cancel()
-        ticker = nil
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { stop() }
 
     func channelInactive(context: ChannelHandlerContext) {
+        stop()
+        context.fireChannelInactive()
+    }
+
+    private func stop() {
         ticker?.cancel()
         ticker = nil
-        context.fireChannelInactive()
+        silence?.cancel()
+        silence = nil
     }
 
     private func tick(context: ChannelHandlerContext) {
         if !readRequested {
             // We stopped reading ourselves; the peer's pongs are waiting in the socket. Not its fault.
-            activity.lastRead = .now()
-        }
-        // Judged a moment later: by then a free loop has polled (and read the probe the tick sent), a busy one not.
-        pulse?.probe()
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: EventLoopPulse.recheckDelay) {
-            let (handler, context) = loopBound.value
-            handler.judge(context: context)
+            activity.lastRead = context.eventLoop.now
         }
         // Ping every interval, whatever else is going on: 14 bytes a second is cheap, and it keeps this side
         // visibly alive to a peer even while we ourselves have stopped reading (backpressure).
@@ -108,15 +109,10 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
     }
 
-    /// Closes the connection if the peer has been silent for longer than the timeout while the loop was reading.
-    private func judge(context: ChannelHandlerContext) {
-        guard ticker != nil else { return }
-        let now = NIODeadline.now()
-        let due = activity.lastRead + timeout
-        guard now > due, pulse?.hasPolled(since: due) ?? true else { return }
-        ticker?.cancel()
-        ticker = nil
-        let error = HeartbeatTimeout(silence: now - activity.lastRead)
+    /// Nothing arrived for longer than the timeout while the loop was reading: the peer is gone.
+    private func peerIsGone(silence: TimeAmount, context: ChannelHandlerContext) {
+        stop()
+        let error = HeartbeatTimeout(silence: silence)
         connection.noteEnd(error.description)
         context.fireErrorCaught(error)
         context.close(promise: nil)
@@ -134,6 +130,7 @@ struct HeartbeatTimeout: Error, CustomStringConvertible {
 /// When bytes last arrived on a connection. Shared by two handlers of one pipeline, so only ever touched on
 /// that channel's event loop.
 final class ReadActivity {
+    /// On the event loop's clock (`EventLoop.now`).
     var lastRead = NIODeadline.now()
 }
 
@@ -152,7 +149,7 @@ final class ReadActivityHandler: ChannelInboundHandler {
     init(_ activity: ReadActivity) { self.activity = activity }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        activity.lastRead = .now()
+        activity.lastRead = context.eventLoop.now
         if !seenBytes {
             seenBytes = true
             context.fireUserInboundEventTriggered(FirstBytes())

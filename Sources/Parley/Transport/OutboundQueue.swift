@@ -32,7 +32,7 @@ final class OutboundQueue: Sendable {
         var nextWaiterID: UInt64 = 0
         var closedError: (any Error)?
         var ending: Ending?
-        /// When a batch last reached the kernel (or the queue was made).
+        /// When a batch last reached the kernel (or the queue was made), on the event loop's clock.
         var lastProgress = NIODeadline.now()
     }
 
@@ -177,7 +177,7 @@ final class OutboundQueue: Sendable {
     private func written(_ bytes: Int) {
         let (woken, ending, more) = state.withLock { state -> ([Waiter], Ending?, Bool) in
             state.queuedBytes -= bytes
-            state.lastProgress = .now()
+            state.lastProgress = channel.eventLoop.now
             state.flushing = !state.pending.isEmpty
             let ending = state.queuedBytes == 0 && !state.flushing ? state.ending : nil
             guard state.queuedBytes < lowWatermark || state.closedError != nil else { return ([], ending, state.flushing) }
@@ -207,7 +207,7 @@ final class OutboundQueue: Sendable {
                 if let immediate {
                     continuation.resume(with: immediate)
                 } else if let stallTimeout {
-                    watchForStall(of: id, since: .now(), timeout: stallTimeout, checkIn: stallTimeout)
+                    watchForStall(of: id, timeout: stallTimeout)
                 }
             }
         } onCancel: {
@@ -220,32 +220,26 @@ final class OutboundQueue: Sendable {
     }
 
     /// Fails waiter `id` with ``OutboundQueueStalled`` once nothing has left the queue for `timeout` (counted from
-    /// the later of its first wait and the queue's last progress) and the loop has polled since: a loop too busy to
-    /// write says nothing about the peer. Looks again later while batches still leave.
-    private func watchForStall(of id: UInt64, since start: NIODeadline, timeout: TimeAmount, checkIn delay: TimeAmount) {
+    /// the later of its first wait and the queue's last progress), by a ``SilenceTimer``: a loop too busy to write
+    /// says nothing about the peer. The watch ends by itself once the waiter got room or gave up.
+    private func watchForStall(of id: UInt64, timeout: TimeAmount) {
         let loop = channel.eventLoop
-        loop.scheduleTask(in: delay) {
-            let due = self.state.withLock { state -> NIODeadline? in
-                state.waiters.contains { $0.id == id } ? max(start, state.lastProgress) + timeout : nil
+        loop.execute {
+            let start = loop.now
+            let lastProgress = { () -> NIODeadline? in
+                self.state.withLock { state in
+                    state.waiters.contains { $0.id == id } ? max(start, state.lastProgress) : nil
+                }
             }
-            guard let due else { return }  // it got room, or gave up, meanwhile
-            let now = NIODeadline.now()
-            guard now >= due, EventLoopPulse.of(loop).hasPolled(since: due) else {
-                self.watchForStall(of: id, since: start, timeout: timeout, checkIn: max(due - now, EventLoopPulse.recheckDelay))
-                return
+            let timer = SilenceTimer(on: loop, timeout: timeout, lastActivity: lastProgress) { _ in
+                let stalled = self.state.withLock { state -> Waiter? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index)
+                }
+                stalled?.continuation.resume(throwing: OutboundQueueStalled(timeout: timeout))
             }
-            let (stalled, recheck) = self.state.withLock { state -> (Waiter?, TimeAmount?) in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return (nil, nil) }
-                // Progress may have come between the two looks.
-                let due = max(start, state.lastProgress) + timeout
-                if NIODeadline.now() < due { return (nil, due - NIODeadline.now()) }
-                return (state.waiters.remove(at: index), nil)
-            }
-            if let stalled {
-                stalled.continuation.resume(throwing: OutboundQueueStalled(timeout: timeout))
-            } else if let recheck {
-                self.watchForStall(of: id, since: start, timeout: timeout, checkIn: recheck)
-            }
+            // The timer's scheduled task holds it until it ends.
+            timer.start()
         }
     }
 }
