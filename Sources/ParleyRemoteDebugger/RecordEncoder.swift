@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Parley
 import ParleyDebugger
 
 /// Turns one (action text, state, screenshot) into the bytes a transport sends: the binary payload of a
@@ -28,7 +29,7 @@ struct RecordEncoder<State: Encodable> {
                 return ByteBuffer(bytes: try json.encode(body))
             }
         } catch {
-            throw .encodingFailed(String(describing: error))
+            throw .encodingFailed(PayloadProblem(error))
         }
     }
 }

@@ -1,3 +1,5 @@
+import Parley
+
 /// What a ``RemoteDebugger`` refuses, or why a record did not reach the debugger. Lifecycle errors are thrown by
 /// `start()` and `run()`; send failures are logged and counted (``RemoteDebuggerStatistics/failed``), never thrown
 /// at the app, because `write` must not fail or wait.
@@ -11,9 +13,11 @@ public enum RemoteDebuggerError: Error, Sendable, Hashable, CustomStringConverti
     /// The encoded record is larger than the configured maximum; it was not sent.
     case recordTooLarge(size: Int, maximum: Int)
     /// The state (or the record around it) could not be encoded as JSON.
-    case encodingFailed(String)
-    /// No debugger was connected when the record was to be sent, or every connection failed while sending.
-    case notDelivered(String)
+    case encodingFailed(PayloadProblem)
+    /// No debugger was connected when the record was to be sent.
+    case noDebuggerConnected
+    /// Every debugger the record was sent to failed: each one's name (or address) and why.
+    case notDelivered([DeliveryFailure])
 
     public var description: String {
         switch self {
@@ -27,8 +31,20 @@ public enum RemoteDebuggerError: Error, Sendable, Hashable, CustomStringConverti
             "the record is \(size) bytes, more than the \(maximum) the debugger accepts; send a smaller state or screenshot"
         case .encodingFailed(let reason):
             "the state could not be encoded as JSON: \(reason)"
-        case .notDelivered(let reason):
-            "the record did not reach the debugger: \(reason)"
+        case .noDebuggerConnected:
+            "the record did not reach the debugger: no debugger is connected"
+        case .notDelivered(let failures):
+            "the record did not reach the debugger: " + failures.map(\.description).joined(separator: "; ")
         }
     }
+}
+
+/// One debugger a record could not be sent to.
+public struct DeliveryFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The debugger's name, or its address.
+    public var debugger: String
+    /// Why, as the transport reported it.
+    public var reason: String
+
+    public var description: String { "\(debugger): \(reason)" }
 }

@@ -84,23 +84,59 @@ final class Router: Sendable {
 /// A payload that did not decode as the type its handler expects.
 struct PayloadDecodingError: Error, CustomStringConvertible {
     var typeName: String
-    var underlying: any Error
-    var description: String { "payload of \"\(typeName)\" does not decode: \(Self.explain(underlying))" }
+    var problem: PayloadProblem
+    var description: String { "payload of \"\(typeName)\" does not decode: \(problem)" }
+}
 
-    static func explain(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return String(describing: error) }
+/// What was wrong with a payload that did not encode or decode as JSON, as a value a caller can match. The path is
+/// the coding path of the offending value (`items.2.title`); empty for the payload itself.
+public enum PayloadProblem: Sendable, Hashable, CustomStringConvertible {
+    /// Not JSON at all, or JSON the type rejects as a whole (a date in the wrong format, a custom check).
+    case invalid(path: String, detail: String)
+    /// A required key is missing.
+    case missingKey(String, path: String)
+    /// A value has another type than the one expected (`expected` names the Swift type).
+    case typeMismatch(expected: String, path: String)
+    /// A required value is null.
+    case null(expected: String, path: String)
+
+    /// Reads what JSONEncoder or JSONDecoder threw.
+    public init(_ error: any Error) {
         switch error {
-        case .dataCorrupted(let context): return context.debugDescription
-        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\"" + path(context)
-        case .typeMismatch(let type, let context): return "expected \(type)" + path(context)
-        case .valueNotFound(let type, let context): return "expected \(type), found null" + path(context)
-        @unknown default: return String(describing: error)
+        case DecodingError.dataCorrupted(let context):
+            self = .invalid(path: Self.path(context.codingPath), detail: Self.detail(context))
+        case DecodingError.keyNotFound(let key, let context):
+            self = .missingKey(key.stringValue, path: Self.path(context.codingPath))
+        case DecodingError.typeMismatch(let type, let context):
+            self = .typeMismatch(expected: String(describing: type), path: Self.path(context.codingPath))
+        case DecodingError.valueNotFound(let type, let context):
+            self = .null(expected: String(describing: type), path: Self.path(context.codingPath))
+        case EncodingError.invalidValue(_, let context):
+            self = .invalid(path: Self.path(context.codingPath), detail: context.debugDescription)
+        default:
+            self = .invalid(path: "", detail: String(describing: error))
         }
     }
 
-    private static func path(_ context: DecodingError.Context) -> String {
-        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-        return path.isEmpty ? "" : " at \(path)"
+    public var description: String {
+        switch self {
+        case .invalid(let path, let detail): detail + Self.at(path)
+        case .missingKey(let key, let path): "missing key \"\(key)\"" + Self.at(path)
+        case .typeMismatch(let expected, let path): "expected \(expected)" + Self.at(path)
+        case .null(let expected, let path): "expected \(expected), found null" + Self.at(path)
+        }
+    }
+
+    private static func at(_ path: String) -> String { path.isEmpty ? "" : " at \(path)" }
+
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.map(\.stringValue).joined(separator: ".")
+    }
+
+    /// Foundation's own words for bad JSON, with the underlying parser error when it says where.
+    private static func detail(_ context: DecodingError.Context) -> String {
+        guard let underlying = context.underlyingError else { return context.debugDescription }
+        return context.debugDescription + " (\(underlying.localizedDescription))"
     }
 }
 
@@ -110,7 +146,7 @@ enum PayloadCoding {
         do {
             return try JSONEncoder().encodeAsByteBuffer(value, allocator: allocator)
         } catch {
-            throw TransceiverError.encodingFailed(type: messageTypeName(of: T.self), underlying: String(describing: error))
+            throw TransceiverError.encodingFailed(type: messageTypeName(of: T.self), underlying: PayloadProblem(error))
         }
     }
 
@@ -118,7 +154,7 @@ enum PayloadCoding {
         do {
             return try JSONDecoder().decode(T.self, from: message.payload)
         } catch {
-            throw PayloadDecodingError(typeName: message.typeName, underlying: error)
+            throw PayloadDecodingError(typeName: message.typeName, problem: PayloadProblem(error))
         }
     }
 }

@@ -139,7 +139,7 @@ extension Transceiver {
         do {
             return try PayloadCoding.decode(Reply.self, from: reply)
         } catch let error as PayloadDecodingError {
-            throw TransceiverError.unexpectedReply(expected: expected, received: reply.typeName, underlying: error.description)
+            throw TransceiverError.unexpectedReply(expected: expected, received: reply.typeName, underlying: error.problem)
         }
     }
 

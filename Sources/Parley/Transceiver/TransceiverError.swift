@@ -23,10 +23,10 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     case replyTimedOut(type: String, peer: PeerID, timeout: Duration)
     /// The peer answered a request with an error.
     case remoteError(code: ErrorCode, message: String)
-    /// The reply arrived but was not the expected type or did not decode.
-    case unexpectedReply(expected: String, received: String, underlying: String?)
+    /// The reply arrived but was not the expected type (`problem` nil) or did not decode (`problem` says why).
+    case unexpectedReply(expected: String, received: String, underlying: PayloadProblem?)
     /// The value could not be encoded.
-    case encodingFailed(type: String, underlying: String)
+    case encodingFailed(type: String, underlying: PayloadProblem)
     /// The type name is empty or longer than the protocol allows (1…1024 bytes of UTF-8).
     case invalidTypeName(String)
     /// The encoded message exceeds the configured maximum frame size.

@@ -87,12 +87,14 @@ final class OriginalFramingTransport: DebuggerTransport {
             throw RemoteDebuggerError.recordTooLarge(size: record.readableBytes, maximum: maximumRecordSize)
         }
         guard let (channel, endpoint) = state.withLock({ state in state.channel.map { ($0, state.endpoint) } }) else {
-            throw RemoteDebuggerError.notDelivered("no debugger is connected")
+            throw RemoteDebuggerError.noDebuggerConnected
         }
         do {
             try await channel.writeAndFlush(record).get()
         } catch {
-            throw RemoteDebuggerError.notDelivered("writing to \(endpoint.map(\.description) ?? "the debugger") failed: \(error)")
+            throw RemoteDebuggerError.notDelivered([
+                DeliveryFailure(debugger: endpoint.map(\.description) ?? "the debugger", reason: "writing failed: \(error)")
+            ])
         }
     }
 

@@ -89,22 +89,22 @@ final class ParleyDebuggerTransport: DebuggerTransport {
 
     func send(_ record: ByteBuffer) async throws {
         let debuggers = transceiver.peers.filter(Self.isDebugger)
-        var failures: [String] = []
+        var failures: [DeliveryFailure] = []
         for debugger in debuggers {
             do {
                 try await transceiver.sendRaw(typeName: StateRecord.messageType, payload: record, to: debugger.id)
             } catch {
-                failures.append("\(debugger): \(error)")
+                failures.append(DeliveryFailure(debugger: debugger.description, reason: "\(error)"))
             }
         }
         if debuggers.isEmpty {
-            throw RemoteDebuggerError.notDelivered("no debugger is connected")
+            throw RemoteDebuggerError.noDebuggerConnected
         }
         if failures.count == debuggers.count {
-            throw RemoteDebuggerError.notDelivered(failures.joined(separator: "; "))
+            throw RemoteDebuggerError.notDelivered(failures)
         }
         if !failures.isEmpty {
-            logger.info("a record reached some debuggers only", metadata: ["failures": "\(failures.joined(separator: "; "))"])
+            logger.info("a record reached some debuggers only", metadata: ["failures": "\(failures.map(\.description).joined(separator: "; "))"])
         }
     }
 
