@@ -47,33 +47,36 @@ extension HistoryStore {
             var output = ByteBuffer()
             var cursor = cursor
             if cursor == nil {
-                guard let row = try Row.fetchOne(db, sql: Self.sessionQuery + " AND s.id = ? GROUP BY s.id", arguments: [session]) else {
+                guard let summary = try SessionSummaryRecord.fetchOne(db, sql: Self.sessionQuery + " AND s.id = ? GROUP BY s.id", arguments: [session])?.summary else {
                     throw HistoryStoreError.noSuchSession(session)
                 }
-                let summary = Self.session(row)
                 let through = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM entry WHERE session = ?", arguments: [session]) ?? 0
                 HistoryExportFormat.writeHeader(summary, entries: summary.entryCount, to: &output)
                 cursor = HistoryExportCursor(session: session, after: 0, through: through, announced: summary.entryCount, written: 0)
             }
             guard var position = cursor, position.session == session else { throw HistoryStoreError.noSuchSession(session) }
             let writtenBefore = position.written
-            let rows = try Row.fetchCursor(
+            let entries = try EntryRecord.fetchCursor(
                 db,
-                sql: "SELECT sequence, time, action, stateSize, screenshotSize FROM entry WHERE session = ? AND sequence > ? AND sequence <= ? ORDER BY sequence",
+                sql: "SELECT * FROM entry WHERE session = ? AND sequence > ? AND sequence <= ? ORDER BY sequence",
                 arguments: [session, position.after, position.through]
             )
             var more = false
             var budget = maxBytes - output.readableBytes
-            while let row = try rows.next() {
-                let action: String = row[2]
-                let size = HistoryExportFormat.estimatedLineSize(actionBytes: action.utf8.count, stateSize: row[3], screenshotSize: row[4])
+            while let entry = try entries.next(), let sequence = entry.sequence {
+                let size = HistoryExportFormat.estimatedLineSize(
+                    actionBytes: entry.action.utf8.count, stateSize: entry.stateSize, screenshotSize: entry.screenshotSize
+                )
                 if size > budget, position.written > writtenBefore {
                     more = true
                     break
                 }
-                let sequence: Int64 = row[0]
-                let content = try Row.fetchOne(db, sql: "SELECT state, screenshot FROM entryContent WHERE sequence = ?", arguments: [sequence])!
-                HistoryExportFormat.writeEntry(sequence: sequence, time: Timestamp(milliseconds: row[1]), action: action, state: content[0], screenshot: content[1], to: &output)
+                // The entry and its content are deleted together (ON DELETE CASCADE), in this read's snapshot.
+                guard let content = try EntryContentRecord.fetchOne(db, key: sequence) else { continue }
+                HistoryExportFormat.writeEntry(
+                    sequence: sequence, time: entry.time, action: entry.action, state: content.state, screenshot: content.screenshot,
+                    to: &output
+                )
                 budget -= size
                 position.after = sequence
                 position.written += 1
@@ -199,11 +202,12 @@ extension HistoryStore {
     }
 
     static func insertImportedSession(_ header: HistoryExportFormat.Header, ended: Int64?, importing: Bool, in db: Database) throws -> Int64 {
-        try db.execute(
-            sql: "INSERT INTO session (peerID, appName, kind, imported, importing, started, ended) VALUES (?, ?, ?, 1, ?, ?, ?)",
-            arguments: [header.peerID, header.appName, header.kind.rawValue, importing, Timestamp(header.started).milliseconds, ended]
+        var record = SessionRecord(
+            peerID: header.peerID, appName: header.appName, kind: header.kind, imported: true, importing: importing,
+            started: Timestamp(header.started), ended: ended.map(Timestamp.init(milliseconds:))
         )
-        return db.lastInsertedRowID
+        try record.insert(db)
+        return record.id ?? db.lastInsertedRowID
     }
 }
 

@@ -124,14 +124,12 @@ public final class HistoryStore: Sendable {
     /// Starts a session for an app that has just connected.
     public func beginSession(peerID: String, appName: String, kind: SessionSummary.Kind, at start: Date = Date()) async throws(HistoryStoreError) -> SessionSummary {
         let started = Timestamp(start)
-        let id = try await write("begin a session") { db -> Int64 in
-            try db.execute(
-                sql: "INSERT INTO session (peerID, appName, kind, started) VALUES (?, ?, ?, ?)",
-                arguments: [peerID, appName, kind.rawValue, started.milliseconds]
-            )
-            return db.lastInsertedRowID
+        let record = try await write("begin a session") { db -> SessionRecord in
+            var record = SessionRecord(peerID: peerID, appName: appName, kind: kind, started: started)
+            try record.insert(db)
+            return record
         }
-        return SessionSummary(id: id, peerID: peerID, appName: appName, kind: kind, started: started.date)
+        return SessionSummary(id: record.id ?? 0, peerID: peerID, appName: appName, kind: kind, started: started.date)
     }
 
     /// Marks a session ended (its app disconnected). Ending it again changes nothing.
@@ -146,39 +144,25 @@ public final class HistoryStore: Sendable {
     /// Every session, oldest first, with the count and size of the entries it still has.
     public func sessions() async throws(HistoryStoreError) -> [SessionSummary] {
         try await read("list sessions") { db in
-            try Row.fetchAll(db, sql: Self.sessionQuery + " GROUP BY s.id ORDER BY s.id").map(Self.session)
+            try SessionSummaryRecord.fetchAll(db, sql: Self.sessionQuery + " GROUP BY s.id ORDER BY s.id").map(\.summary)
         }
     }
 
     public func session(_ id: Int64) async throws(HistoryStoreError) -> SessionSummary {
         let found = try await read("read a session") { db in
-            try Row.fetchOne(db, sql: Self.sessionQuery + " AND s.id = ? GROUP BY s.id", arguments: [id]).map(Self.session)
+            try SessionSummaryRecord.fetchOne(db, sql: Self.sessionQuery + " AND s.id = ? GROUP BY s.id", arguments: [id])?.summary
         }
         guard let found else { throw .noSuchSession(id) }
         return found
     }
 
+    /// Sessions with their entry count and size, as ``SessionSummaryRecord``s; callers add conditions and GROUP BY.
     static let sessionQuery = """
         SELECT s.id, s.peerID, s.appName, s.kind, s.imported, s.started, s.ended,
-               COUNT(e.sequence), COALESCE(SUM(e.stateSize + e.screenshotSize), 0)
+               COUNT(e.sequence) AS entryCount, COALESCE(SUM(e.stateSize + e.screenshotSize), 0) AS bytes
         FROM session s LEFT JOIN entry e ON e.session = s.id
         WHERE s.importing = 0
         """
-
-    static func session(_ row: Row) -> SessionSummary {
-        let ended: Int64? = row[6]
-        return SessionSummary(
-            id: row[0],
-            peerID: row[1],
-            appName: row[2],
-            kind: SessionSummary.Kind(rawValue: row[3]) ?? .parley,
-            imported: row[4],
-            started: Timestamp(milliseconds: row[5]).date,
-            ended: ended.map { Timestamp(milliseconds: $0).date },
-            entryCount: row[7],
-            bytes: row[8]
-        )
-    }
 
     static func requireSession(_ id: Int64, in db: Database) throws {
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM session WHERE id = ? AND importing = 0", arguments: [id]) != nil else {
@@ -203,9 +187,10 @@ public final class HistoryStore: Sendable {
         let screenshot = Data(record.screenshot.readableBytesView)
         let limits = self.limits
         let (sequence, dropped) = try await write("append an entry") { db -> (Int64, Int) in
-            let ended = try Row.fetchOne(db, sql: "SELECT ended IS NOT NULL FROM session WHERE id = ? AND importing = 0", arguments: [session])
-            guard let ended else { throw HistoryStoreError.noSuchSession(session) }
-            guard !(ended[0] as Bool) else { throw HistoryStoreError.sessionEnded(session) }
+            guard let open = try SessionRecord.fetchOne(db, key: session), !open.importing else {
+                throw HistoryStoreError.noSuchSession(session)
+            }
+            guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
             let sequence = try Self.insertEntry(session: session, time: time, action: record.action, state: state, screenshot: screenshot, in: db)
             return (sequence, try Self.enforce(limits, keeping: sequence, in: db))
         }
@@ -216,12 +201,10 @@ public final class HistoryStore: Sendable {
     }
 
     static func insertEntry(session: Int64, time: Timestamp, action: String, state: Data, screenshot: Data, in db: Database) throws -> Int64 {
-        try db.execute(
-            sql: "INSERT INTO entry (session, time, action, stateSize, screenshotSize) VALUES (?, ?, ?, ?, ?)",
-            arguments: [session, time.milliseconds, action, state.count, screenshot.count]
-        )
-        let sequence = db.lastInsertedRowID
-        try db.execute(sql: "INSERT INTO entryContent (sequence, state, screenshot) VALUES (?, ?, ?)", arguments: [sequence, state, screenshot])
+        var entry = EntryRecord(session: session, time: time, action: action, stateSize: state.count, screenshotSize: screenshot.count)
+        try entry.insert(db)
+        let sequence = entry.sequence ?? db.lastInsertedRowID
+        try EntryContentRecord(sequence: sequence, state: state, screenshot: screenshot).insert(db)
         return sequence
     }
 
@@ -258,11 +241,11 @@ public final class HistoryStore: Sendable {
         return try await read("list entries") { db in
             if let session { try Self.requireSession(session, in: db) }
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry WHERE \(matching)", arguments: countArguments) ?? 0
-            var items = try Row.fetchAll(
+            var items = try EntryRecord.fetchAll(
                 db,
-                sql: "SELECT \(Self.summaryColumns) FROM entry WHERE \(page) ORDER BY entry.sequence LIMIT ? OFFSET ?",
+                sql: "SELECT entry.* FROM entry WHERE \(page) ORDER BY entry.sequence LIMIT ? OFFSET ?",
                 arguments: rowArguments
-            ).map(Self.entry)
+            ).map(\.summary)
             let more = items.count > limit
             if more { items.removeLast() }
             return HistoryPage(items: items, total: total, nextAfter: more ? items.last?.sequence : nil)
@@ -281,17 +264,14 @@ public final class HistoryStore: Sendable {
     public func entry(_ sequence: Int64, includeScreenshot: Bool = true) async throws(HistoryStoreError) -> EntryDetail {
         let found = try await read("read an entry") { db -> EntryDetail? in
             let screenshot = includeScreenshot ? "c.screenshot" : "x''"
-            let row = try Row.fetchOne(
+            return try EntryWithContentRecord.fetchOne(
                 db,
                 sql: """
-                    SELECT \(Self.summaryColumns), c.state, \(screenshot) FROM entry JOIN entryContent c ON c.sequence = entry.sequence
+                    SELECT entry.*, c.state, \(screenshot) AS screenshot FROM entry JOIN entryContent c ON c.sequence = entry.sequence
                     WHERE entry.sequence = ? AND entry.session NOT IN (SELECT id FROM session WHERE importing = 1)
                     """,
                 arguments: [sequence]
-            )
-            return row.map { row in
-                EntryDetail(summary: Self.entry(row), state: ByteBuffer(data: row[6]), screenshot: ByteBuffer(data: row[7]))
-            }
+            )?.detail
         }
         guard let found else { throw .noSuchEntry(sequence) }
         return found
@@ -304,12 +284,12 @@ public final class HistoryStore: Sendable {
             guard let session = try Int64.fetchOne(db, sql: "SELECT session FROM entry WHERE sequence = ?", arguments: [sequence]) else {
                 return .none
             }
-            let row = try Row.fetchOne(
+            let previous = try EntryRecord.fetchOne(
                 db,
-                sql: "SELECT \(Self.summaryColumns) FROM entry WHERE entry.session = ? AND entry.sequence < ? ORDER BY entry.sequence DESC LIMIT 1",
+                sql: "SELECT * FROM entry WHERE session = ? AND sequence < ? ORDER BY sequence DESC LIMIT 1",
                 arguments: [session, sequence]
             )
-            return .some(row.map(Self.entry))
+            return .some(previous?.summary)
         }
         guard let found else { throw .noSuchEntry(sequence) }
         return found
@@ -318,15 +298,14 @@ public final class HistoryStore: Sendable {
     /// Entries and bytes in the whole history (what the limits are compared with).
     public func totals() async throws(HistoryStoreError) -> (entries: Int, bytes: Int64) {
         try await read("count the history") { db in
-            let row = try Row.fetchOne(db, sql: "SELECT entries, bytes FROM totals")!
-            return (row[0], row[1])
+            let totals = try Self.totals(in: db)
+            return (totals.entries, totals.bytes)
         }
     }
 
-    static let summaryColumns = "entry.sequence, entry.session, entry.time, entry.action, entry.stateSize, entry.screenshotSize"
-
-    static func entry(_ row: Row) -> EntrySummary {
-        EntrySummary(sequence: row[0], session: row[1], time: Timestamp(milliseconds: row[2]).date, action: row[3], stateSize: row[4], screenshotSize: row[5])
+    /// The `totals` row; the schema creates it with the table, so it is always there.
+    static func totals(in db: Database) throws -> TotalsRecord {
+        try TotalsRecord.fetchOne(db) ?? TotalsRecord(entries: 0, bytes: 0)
     }
 
     // MARK: - Retention
@@ -334,20 +313,19 @@ public final class HistoryStore: Sendable {
     /// Drops the oldest entries until `limits` hold, never the entry `keeping`; forgets ended sessions left
     /// without entries by it. Returns how many entries it dropped.
     static func enforce(_ limits: RetentionLimits, keeping newest: Int64?, in db: Database) throws -> Int {
-        let totals = try Row.fetchOne(db, sql: "SELECT entries, bytes FROM totals")!
-        var excessEntries = (totals[0] as Int) - limits.maxEntries
-        var excessBytes = (totals[1] as Int64) - limits.maxBytes
+        let totals = try Self.totals(in: db)
+        var excessEntries = totals.entries - limits.maxEntries
+        var excessBytes = totals.bytes - limits.maxBytes
         guard excessEntries > 0 || excessBytes > 0 else { return 0 }
         var cutoff: Int64?
         var dropped = 0
-        let oldest = try Row.fetchCursor(db, sql: "SELECT sequence, stateSize + screenshotSize FROM entry ORDER BY sequence")
-        while excessEntries > 0 || excessBytes > 0, let row = try oldest.next() {
-            let sequence: Int64 = row[0]
-            guard sequence != newest else { break }
-            cutoff = sequence
+        let oldest = try EntrySizeRecord.fetchCursor(db, sql: "SELECT sequence, stateSize + screenshotSize AS size FROM entry ORDER BY sequence")
+        while excessEntries > 0 || excessBytes > 0, let entry = try oldest.next() {
+            guard entry.sequence != newest else { break }
+            cutoff = entry.sequence
             dropped += 1
             excessEntries -= 1
-            excessBytes -= row[1] as Int64
+            excessBytes -= entry.size
         }
         guard let cutoff else { return 0 }
         let touched = try Int64.fetchAll(db, sql: "SELECT DISTINCT session FROM entry WHERE sequence <= ?", arguments: [cutoff])
