@@ -3,6 +3,10 @@ import Synchronization
 
 /// Writes whole lines to standard output and standard error, unbuffered (stdout is often a pipe, where `print`
 /// would hold lines back) and one line at a time (handlers of several peers may print at once).
+///
+/// When the reader of standard output goes away (`parleyctl history | head`), there is nobody left to tell
+/// anything: parleyctl stops quietly with status 0, as a tool at the head of a pipeline should. A standard error
+/// that cannot be written is ignored.
 enum Output {
     private static let lock = Mutex(())
 
@@ -11,7 +15,10 @@ enum Output {
     static func bytes(_ data: Data) { write(data, to: .standardOutput) }
 
     private static func write(_ data: Data, to handle: FileHandle) {
-        lock.withLock { _ in handle.write(data) }
+        let written = lock.withLock { _ in Result { try handle.write(contentsOf: data) } }
+        if case .failure = written, handle === FileHandle.standardOutput {
+            exit(0)
+        }
     }
 
     /// One JSON object per line: sorted keys, no slashes escaped.

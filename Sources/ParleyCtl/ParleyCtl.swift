@@ -37,6 +37,9 @@ struct ParleyCtl: AsyncParsableCommand {
     /// Runs the parsed command and maps every failure to the exit codes above (ArgumentParser's own usage
     /// errors would otherwise exit with 64, EX_USAGE).
     static func main() async {
+        // A closed standard output must come back as an error from write (Output stops quietly on it), not as a
+        // signal that kills the process in the middle of a send.
+        signal(SIGPIPE, SIG_IGN)
         let status: Int32
         do {
             var command = try parseAsRoot()

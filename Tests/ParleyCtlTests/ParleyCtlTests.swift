@@ -99,6 +99,30 @@ struct ParleyCtlTests {
         try await listr.stop()
     }
 
+    @Test("a reader that went away (parleyctl … | head) ends parleyctl quietly with status 0, not a crash")
+    func closedStandardOutput() async throws {
+        let listr = try await Listr()
+        // The read end is closed before parleyctl starts: its first write to standard output fails, every time.
+        let output = Pipe()
+        try output.fileHandleForReading.close()
+        let errors = Pipe()
+        let process = Process()
+        process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("parleyctl")
+        process.arguments = ["send", "ListItemsCommand", "--reply"] + listr.peer
+        process.standardOutput = output
+        process.standardError = errors
+        let exited = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
+        try process.run()
+        try output.fileHandleForWriting.close()
+        var statuses = exited.stream.makeAsyncIterator()
+        let status = await statuses.next()
+        #expect(process.terminationReason == .exit && status == 0, "status \(String(describing: status)), \(process.terminationReason)")
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.isEmpty, "\(stderr)")
+        try await listr.stop()
+    }
+
     @Test("send with no peer anywhere exits 3 after --wait-peer, naming what it waited for")
     func noPeer() async throws {
         let started = ContinuousClock.now
