@@ -8,13 +8,7 @@ import Synchronization
 @Suite("Backpressure and slow peers", .timeLimit(.minutes(2)))
 struct BackpressureTests {
     /// A handler that blocks until released: the peer stops reading, as a stalled app would.
-    final class Gate: Sendable {
-        private let opened = Mutex(false)
-        func wait() async throws {
-            while !opened.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        func open() { opened.withLock { $0 = true } }
-    }
+    typealias Gate = Latch
 
     static func tuned(_ configuration: inout TransceiverConfiguration) {
         configuration.outboundHighWatermark = 256 * 1024
@@ -44,7 +38,8 @@ struct BackpressureTests {
                         sent.increment()
                     }
                 }
-                try await Task.sleep(for: .seconds(1))
+                // The event under test: the sending task is parked in `send`, waiting for the queue to drain.
+                #expect(await eventually { sender.registry.connection(for: peer.id)?.outbound.waitingSenders == 1 })
                 let stalledAt = sent.count
                 let queued = sender.registry.connection(for: peer.id)?.outbound.queuedBytes ?? -1
                 // Kernel buffers absorb some; the rest must wait in `send`, not pile up in memory.

@@ -13,9 +13,10 @@ struct LifecycleTests {
         let client = makeTransceiver("client", listen: nil)
         let started = Counter()
         let cancelled = Counter()
+        let never = Latch()
         server.receive(Echo.self) { _, _ in
             started.increment()
-            do { try await Task.sleep(for: .seconds(120)) } catch { cancelled.increment() }
+            do { try await never.wait() } catch { cancelled.increment() }
         }
         try await server.start()
         try await client.start()
@@ -45,9 +46,11 @@ struct LifecycleTests {
     @Test("a connection reset while its handler is busy is reported at once, not when the handler returns")
     func resetDuringHandler() async throws {
         let server = makeTransceiver("server")
-        let release = Counter()
+        let release = Latch()
+        let handling = Latch()
         server.receiveRaw(typeName: "test.Block") { _, _ in
-            while release.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            handling.open()
+            try await release.wait()
         }
         try await withRunning([server]) {
             let events = server.peerEvents
@@ -55,7 +58,7 @@ struct LifecycleTests {
             socket.write(rawHello())
             #expect(await eventually { server.peers.count == 1 })
             socket.write(.message(MessageFrame(header: MessageHeader(typeName: "test.Block", id: MessageID(1)), payload: ByteBuffer(string: "{}"))))
-            try await Task.sleep(for: .milliseconds(100))
+            try await handling.wait()
             socket.setAbortiveClose()
             let reset = ContinuousClock.now
             _ = consume socket
@@ -70,9 +73,9 @@ struct LifecycleTests {
             let why = try #require(reason, "the event stream ended without a disconnect")
             #expect(why.contains("reset") || why.contains("closed"), "\(why)")
             #expect(ContinuousClock.now - reset < .seconds(5), "\(why)")
-            #expect(release.count == 0)  // the handler was still blocked when the peer was reported gone
+            #expect(!release.isOpen)  // the handler was still blocked when the peer was reported gone
             #expect(server.peers.isEmpty)
-            release.increment()
+            release.open()
         }
     }
 

@@ -229,8 +229,8 @@ struct LimitsTests {
                     sent.increment()
                 }
             }
-            try await Task.sleep(for: .seconds(1))
             // The kernel's buffers take some; then send waits instead of queueing 25 MB.
+            #expect(await eventually { server.registry.connection(for: stalledID)?.outbound.waitingSenders == 1 })
             let queued = server.registry.connection(for: stalledID)?.outbound.queuedBytes ?? -1
             #expect(sent.count < 100)
             #expect(queued >= 0 && queued <= 256 * 1024 + blobSize + 4096, "\(queued) bytes queued")

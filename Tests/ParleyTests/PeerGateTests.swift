@@ -11,7 +11,8 @@ struct PeerGateTests {
         let client = makeTransceiver("client", listen: nil)
         try await withRunning([server, client]) {
             async let gated = server.waitForPeer(timeout: .seconds(10))
-            try await Task.sleep(for: .milliseconds(100))
+            // The gate is really closed: the call is parked in the registry, waiting for a connection.
+            #expect(await eventually { server.registry.waiting.gate == 1 })
             #expect(server.peers.isEmpty)
             _ = try await client.connect(to: server.loopbackEndpoint)
             let peer = try await gated

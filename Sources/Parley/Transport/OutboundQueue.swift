@@ -66,6 +66,9 @@ final class OutboundQueue: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
+    /// Senders waiting in ``enqueue(_:stallTimeout:)`` for the queue to drain (tests wait for this state).
+    var waitingSenders: Int { state.withLock { $0.waiters.count } }
+
     /// Queues `frame`, waiting first while the queue is above its high watermark. Throws once the queue is closed,
     /// and ``OutboundQueueStalled`` if it waited `stallTimeout` without a byte leaving the queue.
     func enqueue(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
