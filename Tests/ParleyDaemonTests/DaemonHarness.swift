@@ -1,23 +1,23 @@
 import Foundation
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 /// A `parleyd` child process for one test: its own directory, a chosen environment (nothing inherited but PATH),
-/// stderr captured to a file that the test polls with `Task.sleep` (no blocking read on the cooperative pool).
+/// its standard output and error collected as they arrive; waiting for a log line or for the exit is waiting for
+/// an event.
 final class DaemonProcess: @unchecked Sendable {
     // @unchecked: every stored property is a `let` set in init; `Process` is safe to query (`isRunning`,
-    // `terminationStatus`, `processIdentifier`) from any thread, and the log file is only read.
+    // `processIdentifier`) from any thread, and the collector and exit watch are Sendable.
     let process: Process
-    let logFile: URL
+    private let output = OutputCollector()
+    private let exit = ExitWatch()
 
     init(arguments: [String], environment: [String: String], directory: URL) throws {
         let executable = PeerProcess.productsDirectory.appendingPathComponent("parleyd")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw PeerProcessError("\(executable.path) is not built; run `swift build` first")
         }
-        logFile = directory.appendingPathComponent("parleyd-\(UUID().uuidString.prefix(8)).log")
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let output = try FileHandle(forWritingTo: logFile)
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -25,30 +25,30 @@ final class DaemonProcess: @unchecked Sendable {
         environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         environment["HOME"] = environment["HOME"] ?? directory.path
         process.environment = environment
-        process.standardError = output
-        process.standardOutput = output
+        process.standardError = output.pipe.fileHandleForWriting
+        process.standardOutput = output.pipe.fileHandleForWriting
         process.standardInput = FileHandle.nullDevice
+        let exit = self.exit
+        process.terminationHandler = { exit.exited($0) }
         try process.run()
-        try output.close()
+        try output.pipe.fileHandleForWriting.close()
         self.process = process
     }
 
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    var log: String { output.text }
 
-    /// Polls the log until a line contains `text`; fails if the process exits or the deadline passes first.
+    /// Waits until a line contains `text`; fails if the process exits or the deadline passes first.
     @discardableResult
     func waitForLine(containing text: String, timeout: Duration = .seconds(20)) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let line = log.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
-            if !process.isRunning {
-                // One more look: the line may have been written just before exiting.
-                if let line = log.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
-                throw PeerProcessError("parleyd exited (\(process.terminationStatus)) before logging \"\(text)\"; log:\n\(log)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        @Sendable func line(in log: String) -> String? { log.split(separator: "\n").first { $0.contains(text) }.map(String.init) }
+        do {
+            try await output.wait(for: "parleyd to log \"\(text)\"", timeout: timeout) { line(in: $0) != nil }
+        } catch is OutputEnded {
+            throw PeerProcessError("parleyd exited (\(await exit.wait())) before logging \"\(text)\"; log:\n\(log)")
+        } catch is TestTimeout {
+            throw PeerProcessError("parleyd did not log \"\(text)\" within \(timeout); log:\n\(log)")
         }
-        throw PeerProcessError("parleyd did not log \"\(text)\" within \(timeout); log:\n\(log)")
+        return line(in: log) ?? ""
     }
 
     /// The port from the "parleyd ready" line.
@@ -59,12 +59,7 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Waits for the process to exit; returns its status, or nil if it is still running at the deadline.
     func waitForExit(timeout: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return process.terminationStatus
+        try? await withDeadline(timeout, what: "parleyd to exit") { await self.exit.wait() }
     }
 
     func signal(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
@@ -114,12 +109,28 @@ struct Scratch: ~Copyable {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// A fake systemd: a Unix datagram socket bound at `path` (or an abstract name with `@`), read without blocking.
+/// A fake systemd: a Unix datagram socket bound at `path` (or an abstract name with `@`). A dispatch source reads
+/// each datagram as it arrives and wakes the tasks waiting for one: nothing polls.
 final class FakeNotifySocket: @unchecked Sendable {
-    // @unchecked: `fd` and `address` are lets; reads go through `recv(2)` on a non-blocking socket, and
-    // `messages` is only called from the one test task that owns this object.
+    // @unchecked: `fd`, `address` and `source` are lets; datagrams are read only on the source's queue, and
+    // everything they feed is under `state`'s lock.
     let fd: Int32
     let address: String
+    private let source: any DispatchSourceRead
+
+    private struct Waiter {
+        var isSatisfied: @Sendable ([String]) -> Bool
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct State {
+        var lines: [String] = []
+        /// When each line arrived.
+        var arrivals: [ContinuousClock.Instant] = []
+        var waiters: [Waiter] = []
+    }
+
+    private let state = Mutex(State())
 
     init(address: String) throws {
         self.address = address
@@ -132,6 +143,7 @@ final class FakeNotifySocket: @unchecked Sendable {
         if abstract { bytes[0] = 0 }
         withUnsafeMutableBytes(of: &sockaddr.sun_path) { $0.copyBytes(from: bytes) }
         let length = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (abstract ? 0 : 1)
+        let fd = self.fd
         let result = withUnsafePointer(to: &sockaddr) { pointer in
             pointer.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) }
         }
@@ -139,37 +151,65 @@ final class FakeNotifySocket: @unchecked Sendable {
             close(fd)
             throw PeerProcessError("bind \(address): \(String(cString: strerror(errno)))")
         }
+        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "fake-notify-socket"))
+        source.setEventHandler { [weak self] in self?.drain() }
+        source.resume()
     }
 
-    /// Datagrams received so far (each may hold several `KEY=value` lines).
-    private var received: [String] = []
-
+    /// Reads every datagram waiting (each may hold several `KEY=value` lines) and wakes whoever they satisfy.
     private func drain() {
         var buffer = [UInt8](repeating: 0, count: 4096)
+        var received: [String] = []
         while true {
             let count = recv(fd, &buffer, buffer.count, 0)
-            guard count > 0 else { return }
-            received.append(String(decoding: buffer[0..<count], as: UTF8.self))
+            guard count > 0 else { break }
+            received += String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").map(String.init)
         }
+        let now = ContinuousClock.now
+        let woken = state.withLock { state -> [Waiter] in
+            state.lines += received
+            state.arrivals += received.map { _ in now }
+            let lines = state.lines
+            let (ready, waiting) = (state.waiters.filter { $0.isSatisfied(lines) }, state.waiters.filter { !$0.isSatisfied(lines) })
+            state.waiters = waiting
+            return ready
+        }
+        for waiter in woken { waiter.continuation.resume() }
     }
 
     /// Every `KEY=value` line received so far, in order.
-    var lines: [String] {
-        drain()
-        return received.flatMap { $0.split(separator: "\n").map(String.init) }
+    var lines: [String] { state.withLock { $0.lines } }
+
+    /// When each line equal to `line` arrived.
+    func arrivals(of line: String) -> [ContinuousClock.Instant] {
+        state.withLock { state in zip(state.lines, state.arrivals).filter { $0.0 == line }.map(\.1) }
     }
 
-    /// Polls until a line satisfies `predicate`.
-    func waitFor(_ description: String, timeout: Duration = .seconds(10), _ predicate: (String) -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if lines.contains(where: predicate) { return }
-            try await Task.sleep(for: .milliseconds(20))
+    /// Waits until a received line satisfies `predicate`.
+    func waitFor(_ description: String, timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable (String) -> Bool) async throws {
+        try await waitForLines(description, timeout: timeout) { $0.contains(where: predicate) }
+    }
+
+    /// Waits until the lines received so far satisfy `predicate`.
+    func waitForLines(_ description: String, timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable ([String]) -> Bool) async throws {
+        do {
+            try await withDeadline(timeout, what: description) {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = self.state.withLock { state -> Bool in
+                        if predicate(state.lines) { return true }
+                        state.waiters.append(Waiter(isSatisfied: predicate, continuation: continuation))
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+            }
+        } catch is TestTimeout {
+            throw PeerProcessError("no \(description) on NOTIFY_SOCKET within \(timeout); got \(lines)")
         }
-        throw PeerProcessError("no \(description) on NOTIFY_SOCKET within \(timeout); got \(lines)")
     }
 
     deinit {
+        source.cancel()
         close(fd)
         if !address.hasPrefix("@") { unlink(address) }
     }

@@ -148,8 +148,8 @@ struct ParleydTests {
         try await client.connect(to: Endpoint(host: "127.0.0.1", port: port))
         try await notify.waitFor("STATUS=1") { $0 == "STATUS=1 peers connected" }
         await client.stop()
-        try await notify.waitFor("STATUS=0 after the peer left") { _ in
-            notify.lines.filter { $0.hasPrefix("STATUS=") }.last == "STATUS=0 peers connected"
+        try await notify.waitForLines("STATUS=0 after the peer left") { lines in
+            lines.filter { $0.hasPrefix("STATUS=") }.last == "STATUS=0 peers connected"
         }
 
         daemon.signal(SIGTERM)
@@ -164,14 +164,22 @@ struct ParleydTests {
         let notify = try FakeNotifySocket(address: address)
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
         let daemon = try DaemonProcess(
-            arguments: [], environment: scratch.environment(config: config, ["NOTIFY_SOCKET": address, "WATCHDOG_USEC": "200000"]),
+            arguments: [], environment: scratch.environment(config: config, ["NOTIFY_SOCKET": address, "WATCHDOG_USEC": "1000000"]),
             directory: scratch.url
         )
         defer { daemon.kill() }
         _ = try await daemon.waitUntilReady()
-        try await Task.sleep(for: .milliseconds(600))
-        let pings = notify.lines.filter { $0 == "WATCHDOG=1" }.count
-        #expect(pings >= 3, "\(notify.lines)")
+        // Five pings, due every 500 ms (the bound only keeps a broken watchdog from hanging the test).
+        try await notify.waitForLines("five watchdog pings", timeout: .seconds(20)) { lines in
+            lines.filter { $0 == "WATCHDOG=1" }.count >= 5
+        }
+        let arrivals = notify.arrivals(of: "WATCHDOG=1")
+        let gaps = zip(arrivals.dropFirst(), arrivals).map { $0 - $1 }.sorted()
+        // Timers never fire early, so no gap is much shorter than half of WATCHDOG_USEC; and the typical gap (the
+        // median, which one late tick on a loaded machine does not move) is well inside WATCHDOG_USEC, after which
+        // systemd would kill the service.
+        #expect(gaps.first.map { $0 >= .milliseconds(400) } == true, "\(gaps)")
+        #expect(gaps[gaps.count / 2] < .milliseconds(900), "\(gaps)")
         daemon.signal(SIGTERM)
         #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
     }
@@ -274,22 +282,9 @@ struct ParleydTests {
         let copy = try scratch.write(
             "parleyd.service", unit.replacingOccurrences(of: "ExecStart=/usr/local/bin/parleyd", with: "ExecStart=\(built)")
         )
-        let output = scratch.url.appendingPathComponent("verify.log")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: analyze)
-        process.arguments = ["verify", copy]
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        try handle.close()
-        let text = try String(contentsOf: output, encoding: .utf8)
-        #expect(!process.isRunning)
-        #expect(process.terminationStatus == 0, "systemd-analyze verify: \(text)")
+        let verify = try await ChildProcess.run(analyze, ["verify", copy])
+        let text = verify.stdout + verify.stderr
+        #expect(verify.status == 0, "systemd-analyze verify: \(text)")
         #expect(text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "warnings: \(text)")
     }
 }
