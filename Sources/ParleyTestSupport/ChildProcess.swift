@@ -1,127 +1,78 @@
 import Foundation
 import Synchronization
 
-/// Everything a child process writes to one pipe, collected as it arrives (Foundation's reader thread drains the
-/// pipe, so a chatty child never blocks on a full one), with the tasks waiting for something in it woken as soon as
-/// it shows up: waiting is an event, not a poll.
+/// Everything a child process writes to one pipe, collected as it arrives by a reader thread of its own (so a
+/// chatty child never blocks on a full pipe, and no thread of Swift's cooperative pool blocks in `read`), with the
+/// tasks waiting for something in it woken as soon as it shows up (``Observed``).
 public final class OutputCollector: Sendable {
-    private struct Waiter {
-        var isSatisfied: @Sendable (String) -> Bool
-        var continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct State {
-        var text = ""
-        var ended = false
-        var waiters: [UInt64: Waiter] = [:]
-        var next: UInt64 = 0
-    }
-
     /// Give `pipe.fileHandleForWriting` to the child (and close it here once the child runs).
     public let pipe = Pipe()
-    private let state = Mutex(State())
+    private let output = Observed("")
 
     public init() {
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                self?.end()
-            } else {
-                self?.append(String(decoding: data, as: UTF8.self))
+        let output = self.output
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        // Not FileHandle.readabilityHandler: on Linux it was seen to hand the same bytes over twice.
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            var pending: [UInt8] = []
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                pending += buffer[..<count]
+                // Only whole UTF-8 characters go into the text; a split one waits for its other bytes.
+                var end = pending.count
+                var continuations = 0
+                while continuations < 3, end - continuations > 0, pending[end - continuations - 1] & 0xC0 == 0x80 {
+                    continuations += 1
+                }
+                if end - continuations > 0 {
+                    let lead = pending[end - continuations - 1]
+                    let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1
+                    if length > continuations + 1 { end -= continuations + 1 }
+                }
+                let chunk = String(decoding: pending[..<end], as: UTF8.self)
+                pending.removeFirst(end)
+                output.update { $0 += chunk }
             }
+            let rest = String(decoding: pending, as: UTF8.self)
+            output.update { $0 += rest }
+            output.finish()
         }
     }
 
     /// What arrived so far.
-    public var text: String { state.withLock { $0.text } }
+    public var text: String { output.value }
 
-    /// Returns once `isSatisfied` holds for the text (at once if it does already). Throws ``OutputEnded`` if the
-    /// writer closes the pipe (exits) first, ``TestTimeout`` after `timeout`.
+    /// Returns once `isSatisfied` holds for the text (at once if it does already). Throws ``ObservedFinished`` if
+    /// the writer closes the pipe (exits) first, ``TestTimeout`` after `timeout`.
     public func wait(
         for what: String, timeout: Duration, until isSatisfied: @escaping @Sendable (String) -> Bool
     ) async throws {
-        let token = state.withLock { state in
-            state.next += 1
-            return state.next
-        }
-        try await withDeadline(timeout, what: what) {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    let now: Result<Void, any Error>? = self.state.withLock { state in
-                        if isSatisfied(state.text) { return .success(()) }
-                        if state.ended { return .failure(OutputEnded()) }
-                        if Task.isCancelled { return .failure(CancellationError()) }
-                        state.waiters[token] = Waiter(isSatisfied: isSatisfied, continuation: continuation)
-                        return nil
-                    }
-                    if let now { continuation.resume(with: now) }
-                }
-            } onCancel: {
-                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: token) }
-                waiter?.continuation.resume(throwing: CancellationError())
-            }
-        }
+        _ = try await output.wait(for: what, timeout: timeout) { isSatisfied($0) ? true : nil }
     }
 
     /// Returns once the writer has closed its end (or after `timeout`).
-    public func waitForEnd(timeout: Duration) async {
-        try? await wait(for: "the end of the output", timeout: timeout) { _ in false }
-    }
-
-    private func append(_ chunk: String) {
-        let satisfied = state.withLock { state -> [Waiter] in
-            state.text += chunk
-            let text = state.text
-            let ready = state.waiters.filter { $0.value.isSatisfied(text) }
-            for token in ready.keys { state.waiters[token] = nil }
-            return Array(ready.values)
-        }
-        for waiter in satisfied { waiter.continuation.resume() }
-    }
-
-    private func end() {
-        let left = state.withLock { state in
-            state.ended = true
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
-        for waiter in left { waiter.continuation.resume(throwing: OutputEnded()) }
-    }
-}
-
-/// The writer closed its end (the child exited) before the awaited output came.
-public struct OutputEnded: Error, CustomStringConvertible {
-    public var description: String { "the output ended first" }
+    public func waitForEnd(timeout: Duration) async { await output.waitUntilFinished(timeout: timeout) }
 }
 
 /// How a child process ended, delivered by its termination handler.
 public final class ExitWatch: Sendable {
-    private let status = Mutex<(Int32?, [CheckedContinuation<Int32, Never>])>((nil, []))
+    private let status = Observed<Int32?>(nil)
 
     public init() {}
 
     /// Call from the process's termination handler (set before it runs).
     public func exited(_ process: Process) {
         let code = process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
-        let waiters = status.withLock { state in
-            state.0 = code
-            defer { state.1.removeAll() }
-            return state.1
-        }
-        for waiter in waiters { waiter.resume(returning: code) }
+        status.update { $0 = code }
     }
 
     /// The exit status (128 + signal when killed), once the process has ended.
     public func wait() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let now = status.withLock { state -> Int32? in
-                if let code = state.0 { return code }
-                state.1.append(continuation)
-                return nil
-            }
-            if let now { continuation.resume(returning: now) }
-        }
+        // No time limit and nothing finishes it: only cancellation ends the wait early.
+        (try? await status.wait(for: "the exit", timeout: nil) { $0 }) ?? -1
     }
 }
 
@@ -186,7 +137,7 @@ public final class ChildProcess: @unchecked Sendable {
         let collector = stream == \ChildProcess.stderr ? errors : output
         do {
             try await collector.wait(for: "output of `\(name)`", timeout: timeout) { extract($0) != nil }
-        } catch is OutputEnded {
+        } catch is ObservedFinished {
             throw PeerProcessError("`\(name)` exited (\(await exit.wait())) first. stderr: \(stderr.suffix(2000))")
         } catch is TestTimeout {
             throw PeerProcessError("`\(name)` did not print what was expected within \(timeout). stderr: \(stderr.suffix(2000))")

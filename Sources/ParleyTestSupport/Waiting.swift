@@ -86,48 +86,18 @@ public func number(after prefix: String, in text: String) -> Int? {
 }
 
 /// A one-way door for tests: tasks wait at it until someone opens it (a handler held until the test says so, or a
-/// test waiting until a handler has started). Waiting is an event, not a poll; a waiting task that is cancelled
-/// throws `CancellationError`.
+/// test waiting until a handler has started). Waiting is an event, not a poll, and has no time limit of its own; a
+/// waiting task that is cancelled throws `CancellationError`.
 public final class Latch: Sendable {
-    private struct State {
-        var isOpen = false
-        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-        var next: UInt64 = 0
-    }
-
-    private let state = Mutex(State())
+    private let opened = Observed(false)
 
     public init() {}
 
-    public var isOpen: Bool { state.withLock { $0.isOpen } }
+    public var isOpen: Bool { opened.value }
 
-    public func open() {
-        let waiters = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
-    }
+    public func open() { opened.update { $0 = true } }
 
     public func wait() async throws {
-        let token = state.withLock { state in
-            state.next += 1
-            return state.next
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let now: Result<Void, any Error>? = state.withLock { state in
-                    if state.isOpen { return .success(()) }
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    state.waiters[token] = continuation
-                    return nil
-                }
-                if let now { continuation.resume(with: now) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: token) }
-            waiter?.resume(throwing: CancellationError())
-        }
+        _ = try await opened.wait(for: "the latch to open", timeout: nil) { $0 ? true : nil }
     }
 }

@@ -43,7 +43,7 @@ final class DaemonProcess: @unchecked Sendable {
         @Sendable func line(in log: String) -> String? { log.split(separator: "\n").first { $0.contains(text) }.map(String.init) }
         do {
             try await output.wait(for: "parleyd to log \"\(text)\"", timeout: timeout) { line(in: $0) != nil }
-        } catch is OutputEnded {
+        } catch is ObservedFinished {
             throw PeerProcessError("parleyd exited (\(await exit.wait())) before logging \"\(text)\"; log:\n\(log)")
         } catch is TestTimeout {
             throw PeerProcessError("parleyd did not log \"\(text)\" within \(timeout); log:\n\(log)")

@@ -110,6 +110,7 @@ final class TestDebugger: Sendable {
                 return debugger
             } catch {
                 guard port != 0, ContinuousClock.now < deadline else { throw error }
+                // Real sleep: a retry pause. The kernel frees the port in its own time and says nothing when it has.
                 try await Task.sleep(for: .milliseconds(100))
             }
         }

@@ -101,6 +101,8 @@ struct AutoConnectLabTests {
         try await NetnsLab.with { lab in
             let a = try node(lab, .a, "Alpha", ["--no-connect"])
             let b = try node(lab, .b, "Bravo", ["--no-connect"])
+            // Real sleep: a window long enough for discovery to have found both (about a second here) in which no
+            // connection may happen; an absence has no event to wait for.
             try await Task.sleep(for: .seconds(4))
             #expect(!a.events.contains { $0.event == "connected" })
             #expect(!b.events.contains { $0.event == "connected" })

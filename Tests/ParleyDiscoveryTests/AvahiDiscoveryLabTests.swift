@@ -53,7 +53,8 @@ struct AvahiDiscoveryLabTests {
             let own = try await advertiser.waitFor("own advertisement") { $0.event == "found" }
             #expect(own.service?.txtValue("id") == "4f0c7a3e-1d2b-4c5d-8e9f-a0b1c2d3e4f5")
 
-            // Reported once: after a settling time there is still exactly one `found` for Kitchen on B.
+            // Reported once: after a settling time there is still exactly one `found` for Kitchen on B. Real sleep:
+            // "no second event" can only be observed over a window.
             try await Task.sleep(for: .seconds(1))
             #expect(browser.events.filter { $0.event == "found" && $0.service?.name == "Kitchen" }.count == 1)
             #expect(browser.events.filter { $0.event == "removed" }.isEmpty)
@@ -88,6 +89,7 @@ struct AvahiDiscoveryLabTests {
             try await browser.waitFor("Doomed removed", timeout: .seconds(5)) {
                 $0.event == "removed" && $0.name == "Doomed"
             }
+            // Real sleep: a window in which no duplicate removal may come (an absence, not an event).
             try await Task.sleep(for: .seconds(1.5))
             let events = browser.events
             let leavingRemovals = events.count { $0.event == "removed" && $0.name == "Leaving" }
@@ -111,13 +113,17 @@ struct AvahiDiscoveryLabTests {
             let watcher = try lab.probe(.b, ["--browse", "-"])
             // mDNS decides which side yields (normally the newcomer; Avahi sometimes makes the established side
             // yield when the newcomer's announcement wins). Exactly one side must move to "Clash #2" and say so.
-            let deadline = ContinuousClock.now + .seconds(10)
-            var renamedSide: Probe?
-            while renamedSide == nil, ContinuousClock.now < deadline {
-                renamedSide = [first, second].first { $0.events.contains { $0.event == "renamed" } }
-                try await Task.sleep(for: .milliseconds(20))
+            // Whichever reports it first: both wait on their events, the first to come wins.
+            let loser = try await withThrowingTaskGroup(of: Probe.self) { group in
+                for side in [first, second] {
+                    group.addTask {
+                        try await side.waitFor(event: "renamed")
+                        return side
+                    }
+                }
+                defer { group.cancelAll() }
+                return try #require(try await group.next(), "neither advertiser reported a rename")
             }
-            let loser = try #require(renamedSide, "neither advertiser reported a rename")
             let winner = loser === first ? second : first
             let renamed = try await loser.waitFor(event: "renamed")
             #expect(renamed.from == "Clash" && renamed.to == "Clash #2")
@@ -185,6 +191,7 @@ struct AvahiDiscoveryLabTests {
             let unavailable = try await probe.waitFor(event: "daemonUnavailable")
             #expect(unavailable.reason?.contains("avahi-daemon is not running") == true)
             try await probe.waitForLog("static peers still work")
+            // Real sleep: a window over which the one log line must stay one (its retries must not log again).
             try await Task.sleep(for: .seconds(1.5))
             #expect(probe.isRunning)
             #expect(probe.stderr.components(separatedBy: "LAN discovery is off").count == 2, "exactly one line")
@@ -201,6 +208,7 @@ struct AvahiDiscoveryLabTests {
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/run/parley-no-such-bus"])
             let noBusEvent = try await noBus.waitFor(event: "daemonUnavailable")
             #expect(noBusEvent.reason?.contains("D-Bus") == true)
+            // Real sleep: as above, a window of retries that must stay silent.
             try await Task.sleep(for: .seconds(2.5))
             #expect(noBus.isRunning)
             #expect(noBus.stderr.components(separatedBy: "LAN discovery is off").count == 2, "exactly one line")
@@ -334,8 +342,7 @@ struct AvahiDiscoveryLabTests {
             #expect(throws: DiscoveryError.stopped) {
                 try discovery.advertise(Advertisement(instanceName: "Local", port: 7021))
             }
-            let deadline = ContinuousClock.now + .seconds(2)
-            while !log.isFinished, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            await log.waitUntilFinished(timeout: .seconds(2))
             #expect(log.isFinished, "events finish on stop()")
             await remote.finish()
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTestSupport
 import Synchronization
 import Testing
 
@@ -33,11 +34,21 @@ struct DaemonLabTests {
             var stdout: [UInt8] = []
             var stderr: [UInt8] = []
             var closed = 0
+
+            var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+            /// Standard error without the wrapper's `lab-pid=` line.
+            var stderrText: String {
+                String(decoding: stderr, as: UTF8.self)
+                    .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("lab-pid=") }
+                    .joined(separator: "\n")
+            }
         }
 
         let command: [String]
         private let process: Subprocess
-        private let output = Mutex(Output())
+        /// Both streams as they arrive (reader threads); waits are woken by the output they wait for. Finished once
+        /// both pipes are closed, which is when the process has ended.
+        private let output = Observed(Output())
 
         init(_ lab: NetnsLab, _ host: NetnsLab.Host, _ command: [String]) throws {
             self.command = command
@@ -47,59 +58,52 @@ struct DaemonLabTests {
                     + command
             )
             for (fd, isStdout) in [(process.stdoutFD, true), (process.stderrFD, false)] {
-                Thread.detachNewThread { [process, self] in
+                Thread.detachNewThread { [process, output] in
                     _ = process
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     while true {
                         let count = read(fd, &buffer, buffer.count)
                         if count < 0 && errno == EINTR { continue }
                         guard count > 0 else { break }
-                        self.output.withLock {
-                            if isStdout { $0.stdout += buffer[..<count] } else { $0.stderr += buffer[..<count] }
-                        }
+                        let chunk = Array(buffer[..<count])
+                        output.update { if isStdout { $0.stdout += chunk } else { $0.stderr += chunk } }
                     }
-                    self.output.withLock { $0.closed += 1 }
+                    output.update { $0.closed += 1 }
+                    if output.value.closed == 2 { output.finish() }
                 }
             }
         }
 
-        var stdout: String { output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
-        /// Standard error without the wrapper's `lab-pid=` line.
-        var stderr: String {
-            output.withLock { String(decoding: $0.stderr, as: UTF8.self) }
-                .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("lab-pid=") }
-                .joined(separator: "\n")
-        }
+        var stdout: String { output.value.stdoutText }
+        var stderr: String { output.value.stderrText }
         var isRunning: Bool { process.isRunning }
 
         /// The exit status once the process has ended and both pipes are drained; nil before.
         var exitStatus: Int32? {
-            guard !process.isRunning, output.withLock({ $0.closed == 2 }) else { return nil }
+            guard output.value.closed == 2 else { return nil }
             return process.terminationStatus
         }
 
         /// The PID inside the host (for `kill` run there).
         func hostPID() async throws -> String {
-            try await waitFor("its PID", timeout: .seconds(5)) { _, _ in
-                let raw = self.output.withLock { String(decoding: $0.stderr, as: UTF8.self) }
-                return raw.split(separator: "\n").first { $0.hasPrefix("lab-pid=") }.map { String($0.dropFirst(8)) }
+            try await waitFor("its PID", timeout: .seconds(5)) { _, _ in nil as String? } rawStderr: { raw in
+                raw.split(separator: "\n").first { $0.hasPrefix("lab-pid=") }.map { String($0.dropFirst(8)) }
             }
         }
 
-        /// Polls `probe(stdout, stderr)` until it returns a value.
+        /// Waits until `probe(stdout, stderr)` returns a value: woken by the output that makes it.
         @discardableResult
-        func waitFor<T>(
-            _ what: String, timeout: Duration = .seconds(10), _ probe: (String, String) -> T?
+        func waitFor<T: Sendable>(
+            _ what: String, timeout: Duration = .seconds(10), _ probe: @escaping @Sendable (String, String) -> T?,
+            rawStderr: @escaping @Sendable (String) -> T? = { _ in nil }
         ) async throws -> T {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                if let value = probe(stdout, stderr) { return value }
-                if ContinuousClock.now >= deadline || exitStatus != nil {
-                    if let value = probe(stdout, stderr) { return value }
-                    let state = exitStatus.map { " (exited with \($0))" } ?? ""
-                    throw Timeout(waitingFor: what + state, stdout: stdout, stderr: stderr)
+            do {
+                return try await output.wait(for: what, timeout: timeout) { output in
+                    probe(output.stdoutText, output.stderrText) ?? rawStderr(String(decoding: output.stderr, as: UTF8.self))
                 }
-                try await Task.sleep(for: .milliseconds(20))
+            } catch where error is ObservedFinished || error is TestTimeout {
+                let state = exitStatus.map { " (exited with \($0))" } ?? ""
+                throw Timeout(waitingFor: what + state, stdout: stdout, stderr: stderr)
             }
         }
 
@@ -107,14 +111,12 @@ struct DaemonLabTests {
             try await waitFor("'\(text)' on stderr", timeout: timeout) { _, err in err.contains(text) ? true : nil }
         }
 
-        /// Waits for the end (polling); nil if it still runs after `timeout`.
+        /// Waits for the end: both pipes closed, then the exit status; nil if it still runs after `timeout`.
         func waitForExit(timeout: Duration) async throws -> Int32? {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if let status = exitStatus { return status }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return exitStatus
+            await output.waitUntilFinished(timeout: timeout)
+            guard output.isFinished else { return nil }
+            let process = self.process
+            return try await PeerProcess.offPool { process.waitForExit() }
         }
     }
 

@@ -1,36 +1,34 @@
 import Foundation
 import ParleyAvahi
 import ParleyDiscovery
-import Synchronization
+import ParleyTestSupport
 
-/// Collects an `AvahiDiscovery`'s events in the background so a test can wait for them.
+/// Collects an `AvahiDiscovery`'s events in the background so a test can wait for them (an ``EventRecord``: a
+/// wait is woken by the event it waits for).
 final class EventLog: Sendable {
-    private let events = Mutex<[DiscoveryEvent]>([])
-    private let finished = Mutex(false)
+    private let record = EventRecord<DiscoveryEvent>()
 
     init(_ discovery: AvahiDiscovery) {
-        Task.detached { [self] in
-            for await event in discovery.events { self.events.withLock { $0.append(event) } }
-            self.finished.withLock { $0 = true }
+        Task.detached { [record] in
+            for await event in discovery.events { record.append(event) }
+            record.finish()
         }
     }
 
-    var all: [DiscoveryEvent] { events.withLock { $0 } }
-    var isFinished: Bool { finished.withLock { $0 } }
+    var all: [DiscoveryEvent] { record.all }
+    var isFinished: Bool { record.isFinished }
+
+    /// Returns once the backend's event stream has ended (or after `timeout`).
+    func waitUntilFinished(timeout: Duration) async { await record.waitUntilFinished(timeout: timeout) }
 
     @discardableResult
-    func waitFor(_ what: String, timeout: Duration = .seconds(10), _ predicate: (DiscoveryEvent) -> Bool) async throws
+    func waitFor(_ what: String, timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable (DiscoveryEvent) -> Bool) async throws
         -> DiscoveryEvent
     {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let all = self.all
-            if let match = all.first(where: predicate) { return match }
-            if ContinuousClock.now >= deadline {
-                throw Probe.Timeout(waitingFor: what, seen: all.map { "\($0)" }, stderr: "")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            return try await record.waitFor(what, timeout: timeout, where: predicate)
+        } catch is TestTimeout {
+            throw Probe.Timeout(waitingFor: what, seen: all.map { "\($0)" }, stderr: "")
         }
     }
 }
-

@@ -203,76 +203,63 @@ final class Probe: Sendable {
         }
     }
 
-    private struct Output {
-        var events: [ProbeEvent] = []
-        var partial: [UInt8] = []
-        var stderr: [UInt8] = []
-    }
-
-    private final class OutputBox: Sendable {
-        let state = Mutex(Output())
-        func withLock<T>(_ body: (inout Output) -> T) -> T { state.withLock { body(&$0) } }
-    }
-
     private let process: Subprocess
-    private let output = OutputBox()
+    /// The probe's JSON-line events, recorded as they arrive; a wait is woken by the event it waits for.
+    private let record = EventRecord<ProbeEvent>()
+    private let errors = Observed("")
 
     init(command: [String]) throws {
         process = try Subprocess(command)
-        let output = self.output
-        let process = self.process
+        let (record, errors, process) = (self.record, self.errors, self.process)
         Thread.detachNewThread {
             var buffer = [UInt8](repeating: 0, count: 4096)
+            var partial: [UInt8] = []
             while true {
                 let count = read(process.stdoutFD, &buffer, buffer.count)
                 if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return }
-                output.withLock { output in
-                    output.partial.append(contentsOf: buffer[..<count])
-                    while let newline = output.partial.firstIndex(of: UInt8(ascii: "\n")) {
-                        let line = Data(output.partial[..<newline])
-                        output.partial.removeSubrange(...newline)
-                        if var event = try? JSONDecoder().decode(ProbeEvent.self, from: line) {
-                            event.line = String(decoding: line, as: UTF8.self)
-                            output.events.append(event)
-                        }
+                guard count > 0 else { break }
+                partial.append(contentsOf: buffer[..<count])
+                while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = Data(partial[..<newline])
+                    partial.removeSubrange(...newline)
+                    if var event = try? JSONDecoder().decode(ProbeEvent.self, from: line) {
+                        event.line = String(decoding: line, as: UTF8.self)
+                        record.append(event)
                     }
                 }
             }
+            // The probe closed its output: it has ended, and no event will come any more.
+            record.finish()
         }
         Thread.detachNewThread {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let count = read(process.stderrFD, &buffer, buffer.count)
                 if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return }
-                output.withLock { $0.stderr.append(contentsOf: buffer[..<count]) }
+                guard count > 0 else { break }
+                let chunk = String(decoding: buffer[..<count], as: UTF8.self)
+                errors.update { $0 += chunk }
             }
+            errors.finish()
         }
     }
 
-    var events: [ProbeEvent] { output.withLock { $0.events } }
-    var stderr: String { output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    var events: [ProbeEvent] { record.all }
+    var stderr: String { errors.value }
     var isRunning: Bool { process.isRunning }
 
-    /// Waits for the first event (after `index`) matching `predicate`.
+    /// Waits for the first event (after `index`) matching `predicate`: woken by that event, or failing when the
+    /// probe ends first or the time is up.
     @discardableResult
     func waitFor(
         _ what: String, timeout: Duration = .seconds(10), after index: Int = 0,
-        where predicate: (ProbeEvent) -> Bool
+        where predicate: @escaping @Sendable (ProbeEvent) -> Bool
     ) async throws -> ProbeEvent {
-        let deadline = ContinuousClock.now + timeout
-        var checksAfterExit = 0
-        while true {
-            let events = self.events
-            if let match = events.dropFirst(index).first(where: predicate) { return match }
-            // Once the process has ended, give the reader a moment to deliver its last lines, then give up.
-            if !process.isRunning { checksAfterExit += 1 }
-            if ContinuousClock.now >= deadline || checksAfterExit > 10 {
-                let state = process.isRunning ? "" : " (the process exited with \(process.terminationStatus ?? -1))"
-                throw Timeout(waitingFor: what + state, seen: events.map(\.line), stderr: stderr)
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            return try await record.waitFor(what, timeout: timeout, after: index, where: predicate)
+        } catch where error is ObservedFinished || error is TestTimeout {
+            let state = process.isRunning ? "" : " (the process exited with \(process.terminationStatus ?? -1))"
+            throw Timeout(waitingFor: what + state, seen: events.map(\.line), stderr: stderr)
         }
     }
 
@@ -283,12 +270,10 @@ final class Probe: Sendable {
 
     /// Waits until stderr contains `text`.
     func waitForLog(_ text: String, timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !stderr.contains(text) {
-            if ContinuousClock.now >= deadline {
-                throw Timeout(waitingFor: "log '\(text)'", seen: events.map(\.line), stderr: stderr)
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            _ = try await errors.wait(for: "log '\(text)'", timeout: timeout) { $0.contains(text) ? true : nil }
+        } catch where error is ObservedFinished || error is TestTimeout {
+            throw Timeout(waitingFor: "log '\(text)'", seen: events.map(\.line), stderr: stderr)
         }
     }
 
@@ -299,10 +284,8 @@ final class Probe: Sendable {
     /// Closes stdin (the probe then stops cleanly) and waits up to `timeout` for the process to end; kills it after.
     func finish(timeout: Duration = .seconds(5)) async {
         process.closeStdin()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        // The probe's output closes when it exits.
+        await record.waitUntilFinished(timeout: timeout)
         if process.isRunning {
             process.signal(SIGKILL)
             _ = try? await PeerProcess.offPool { self.process.waitForExit() }

@@ -43,6 +43,7 @@ extension FaultTests {
                             guard (try? await dribbler.write([byte])) != nil else { break }
                             sent.update { $0 += 1 }
                             firstByte.update { $0[index] = $0[index] ?? .now }
+                            // Real sleep: a byte a second is the attack under test (slowloris).
                             try await Task.sleep(for: .seconds(1))
                         }
                         return (nil, nil)
@@ -52,7 +53,8 @@ extension FaultTests {
                     (try await traffic.measure { allClosed() || ContinuousClock.now > deadline }, nil)
                 }
                 group.addTask {
-                    // A new peer arriving in the middle of it is served too.
+                    // A new peer arriving in the middle of it is served too. Real sleep: "the middle" of a dribble
+                    // that lasts as long as the deadline is a point in time, not an event.
                     try await Task.sleep(for: .seconds(2))
                     let started = ContinuousClock.now
                     _ = try await lateJoiner.connect(to: daemon.endpoint)

@@ -54,6 +54,7 @@ extension FaultTests {
                     group.addTask {
                         var stored = 0
                         while stored < Self.entriesBeforeKill {
+                            // Sampling parleyd's own count through parleyctl, the only view a separate process offers.
                             try await Task.sleep(for: .milliseconds(50))
                             stored = try await Self.sessions(running).first { $0["appName"] as? String == "debugger-app-\(cycle)" }?["entryCount"] as? Int ?? 0
                         }

@@ -53,6 +53,7 @@ extension FaultTests {
                     } else if ContinuousClock.now - lastChange > .seconds(3) {
                         break
                     }
+                    // Real sleep: "nothing more is pushed for 3 s" is the absence of events, observed by sampling.
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 stalledFor = ContinuousClock.now - lastChange

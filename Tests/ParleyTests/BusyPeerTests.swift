@@ -43,7 +43,8 @@ struct BusyPeerTests {
         defer { ended.cancel() }
         try await withRunning([server, client]) {
             let peer = try await client.connect(to: server.loopbackEndpoint)
-            // A few heartbeats first, so each side has had its loop polled since the connection started.
+            // A few heartbeats first, so each side has had its loop polled since the connection started. Real sleep:
+            // the test needs heartbeats to have passed, and heartbeats are time.
             try await Task.sleep(for: .milliseconds(800))
             guard let connection = client.registry.connection(for: peer.id) else {
                 Issue.record("the connection ended before the test began: \(await ended.value ?? "?")")
@@ -92,6 +93,7 @@ struct BusyPeerTests {
         let reader = makeTransceiver("slow-reader", listen: nil, adjust: tuned)
         let received = Counter()
         reader.receiveRaw(typeName: RawBlob.typeName) { _, _ in
+            // Real sleep: the slow reader under test takes 20 ms per message.
             try await Task.sleep(for: .milliseconds(20))
             received.increment()
         }

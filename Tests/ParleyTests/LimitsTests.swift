@@ -151,6 +151,7 @@ struct LimitsTests {
                             if let listenerID = server.peers.first(where: { $0.name == "listener" })?.id {
                                 try await server.sendRaw(typeName: "test.Ignored", payload: ByteBuffer(string: "{}"), to: listenerID)
                             }
+                            // Real sleep: a peer that is busy at a human pace, well under every limit.
                             try await Task.sleep(for: .milliseconds(250))
                         }
                         return nil
@@ -198,6 +199,7 @@ struct LimitsTests {
             // Ten requests at ten a second, half the limit, plus heartbeats: never closed.
             for index in 0..<10 {
                 #expect(try await before.request(Echo(text: "\(index)"), from: early, expecting: Echo.self).text == "\(index)")
+                // Real sleep: the rate (ten a second) is what is under test.
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(server.statistics.rateLimitedConnections == 1)

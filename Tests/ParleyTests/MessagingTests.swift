@@ -46,6 +46,7 @@ struct MessagingTests {
         let client = makeTransceiver("client", listen: nil)
         server.respond(to: Echo.self) { echo, _ in Echo(text: echo.text.uppercased()) }
         server.respond(to: SlowRequest.self) { request, _ in
+            // Real sleep: a responder that is slow on purpose.
             try await Task.sleep(for: .milliseconds(request.milliseconds))
             return Echo(text: "late")
         }
@@ -332,6 +333,7 @@ struct MessagingTests {
             let deadline = ContinuousClock.now + .seconds(5)
             while ContinuousClock.now < deadline {
                 try await server.sendRaw(typeName: "test.Stream", payload: ByteBuffer(string: "{}"), to: peer.id)
+                // Real sleep: a steady stream (200 a second) for five seconds is the load under test.
                 try await Task.sleep(for: .milliseconds(5))
             }
             #expect(server.peers.count == 1)
