@@ -34,7 +34,7 @@ struct InstallTests {
         let expected = [
             "bin/parleyd", "bin/parleyctl", "lib/systemd/system/parleyd.service",
             "share/bash-completion/completions/parleyctl", "share/zsh/site-functions/_parleyctl",
-            "share/fish/vendor_completions.d/parleyctl.fish", "share/man/man1/parleyctl.1", "etc/parley/parleyd.json",
+            "share/fish/vendor_completions.d/parleyctl.fish", "share/man/man1/parleyctl.1", "share/man/man8/parleyd.8", "etc/parley/parleyd.json",
         ]
         for file in expected {
             #expect(FileManager.default.fileExists(atPath: stage + prefix + "/" + file), "\(file) missing")

@@ -1,5 +1,6 @@
 import Foundation
 import Parley
+import ParleyDaemon
 import ParleyTestSupport
 import Testing
 
@@ -7,6 +8,14 @@ import Testing
 @Suite("parleyd", .serialized)
 struct ParleydTests {
     // MARK: (a) configuration errors
+
+    @Test("--help names parleyd and its man page section's options; --version prints the version, both with status 0")
+    func helpAndVersion() async throws {
+        let help = try await ChildProcess.run("parleyd", ["--help"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: parleyd"), "\(help)")
+        let version = try await ChildProcess.run("parleyd", ["--version"])
+        #expect(version.status == 0 && version.stdout == Parleyd.version + "\n", "\(version)")
+    }
 
     @Test("an unknown key in the config file stops start-up with status 2, naming the key")
     func unknownKey() async throws {

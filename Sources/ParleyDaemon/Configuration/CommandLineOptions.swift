@@ -2,16 +2,19 @@ import ArgumentParser
 
 /// parleyd's command line: the top configuration layer. Values are taken as text and validated by
 /// ``ConfigurationLoader`` like those of the other layers, so that every bad value gets the same error.
-public struct CommandLineOptions: ParsableArguments, Sendable {
+public struct CommandLineOptions: ParsableCommand, Sendable {
     public static let configuration = CommandConfiguration(
         commandName: "parleyd",
+        // Not called: parleyd's own main parses these options and runs the daemon (Parleyd.main). A command rather
+        // than plain arguments so that help, --version and the man page carry parleyd's name.
         abstract: "The Parley daemon: a long-running Parley node on this machine.",
         discussion: """
             Configuration, highest precedence first: these flags, PARLEY_* environment variables, the config \
             file (JSON; --config, PARLEY_CONFIG, default /etc/parley/parleyd.json), defaults. See \
             docs/operations.md. Exit status: 0 after a clean shutdown, 1 on a runtime failure, 2 on a \
             configuration or usage error.
-            """
+            """,
+        version: Parleyd.version
     )
 
     @Option(name: .long, help: ArgumentHelp("Config file (JSON).", valueName: "file"))
