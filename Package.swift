@@ -183,7 +183,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDaemonTests",
-            dependencies: ["ParleyDaemon", "Parleyd", "ParleyTestSupport"],
+            dependencies: ["ParleyDaemon", "ParleyControl", "Parleyd", "ParleyTestSupport"],
             swiftSettings: strict
         ),
         // Load and fault tests (#6): real parleyd processes on loopback under many peers, slow and stalled peers,

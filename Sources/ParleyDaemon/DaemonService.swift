@@ -196,7 +196,8 @@ public struct DaemonService: Sendable {
                 await debugger.peerDisconnected(peer)
                 logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
             }
-            let count = transceiver.peers.count
+            // LAN peers only: parleyctl's own connections to the control socket are not peers to an operator.
+            let count = transceiver.peers.count { !$0.isLocal }
             if count != reported {
                 reported = count
                 send("STATUS=\(Self.status(peerCount: count))")

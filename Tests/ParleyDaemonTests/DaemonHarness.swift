@@ -113,24 +113,18 @@ struct Scratch: ~Copyable {
 /// each datagram as it arrives and wakes the tasks waiting for one: nothing polls.
 final class FakeNotifySocket: @unchecked Sendable {
     // @unchecked: `fd`, `address` and `source` are lets; datagrams are read only on the source's queue, and
-    // everything they feed is under `state`'s lock.
+    // what they feed goes into `received`, which has its own lock.
     let fd: Int32
     let address: String
     private let source: any DispatchSourceRead
 
-    private struct Waiter {
-        var isSatisfied: @Sendable ([String]) -> Bool
-        var continuation: CheckedContinuation<Void, Never>
-    }
-
-    private struct State {
+    private struct Received: Sendable {
         var lines: [String] = []
         /// When each line arrived.
         var arrivals: [ContinuousClock.Instant] = []
-        var waiters: [Waiter] = []
     }
 
-    private let state = Mutex(State())
+    private let received = Observed(Received())
 
     init(address: String) throws {
         self.address = address
@@ -159,30 +153,27 @@ final class FakeNotifySocket: @unchecked Sendable {
     /// Reads every datagram waiting (each may hold several `KEY=value` lines) and wakes whoever they satisfy.
     private func drain() {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var received: [String] = []
+        var lines: [String] = []
         while true {
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { break }
-            received += String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").map(String.init)
+            lines += String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").map(String.init)
         }
         let now = ContinuousClock.now
-        let woken = state.withLock { state -> [Waiter] in
-            state.lines += received
-            state.arrivals += received.map { _ in now }
-            let lines = state.lines
-            let (ready, waiting) = (state.waiters.filter { $0.isSatisfied(lines) }, state.waiters.filter { !$0.isSatisfied(lines) })
-            state.waiters = waiting
-            return ready
+        let arrived = lines
+        received.update { state in
+            state.lines += arrived
+            state.arrivals += arrived.map { _ in now }
         }
-        for waiter in woken { waiter.continuation.resume() }
     }
 
     /// Every `KEY=value` line received so far, in order.
-    var lines: [String] { state.withLock { $0.lines } }
+    var lines: [String] { received.value.lines }
 
     /// When each line equal to `line` arrived.
     func arrivals(of line: String) -> [ContinuousClock.Instant] {
-        state.withLock { state in zip(state.lines, state.arrivals).filter { $0.0 == line }.map(\.1) }
+        let state = received.value
+        return zip(state.lines, state.arrivals).filter { $0.0 == line }.map(\.1)
     }
 
     /// Waits until a received line satisfies `predicate`.
@@ -193,16 +184,7 @@ final class FakeNotifySocket: @unchecked Sendable {
     /// Waits until the lines received so far satisfy `predicate`.
     func waitForLines(_ description: String, timeout: Duration = .seconds(10), _ predicate: @escaping @Sendable ([String]) -> Bool) async throws {
         do {
-            try await withDeadline(timeout, what: description) {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let now = self.state.withLock { state -> Bool in
-                        if predicate(state.lines) { return true }
-                        state.waiters.append(Waiter(isSatisfied: predicate, continuation: continuation))
-                        return false
-                    }
-                    if now { continuation.resume() }
-                }
-            }
+            _ = try await received.wait(for: description, timeout: timeout) { predicate($0.lines) ? true : nil }
         } catch is TestTimeout {
             throw PeerProcessError("no \(description) on NOTIFY_SOCKET within \(timeout); got \(lines)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Parley
+import ParleyControl
 import ParleyDaemon
 import ParleyTestSupport
 import Testing
@@ -156,10 +157,18 @@ struct ParleydTests {
         try await client.start()
         try await client.connect(to: Endpoint(host: "127.0.0.1", port: port))
         try await notify.waitFor("STATUS=1") { $0 == "STATUS=1 peers connected" }
+        // A local tool on the control socket is not a peer to an operator: while it stays connected, the LAN peer
+        // leaving still brings the count to 0 (were it counted, STATUS would say 2, then 1).
+        let tool = Transceiver(configuration: TransceiverConfiguration(name: "parleyctl", identity: .ephemeral, listenHost: nil))
+        try await tool.start()
+        let daemonPeer = try await tool.connect(toUnixSocket: scratch.url.appendingPathComponent("parleyd.sock").path)
+        _ = try await tool.request(Control.Status(), from: daemonPeer, expecting: Control.StatusReport.self)
         await client.stop()
         try await notify.waitForLines("STATUS=0 after the peer left") { lines in
             lines.filter { $0.hasPrefix("STATUS=") }.last == "STATUS=0 peers connected"
         }
+        #expect(!notify.lines.contains("STATUS=2 peers connected"), "\(notify.lines)")
+        await tool.stop()
 
         daemon.signal(SIGTERM)
         #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)

@@ -53,8 +53,12 @@ extension Transceiver {
 
         connection.noteEnd(endReason)
         connectionEnded(connection)
-        if connection.peer != nil {
-            logger.info("peer connection closed", metadata: ["reason": "\(connection.endReason ?? endReason)"])
+        if let peer = connection.peer {
+            // A local tool (parleyctl) connects for every command: its comings and goings are not news.
+            logger.log(
+                level: peer.isLocal ? .debug : .info, "peer connection closed",
+                metadata: ["reason": "\(connection.endReason ?? endReason)"]
+            )
         }
     }
 
@@ -199,7 +203,7 @@ extension Transceiver {
     private func register(_ connection: PeerConnection, peer: Peer, dialer: PeerID, logger: Logger) {
         switch registry.register(connection, peer: peer, dialer: dialer) {
         case .connected:
-            logger.info("peer connected", metadata: ["version": "\(peer.protocolVersion)"])
+            logger.log(level: peer.isLocal ? .debug : .info, "peer connected", metadata: ["version": "\(peer.protocolVersion)"])
         case .handedOver:
             logger.debug("peer's duplicate connection resolved; it continues on this one")
         case .replaced(let old):
