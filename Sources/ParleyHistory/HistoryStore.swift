@@ -187,7 +187,8 @@ public final class HistoryStore: Sendable {
         let screenshot = Data(record.screenshot.readableBytesView)
         let limits = self.limits
         let (sequence, dropped) = try await write("append an entry") { db -> (Int64, Int) in
-            guard let open = try SessionRecord.fetchOne(db, key: session), !open.importing else {
+            // Plain SQL rather than the query interface: this runs for every state an app sends.
+            guard let open = try SessionRecord.fetchOne(db, sql: "SELECT * FROM session WHERE id = ?", arguments: [session]), !open.importing else {
                 throw HistoryStoreError.noSuchSession(session)
             }
             guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
@@ -305,7 +306,7 @@ public final class HistoryStore: Sendable {
 
     /// The `totals` row; the schema creates it with the table, so it is always there.
     static func totals(in db: Database) throws -> TotalsRecord {
-        try TotalsRecord.fetchOne(db) ?? TotalsRecord(entries: 0, bytes: 0)
+        try TotalsRecord.fetchOne(db, sql: "SELECT entries, bytes FROM totals") ?? TotalsRecord(entries: 0, bytes: 0)
     }
 
     // MARK: - Retention
