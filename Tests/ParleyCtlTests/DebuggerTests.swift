@@ -68,6 +68,7 @@ struct DebuggerTests {
         while ContinuousClock.now < deadline {
             entries = try await history(daemon, extra)
             if entries.count >= count { return entries }
+            // Polling: parleyd's history, which another process reports only when asked.
             try await Task.sleep(for: .milliseconds(100))
         }
         Issue.record("the history did not reach \(count) entries; it has \(entries.count)")
@@ -299,6 +300,7 @@ struct DebuggerTests {
                 Issue.record("condition not met within 20 s")
                 return
             }
+            // Polling: the conditions are about parleyd's state, read through parleyctl.
             try await Task.sleep(for: .milliseconds(50))
         }
     }

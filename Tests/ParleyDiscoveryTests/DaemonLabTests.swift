@@ -192,6 +192,7 @@ struct DaemonLabTests {
         while ContinuousClock.now < deadline {
             names = try await peerNames(lab, host)
             if names.contains(name) { return names }
+            // Polling: another process's peer list, which it reports only when asked (parleyctl peers).
             try await Task.sleep(for: .milliseconds(250))
         }
         Issue.record("parleyd on \(host) did not list \(name) within \(timeout); peers: \(names)")
@@ -223,8 +224,16 @@ struct DaemonLabTests {
             let onB = try await Self.waitForPeer(lab, .b, "hosta", timeout: .seconds(10))
             let onA = try await Self.waitForPeer(lab, .a, "hostb", timeout: .seconds(10))
             print("DaemonLabTests: parleyd peers after \(Self.seconds(since: start)) s: B sees \(onB), A sees \(onA)")
-            // Both dialled: the duplicate is closed, one connection remains.
-            try await Task.sleep(for: .seconds(1))
+            // Both dialled: the duplicate is closed, one connection remains. Wait for that state: one established
+            // TCP connection in each host.
+            let settled = await eventually(timeout: .seconds(10)) {
+                for host in [NetnsLab.Host.a, .b] {
+                    let established = try? await lab.exec(host, ["ss", "-Htn", "state", "established"])
+                    guard established?.split(separator: "\n").count == 1 else { return false }
+                }
+                return true
+            }
+            #expect(settled, "the duplicate connection was not closed")
             #expect(try await Self.peerNames(lab, .b) == ["hosta"])
             #expect(try await Self.peerNames(lab, .a) == ["hostb"])
             let status = try await Self.parleyctl(lab, .b, ["status", "--json", "--socket", Self.socket])
@@ -261,6 +270,7 @@ struct DaemonLabTests {
             var known: [String] = []
             while ContinuousClock.now < deadline, !known.contains("listr") {
                 known = try await Self.peerNames(lab, .b, connected: false)
+                // Polling: parleyd's list of discovered peers, through parleyctl.
                 try await Task.sleep(for: .milliseconds(250))
             }
             #expect(known.contains("listr"))
@@ -334,6 +344,7 @@ struct DaemonLabTests {
             while ContinuousClock.now < seenBy {
                 lines = try await Self.browse(lab, .b, "hosta")
                 if !lines.isEmpty { break }
+                // Polling: what avahi-browse, a separate tool, sees.
                 try await Task.sleep(for: .milliseconds(250))
             }
             try #require(!lines.isEmpty, "avahi-browse on B never showed hosta")
@@ -351,6 +362,7 @@ struct DaemonLabTests {
             while ContinuousClock.now < goneBy {
                 lines = try await Self.browse(lab, .b, "hosta")
                 if lines.isEmpty { break }
+                // Polling: what avahi-browse, a separate tool, sees.
                 try await Task.sleep(for: .milliseconds(250))
             }
             print("DaemonLabTests: hosta left avahi-browse on B \(Self.seconds(since: killedAt)) s after SIGTERM")
@@ -376,6 +388,7 @@ struct DaemonLabTests {
             var entries: [[String: Any]] = []
             let deadline = ContinuousClock.now + .seconds(30)
             while entries.count < 3, ContinuousClock.now < deadline {
+                // Polling: parleyd's history, through parleyctl.
                 try await Task.sleep(for: .milliseconds(250))
                 let history = try await Self.parleyctl(lab, .a, ["history", "--json", "--socket", Self.socket])
                 entries = history.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
