@@ -1,15 +1,15 @@
-import ParleyAvahi
 import ArgumentParser
 import Foundation
-import UnixSignals
 import ListrCommands
 import Logging
 import Parley
+import ParleyAvahi
+import UnixSignals
 
 // A to-do list in the spirit of the Listr app of the chibictl/listrctl article: it waits to be contacted and
 // answers AddItemCommand, ListItemsCommand, DumpDatabaseCommand and ReplaceDatabaseCommand with a CLIResponse.
 //
-//   listr-example                                  listen on 7206, advertise on _debug._tcp
+//   listr-example                                  listen on 7216, advertise on _debug._tcp
 //   parleyctl send AddItemCommand '{"title":"milk"}' --direct --reply
 //   parleyctl send ListItemsCommand --direct --reply
 
@@ -30,8 +30,12 @@ struct ListrExample: AsyncParsableCommand {
     @Option(help: "Name sent in the handshake and in the advertisement's TXT record.")
     var name = "listr"
 
+    /// Not parleyd's 7206: the README's walk-through runs both on one machine. Discovery advertises the port, so
+    /// peers that browse never need to know it.
+    static let defaultPort = 7216
+
     @Option(help: "TCP port to listen on; 0 picks a free one (printed in the ready line).")
-    var port = TransceiverConfiguration.defaultPort
+    var port = Self.defaultPort
 
     @Option(help: "Address to listen on (\"::\" accepts IPv6 and IPv4).")
     var host = "::"

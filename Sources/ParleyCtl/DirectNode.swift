@@ -1,7 +1,7 @@
-import ParleyAvahi
 import Foundation
 import Logging
 import Parley
+import ParleyAvahi
 import ParleyControl
 
 /// The transceiver `--direct` runs inside parleyctl: an ephemeral identity, discovery with auto-connect (or the

@@ -1,8 +1,8 @@
-import ParleyAvahi
 import Foundation
 import Logging
 import NIOCore
 import Parley
+import ParleyAvahi
 import ParleyTestSupport
 
 // A Parley peer in its own process, for the two-process tests and the benchmarks.

@@ -152,15 +152,33 @@ final class PeerConnection: Sendable, Hashable {
     static func == (lhs: PeerConnection, rhs: PeerConnection) -> Bool { lhs === rhs }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
+    /// An address as people write it: an IPv4 peer on a dual-stack listener as `10.0.0.2:7206`, not
+    /// `[::ffff:10.0.0.2]:7206`; a link-local IPv6 address with its interface, `[fe80::1%eth0]:7206`, which is the
+    /// only form that can be dialled back.
     static func describe(_ address: SocketAddress) -> String {
         switch address {
-        case .v4, .v6:
-            let host = address.ipAddress ?? "?"
-            let port = address.port ?? 0
-            return Endpoint(host: host, port: port).description
+        case .v4:
+            return Endpoint(host: address.ipAddress ?? "?", port: address.port ?? 0).description
+        case .v6(let v6):
+            var host = address.ipAddress ?? "?"
+            let mapped = "::ffff:"
+            if host.lowercased().hasPrefix(mapped), host.dropFirst(mapped.count).contains(".") {
+                host = String(host.dropFirst(mapped.count))
+            } else if host.lowercased().hasPrefix("fe80:"), v6.address.sin6_scope_id != 0 {
+                host += "%" + interfaceName(index: v6.address.sin6_scope_id)
+            }
+            return Endpoint(host: host, port: address.port ?? 0).description
         case .unixDomainSocket:
             return "unix:" + (address.pathname ?? "")
         }
+    }
+
+    /// The name of network interface `index` (`eth0`), or the index itself if the interface is gone.
+    private static func interfaceName(index: UInt32) -> String {
+        var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+        guard if_indextoname(index, &name) != nil else { return String(index) }
+        let bytes = name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -1,7 +1,7 @@
-import ParleyAvahi
 import Foundation
 import Logging
 import Parley
+import ParleyAvahi
 import ParleyControl
 import ParleyDebugger
 import ParleyHistory

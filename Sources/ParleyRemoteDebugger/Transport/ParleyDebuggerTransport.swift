@@ -1,7 +1,7 @@
-import ParleyAvahi
 import Logging
 import NIOCore
 import Parley
+import ParleyAvahi
 import ParleyDebugger
 
 /// The typed protocol, on a ``Transceiver`` that does not listen and keeps its debuggers connected by itself: a
