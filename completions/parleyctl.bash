@@ -393,7 +393,7 @@ _parleyctl_history() {
 
 _parleyctl_show() {
     repeating_flags=()
-    non_repeating_flags=(--state --json --version -h --help)
+    non_repeating_flags=(--state --force --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--image --socket)
     __parleyctl_offer_flags_options 1
@@ -444,7 +444,7 @@ _parleyctl_replay() {
 
 _parleyctl_export() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--force --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2

@@ -9,7 +9,8 @@ struct Export: AsyncParsableCommand {
             The format (docs/debugger.md): a header line describing the session, then
             one line per entry with its action, time, the state embedded exactly as
             recorded and the screenshot in base64. `parleyctl import` reads it back,
-            on this machine or another. FILE - writes to standard output.
+            on this machine or another. FILE - writes to standard output; an existing
+            FILE is kept unless --force is given.
 
             Examples:
               parleyctl export 3 session-3.jsonl
@@ -22,6 +23,9 @@ struct Export: AsyncParsableCommand {
     @Argument(help: "The file to write (- for standard output).")
     var file: String
 
+    @Flag(help: "Overwrite FILE if it exists.")
+    var force = false
+
     @OptionGroup var daemon: DaemonOptions
 
     func run() async throws {
@@ -29,6 +33,7 @@ struct Export: AsyncParsableCommand {
         if file == "-" {
             handle = FileHandle.standardOutput
         } else {
+            try OutputFile.refuseToOverwrite(file, force: force)
             guard FileManager.default.createFile(atPath: file, contents: nil), let opened = FileHandle(forWritingAtPath: file) else {
                 throw CtlFailure(.error, "cannot create \(file)")
             }

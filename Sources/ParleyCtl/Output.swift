@@ -59,3 +59,21 @@ enum JSONText {
         (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
     }
 }
+
+/// Files parleyctl writes for the user (`export FILE`, `show --image FILE`): an existing file is kept unless the
+/// user said `--force`, as `cp -n` and `curl -o` users expect; a lost export is not something to find out later.
+enum OutputFile {
+    static func refuseToOverwrite(_ path: String, force: Bool) throws {
+        guard !force, FileManager.default.fileExists(atPath: path) else { return }
+        throw CtlFailure(.error, "\(path) exists; give --force to overwrite it, or another file name")
+    }
+
+    static func write(_ data: Data, to path: String, force: Bool) throws {
+        try refuseToOverwrite(path, force: force)
+        do {
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw CtlFailure(.error, "cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}

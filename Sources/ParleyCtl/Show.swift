@@ -24,8 +24,11 @@ struct Show: AsyncParsableCommand {
     @Flag(help: "Print only the state, byte for byte as recorded.")
     var state = false
 
-    @Option(help: ArgumentHelp("Write the screenshot (PNG) to this file.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write the screenshot (PNG) to this file; - writes it to standard output, alone.", valueName: "file"))
     var image: String?
+
+    @Flag(help: "With --image FILE: overwrite FILE if it exists.")
+    var force = false
 
     @OptionGroup var daemon: DaemonOptions
 
@@ -33,6 +36,9 @@ struct Show: AsyncParsableCommand {
 
     func validate() throws {
         if state && format.json { throw ValidationError("give --state or --json, not both") }
+        if image == "-" && (state || format.json) {
+            throw ValidationError("--image - writes the PNG to standard output; it cannot share it with --state or --json")
+        }
     }
 
     func run() async throws {
@@ -40,11 +46,12 @@ struct Show: AsyncParsableCommand {
         let entry = try await daemon.ask(request, expecting: DebuggerControl.Entry.self, timeout: .seconds(30)).entry
         if let image {
             guard entry.screenshot.readableBytes > 0 else { throw CtlFailure(.error, "entry \(sequence) has no screenshot") }
-            do {
-                try Data(entry.screenshot.readableBytesView).write(to: URL(fileURLWithPath: image))
-            } catch {
-                throw CtlFailure(.error, "cannot write \(image): \(error.localizedDescription)")
+            let png = Data(entry.screenshot.readableBytesView)
+            if image == "-" {
+                Output.bytes(png)
+                return
             }
+            try OutputFile.write(png, to: image, force: force)
         }
         let stateBytes = Data(entry.state.readableBytesView)
         if state {

@@ -122,7 +122,11 @@ public final class ChildProcess: @unchecked Sendable {
     /// `timeout`.
     public func exitStatus(within timeout: Duration = .seconds(30)) async throws -> Int32 {
         do {
-            return try await withDeadline(timeout, what: "`\(name)` to exit") { await self.exit.wait() }
+            let status = try await withDeadline(timeout, what: "`\(name)` to exit") { await self.exit.wait() }
+            // The exit can be reported before the reader threads have taken the last output from the pipes.
+            await output.waitForEnd(timeout: .seconds(5))
+            await errors.waitForEnd(timeout: .seconds(5))
+            return status
         } catch let timeout as TestTimeout {
             kill(process.processIdentifier, SIGKILL)
             throw PeerProcessError("`\(name)` \(timeout); killed. stdout: \(stdout.suffix(2000)) stderr: \(stderr.suffix(2000))")
@@ -160,9 +164,6 @@ public final class ChildProcess: @unchecked Sendable {
     ) async throws -> (status: Int32, stdout: String, stderr: String) {
         let child = try ChildProcess(executable, arguments)
         let status = try await child.exitStatus(within: timeout)
-        // The exit comes before the last output may have been read: wait for both streams to end.
-        await child.output.waitForEnd(timeout: .seconds(5))
-        await child.errors.waitForEnd(timeout: .seconds(5))
         return (status, child.stdout, child.stderr)
     }
 }

@@ -94,6 +94,13 @@ struct DebuggerTests {
         let image = try await daemon.ctl(["show", String(first), "--image", imageFile.path])
         #expect(image.status == 0, "\(image)")
         #expect(try Data(contentsOf: imageFile) == Data(Self.png))
+        // An existing file is kept unless --force; `-` is standard output, and then the PNG is all it gets.
+        let again = try await daemon.ctl(["show", String(first), "--image", imageFile.path])
+        #expect(again.status == 1 && again.stderr.contains("exists; give --force"), "\(again)")
+        #expect(try await daemon.ctl(["show", String(first), "--image", imageFile.path, "--force"]).status == 0)
+        let piped = try await daemon.ctl(["show", String(first), "--image", "-"])
+        #expect(piped.status == 0 && piped.stdout == String(decoding: Self.png, as: UTF8.self), "\(piped)")
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/-"), "a file named - was written")
 
         let replay = try await daemon.ctl(["replay", String(first)])
         #expect(replay.status == 0 && replay.stdout.contains("state \(first) sent to debugger app at"), "\(replay)")
@@ -253,6 +260,9 @@ struct DebuggerTests {
         let file = daemon.directory.appendingPathComponent("export.jsonl")
         let exported = try await daemon.ctl(["export", String(session), file.path])
         #expect(exported.status == 0, "\(exported)")
+        let overwrite = try await daemon.ctl(["export", String(session), file.path])
+        #expect(overwrite.status == 1 && overwrite.stderr.contains("exists; give --force"), "\(overwrite)")
+        #expect(try await daemon.ctl(["export", String(session), file.path, "--force"]).status == 0)
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(text.contains(Self.states[0]), "the state is embedded verbatim")
 

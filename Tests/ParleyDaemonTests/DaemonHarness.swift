@@ -59,7 +59,10 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Waits for the process to exit; returns its status, or nil if it is still running at the deadline.
     func waitForExit(timeout: Duration) async -> Int32? {
-        try? await withDeadline(timeout, what: "parleyd to exit") { await self.exit.wait() }
+        let status = try? await withDeadline(timeout, what: "parleyd to exit") { await self.exit.wait() }
+        // The exit can be reported before the reader thread has taken the last lines from the pipe.
+        if status != nil { await output.waitForEnd(timeout: .seconds(5)) }
+        return status
     }
 
     func signal(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
