@@ -33,7 +33,7 @@ struct Import: AsyncParsableCommand {
         }
         let pieces = Self.pieces(of: contents)
         guard !pieces.isEmpty else { throw CtlFailure(.error, "\(file) is empty") }
-        let session = try await daemon.session { client -> SessionSummary? in
+        let (session, alreadyInHistory) = try await daemon.session { client -> (SessionSummary?, Bool) in
             var progress: String?
             var finished: SessionSummary?
             for (index, piece) in pieces.enumerated() {
@@ -41,14 +41,18 @@ struct Import: AsyncParsableCommand {
                     DebuggerControl.Import(lines: String(decoding: piece, as: UTF8.self), progress: progress, last: index == pieces.count - 1),
                     expecting: DebuggerControl.ImportProgress.self, timeout: .seconds(60)
                 )
+                // Importing is idempotent: a session parleyd has already ends it at the first piece.
+                if reply.alreadyInHistory == true { return (reply.session, true) }
                 progress = reply.progress
                 finished = reply.session
             }
-            return finished
+            return (finished, false)
         }
         guard let session else { throw CtlFailure(.error, "parleyd did not confirm the import") }
         if format.json {
             Output.json(session)
+        } else if alreadyInHistory {
+            Output.line("imported before as session \(session.id) (\(session.appName), \(session.entryCount) entries); nothing imported")
         } else {
             Output.line("imported as session \(session.id) (\(session.appName), \(session.entryCount) entries)")
         }

@@ -200,7 +200,20 @@ final class DebuggerService: Sendable {
         } else {
             let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
             let header = lines.readSlice(length: newline ?? lines.readableBytes)!
-            progress = try await store.beginImport(header: header)
+            let begun: Result<HistoryImport, HistoryStoreError>
+            do {
+                begun = .success(try await store.beginImport(header: header))
+            } catch {
+                begun = .failure(error)
+            }
+            switch begun {
+            case .success(let started):
+                progress = started
+            case .failure(.alreadyInHistory(let session)):
+                return DebuggerControl.ImportProgress(progress: nil, session: try await store.session(session), alreadyInHistory: true)
+            case .failure(let error):
+                throw error
+            }
         }
         if lines.readableBytes > 0 { try await store.continueImport(&progress, lines: lines) }
         if request.last {

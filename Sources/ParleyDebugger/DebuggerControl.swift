@@ -154,11 +154,15 @@ public enum DebuggerControl {
     public struct ImportProgress: Codable, Sendable, NamedMessage {
         public static let messageType = "parley.debugger.ImportProgress"
         public var progress: String?
-        /// Set once the import is finished.
+        /// Set once the import is finished, or at once when the session is in the history already.
         public var session: SessionSummary?
-        public init(progress: String?, session: SessionSummary?) {
+        /// True when nothing was imported because `session` is this file's session, imported before (import is
+        /// idempotent). Absent from parleyd versions before it was.
+        public var alreadyInHistory: Bool?
+        public init(progress: String?, session: SessionSummary?, alreadyInHistory: Bool? = nil) {
             self.progress = progress
             self.session = session
+            self.alreadyInHistory = alreadyInHistory
         }
     }
 

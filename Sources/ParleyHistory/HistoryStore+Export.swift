@@ -202,6 +202,16 @@ extension HistoryStore {
     }
 
     static func insertImportedSession(_ header: HistoryExportFormat.Header, ended: Int64?, importing: Bool, in db: Database) throws -> Int64 {
+        // Importing is idempotent: a session imported before (same peer, app, kind and start, to the millisecond)
+        // is not imported again. The session as recorded here does not count: importing its export makes the one
+        // imported copy.
+        if let existing = try Int64.fetchOne(
+            db,
+            sql: "SELECT id FROM session WHERE peerID = ? AND appName = ? AND kind = ? AND started = ? AND imported = 1 AND importing = 0 LIMIT 1",
+            arguments: [header.peerID, header.appName, header.kind.rawValue, Timestamp(header.started).milliseconds]
+        ) {
+            throw HistoryStoreError.alreadyInHistory(session: existing)
+        }
         var record = SessionRecord(
             peerID: header.peerID, appName: header.appName, kind: header.kind, imported: true, importing: importing,
             started: Timestamp(header.started), ended: ended.map(Timestamp.init(milliseconds:))

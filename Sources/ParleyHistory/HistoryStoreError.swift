@@ -15,6 +15,9 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
     case invalidFilter(ActionFilterError)
     /// A line of an export file is wrong (line 1 is the header).
     case invalidImport(line: Int, problem: ImportProblem)
+    /// The file's session was imported before (same peer id, app name, kind and start time to the millisecond):
+    /// nothing was imported.
+    case alreadyInHistory(session: Int64)
     /// Retention dropped entries of the session while it was being exported, so the export would miss them.
     case exportIncomplete(expected: Int, written: Int)
     /// SQLite failed: disk full, I/O error, database corrupted.
@@ -36,6 +39,8 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
             "the state is not valid JSON, so it was not stored: \(error)"
         case .invalidFilter(let error):
             "cannot filter the history: \(error)"
+        case .alreadyInHistory(let session):
+            "this session was imported before, as session \(session); nothing was imported"
         case .invalidImport(let line, let problem):
             "cannot import: line \(line): \(problem); nothing was imported"
         case .exportIncomplete(let expected, let written):

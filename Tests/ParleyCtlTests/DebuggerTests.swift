@@ -276,8 +276,15 @@ struct DebuggerTests {
         let state = try await daemon.ctl(["show", String(try #require(copies.first?["sequence"] as? Int)), "--state"])
         #expect(state.stdout == Self.states[0] + "\n")
 
+        // The same file again: nothing new, and parleyctl says where it already is.
+        let again = try await daemon.ctl(["import", file.path])
+        #expect(again.status == 0 && again.stdout.contains("imported before as session \(newSession)"), "\(again)")
+        #expect(try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n").count == 2)
+
         // A broken file: an error naming the line, and no session added.
-        try Data((text.split(separator: "\n").prefix(2).joined(separator: "\n") + "\n{not json}\n").utf8).write(to: file)
+        // (From another peer: the same session again would be recognised from its header and not read at all.)
+        let otherPeer = text.replacingOccurrences(of: #""peerID":""#, with: #""peerID":"other-"#)
+        try Data((otherPeer.split(separator: "\n").prefix(2).joined(separator: "\n") + "\n{not json}\n").utf8).write(to: file)
         let broken = try await daemon.ctl(["import", file.path])
         #expect(broken.status == 1 && broken.stderr.contains("line 3"), "\(broken)")
         let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n")

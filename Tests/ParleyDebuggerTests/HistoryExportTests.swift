@@ -45,6 +45,9 @@ struct HistoryExportTests {
             #expect(lines[3].contains(#","stateText":"{\n  \"pretty\": [\n    1.0\n  ],\r\n"#))
 
             let imported = try await store.importSession(file)
+            // Idempotent: the same file again stores nothing and names the session it is already in.
+            await #expect(throws: HistoryStoreError.alreadyInHistory(session: imported.id)) { try await store.importSession(file) }
+            #expect(try await store.sessions().count == 2)
             #expect(imported.id != session.id)
             #expect(imported.imported)
             #expect(!session.imported)
