@@ -26,8 +26,7 @@ final class ControlRouter: Sendable {
 
     /// Registers the control handlers and the router. Call before the transceiver starts.
     func install(reload: @escaping @Sendable () async throws -> Control.ReloadResult) {
-        transceiver.respond(to: Control.Peers.self) { [self] _, peer in
-            try Self.requireLocal(peer, Control.Peers.messageType)
+        transceiver.respond(to: Control.Peers.self, localOnly: true) { [self] _, peer in
             let connected = lanPeers().map {
                 Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0))
             }
@@ -45,8 +44,7 @@ final class ControlRouter: Sendable {
                 }
             return Control.PeerList(peers: connected + known)
         }
-        transceiver.respond(to: Control.WaitForPeer.self) { [self] request, peer in
-            try Self.requireLocal(peer, Control.WaitForPeer.messageType)
+        transceiver.respond(to: Control.WaitForPeer.self, localOnly: true) { [self] request, peer in
             let wanted = request.wanted
             let found = try await transceiver.waitForPeer(
                 timeout: .milliseconds(max(0, request.timeoutMilliseconds)), description: wanted.description,
@@ -56,8 +54,7 @@ final class ControlRouter: Sendable {
             )
             return Control.PeerInfo(found, counts: transceiver.messageCounts(for: found.id) ?? (0, 0))
         }
-        transceiver.respond(to: Control.Status.self) { [self] _, peer in
-            try Self.requireLocal(peer, Control.Status.messageType)
+        transceiver.respond(to: Control.Status.self, localOnly: true) { [self] _, peer in
             let discovery = transceiver.discoveryStatus
             let advertised: String? = if case .running(let name) = discovery { name } else { nil }
             return Control.StatusReport(
@@ -71,21 +68,20 @@ final class ControlRouter: Sendable {
                 version: Parleyd.version
             )
         }
-        transceiver.respond(to: Control.Subscribe.self) { [self] request, peer in
-            try Self.requireLocal(peer, Control.Subscribe.messageType)
+        transceiver.respond(to: Control.Subscribe.self, localOnly: true) { [self] request, peer in
             subscriptions.withLock { $0[peer.id] = Set(request.types) }
             logger.debug("local client subscribed", metadata: ["peer-id": "\(peer.id)", "types": "\(request.types.sorted())"])
             return Control.OK()
         }
-        transceiver.respond(to: Control.Reload.self) { _, peer in
-            try Self.requireLocal(peer, Control.Reload.messageType)
+        transceiver.respond(to: Control.Reload.self, localOnly: true) { _, peer in
             return try await reload()
         }
         transceiver.routeUnhandled { [self] message, peer in
             if peer.isLocal {
                 return try await forwardFromLocal(message, client: peer).map { ($0.typeName, $0.payload) }
             }
-            await forwardToSubscribers(message, from: peer)
+            // Nobody subscribed: to the sender this is a type nobody handles, as it would be without parleyd.
+            guard await forwardToSubscribers(message, from: peer) else { throw UnhandledMessage() }
             return nil
         }
     }
@@ -133,13 +129,14 @@ final class ControlRouter: Sendable {
 
     /// A LAN message nothing handles: to every local client subscribed to its type (or to all types), as
     /// `@<sender id>/<Type>`.
-    private func forwardToSubscribers(_ message: InboundMessage, from sender: Peer) async {
+    /// Returns false when no local client wanted it.
+    private func forwardToSubscribers(_ message: InboundMessage, from sender: Peer) async -> Bool {
         let wanted = subscriptions.withLock { subscriptions in
             subscriptions.compactMap { client, types in types.isEmpty || types.contains(message.typeName) ? client : nil }
         }
         guard !wanted.isEmpty else {
             logger.debug("no local client subscribed", metadata: ["type": "\(message.typeName)", "peer-id": "\(sender.id)"])
-            return
+            return false
         }
         let typeName = RoutedType(from: sender.id, typeName: message.typeName).wireName
         // Concurrently, and each bounded: a local client that stops reading must not hold up the others, nor the
@@ -158,19 +155,19 @@ final class ControlRouter: Sendable {
             }
         }
         // The usual case, one subscriber, needs no child task.
-        if wanted.count == 1 { return await forward(to: wanted[0]) }
+        if wanted.count == 1 {
+            await forward(to: wanted[0])
+            return true
+        }
         await withTaskGroup(of: Void.self) { group in
             for client in wanted { group.addTask { await forward(to: client) } }
         }
+        return true
     }
 
     /// The connected peers that are not local clients.
     private func lanPeers() -> [Peer] {
         transceiver.peers.filter { !$0.isLocal }.sorted { $0.connectedAt < $1.connectedAt }
-    }
-
-    private static func requireLocal(_ peer: Peer, _ type: String) throws {
-        guard peer.isLocal else { throw RoutingError.notLocal(type) }
     }
 }
 
@@ -180,7 +177,6 @@ enum RoutingError: Error, CustomStringConvertible {
     case noMatchingPeer(String, connected: [Peer])
     case severalTargets(String, [Peer])
     case sendFailed(String, [String])
-    case notLocal(String)
 
     var description: String {
         switch self {
@@ -195,8 +191,6 @@ enum RoutingError: Error, CustomStringConvertible {
             "\"\(target)\" matches \(peers.count) peers (\(peers.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", "))); a request needs exactly one: give a peer id"
         case .sendFailed(let type, let failures):
             "could not forward \(type) to \(failures.joined(separator: "; "))"
-        case .notLocal(let type):
-            "\(type) is only answered on parleyd's control socket"
         }
     }
 }

@@ -127,14 +127,11 @@ final class DebuggerService: Sendable {
         local(DebuggerControl.Filters.self) { [self] _ in DebuggerControl.FilterList(filters: filters.withLock { $0 }) }
     }
 
-    /// A control request answered only on the control socket.
+    /// A control request answered only on the control socket (to LAN peers the type does not exist).
     private func local<Request: Decodable & Sendable & NamedMessage, Reply: Encodable & Sendable>(
         _ type: Request.Type, _ answer: @escaping @Sendable (Request) async throws -> Reply
     ) {
-        transceiver.respond(to: type) { request, peer in
-            guard peer.isLocal else { throw RoutingError.notLocal(Request.messageType) }
-            return try await answer(request)
-        }
+        transceiver.respond(to: type, localOnly: true) { request, _ in try await answer(request) }
     }
 
     private func diff(_ request: DebuggerControl.Diff) async throws -> DebuggerControl.DiffResult {

@@ -45,6 +45,28 @@ struct DaemonBackedTests {
         }
     }
 
+    @Test("to a LAN peer parleyd's control types do not exist, and a type nobody takes is unknown (code 5, not 7 or 8)")
+    func lanPeerSeesProtocolCodes() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let peer = Transceiver(configuration: TransceiverConfiguration(name: "lan-peer", identity: .ephemeral, listenHost: nil))
+        try await peer.start()
+        let parleyd = try await peer.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+        #expect(!parleyd.accepts.contains { $0.hasPrefix("parley.control.") || $0.hasPrefix("parley.debugger.S") }, "\(parleyd.accepts)")
+        #expect(parleyd.accepts.contains("parley.debugger.record"), "apps may still send their states")
+        for typeName in ["parley.control.Status", "test.Nobody"] {
+            let refused = await #expect(throws: TransceiverError.self) {
+                try await peer.requestRaw(typeName: typeName, payload: ByteBuffer(string: "{}"), from: parleyd.id, timeout: .seconds(10))
+            }
+            guard case .remoteError(let code, _)? = refused else {
+                Issue.record("\(typeName): \(String(describing: refused))")
+                continue
+            }
+            #expect(code == .unknownType, "\(typeName): \(code)")
+        }
+        await peer.stop()
+        try await daemon.stop()
+    }
+
     @Test("send without --to waits for a peer that accepts the type, not another parleyd that connected first")
     func defaultPeerAcceptsType() async throws {
         let other = try await Daemon(staticPeer: nil)

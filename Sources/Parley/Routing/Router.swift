@@ -31,7 +31,13 @@ final class Router: Sendable {
         case failed(ErrorCode, String)
     }
 
-    private let handlers = Mutex<[String: Handler]>([:])
+    private struct Entry: Sendable {
+        var handler: Handler
+        /// Only for local clients (the control socket): to a network peer the type does not exist.
+        var localOnly: Bool
+    }
+
+    private let handlers = Mutex<[String: Entry]>([:])
     /// Receives messages of every type that has no handler of its own (tools such as `parleyctl listen`).
     private let fallback = Mutex<Handler?>(nil)
 
@@ -39,20 +45,24 @@ final class Router: Sendable {
         fallback.withLock { $0 = handler }
     }
 
-    func register(_ typeName: String, _ handler: Handler) {
-        handlers.withLock { $0[typeName] = handler }
+    func register(_ typeName: String, _ handler: Handler, localOnly: Bool = false) {
+        handlers.withLock { $0[typeName] = Entry(handler: handler, localOnly: localOnly) }
     }
 
     func unregister(_ typeName: String) {
         _ = handlers.withLock { $0.removeValue(forKey: typeName) }
     }
 
-    var registeredTypes: [String] { handlers.withLock { $0.keys.sorted() } }
+    /// The types a hello lists as accepted: local-only ones only towards local clients.
+    func registeredTypes(includingLocalOnly: Bool) -> [String] {
+        handlers.withLock { handlers in handlers.filter { includingLocalOnly || !$0.value.localOnly }.keys.sorted() }
+    }
 
     func dispatch(_ message: InboundMessage, from peer: Peer) async -> Outcome {
-        guard let handler = handlers.withLock({ $0[message.typeName] }) ?? fallback.withLock({ $0 }) else {
-            return .failed(.unknownType, "no handler for message type \"\(message.typeName)\"")
-        }
+        let unknown = Outcome.failed(.unknownType, "no handler for message type \"\(message.typeName)\"")
+        let entry = handlers.withLock { $0[message.typeName] }
+        if let entry, entry.localOnly, !peer.isLocal { return unknown }
+        guard let handler = entry?.handler ?? fallback.withLock({ $0 }) else { return unknown }
         do {
             switch handler {
             case .receive(let body):
@@ -73,12 +83,20 @@ final class Router: Sendable {
                 }
                 return .handled
             }
+        } catch is UnhandledMessage {
+            return unknown
         } catch let error as PayloadDecodingError {
             return .failed(.undecodablePayload, error.description)
         } catch {
             return .failed(.handlerFailed, "handler for \"\(message.typeName)\" threw: \(error)")
         }
     }
+}
+
+/// Thrown by a ``Transceiver/routeUnhandled(_:)`` handler that found nobody for the message: it is then answered
+/// and counted exactly as a message of a type nobody handles (`unknown-type`).
+public struct UnhandledMessage: Error, Sendable {
+    public init() {}
 }
 
 /// A payload that did not decode as the type its handler expects.

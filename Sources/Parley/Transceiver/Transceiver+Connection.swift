@@ -90,7 +90,7 @@ extension Transceiver {
     func makeHandshake(for connection: PeerConnection) -> HandshakeStateMachine {
         let hello = Hello(
             peerID: localPeerID!.rawValue, name: configuration.name,
-            capabilities: configuration.capabilities, accepts: router.registeredTypes
+            capabilities: configuration.capabilities, accepts: router.registeredTypes(includingLocalOnly: connection.channel.isLocalSocket)
         )
         var machine = HandshakeStateMachine(
             role: connection.role, hello: hello,

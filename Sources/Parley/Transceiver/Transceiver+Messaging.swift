@@ -18,14 +18,18 @@ extension Transceiver {
 
     /// Answers requests of type `T`: the value `handler` returns goes back to the requester as the reply.
     /// If `handler` throws, the requester receives an error naming the failure.
+    /// `localOnly`: only local clients (the control socket) may ask; to a network peer the type does not exist —
+    /// its hello does not list it, and a request gets `unknown-type`.
     public func respond<T: Decodable & Sendable, Reply: Encodable & Sendable>(
         to type: T.Type,
+        localOnly: Bool = false,
         handler: @escaping @Sendable (T, Peer) async throws -> Reply
     ) {
-        router.register(messageTypeName(of: T.self), .respond { message, peer in
+        let respond = Router.Handler.respond { message, peer in
             let reply = try await handler(PayloadCoding.decode(T.self, from: message), peer)
             return (messageTypeName(of: Reply.self), try PayloadCoding.encode(reply, allocator: ByteBufferAllocator()))
-        })
+        }
+        router.register(messageTypeName(of: T.self), respond, localOnly: localOnly)
     }
 
     /// Handles messages of `typeName` without decoding them: for routers, bridges and tools that forward payloads.
@@ -48,7 +52,8 @@ extension Transceiver {
     }
 
     /// Like ``receiveUnhandled(_:)``, for routers: a request is answered with what `handler` returns (a type name
-    /// and an undecoded payload, e.g. the reply it got by forwarding the request); `nil` answers nothing.
+    /// and an undecoded payload, e.g. the reply it got by forwarding the request); `nil` answers nothing. Throw
+    /// ``UnhandledMessage`` when nobody takes the message: it is then an unknown type to the sender.
     public func routeUnhandled(
         _ handler: @escaping @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
     ) {
