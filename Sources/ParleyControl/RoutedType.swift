@@ -84,6 +84,19 @@ public struct WantedPeer: Codable, Sendable, Hashable, CustomStringConvertible {
         return accepts.contains(acceptingType) || accepts.contains { $0.hasSuffix("." + acceptingType) }
     }
 
+    /// Several peers accept the type and none was named: the choice is the user's. Nil when there is no choice
+    /// to make (a peer was named, no type was given, or only one candidate is connected). Describes the candidates
+    /// as `name (id prefix)`.
+    public func ambiguity<Candidate>(
+        among candidates: [Candidate], id: (Candidate) -> String, name: (Candidate) -> String, accepts: (Candidate) -> [String]
+    ) -> String? {
+        guard selector == nil, let acceptingType else { return nil }
+        let matching = candidates.filter { matches(id: id($0), name: name($0), accepts: accepts($0)) }
+        guard matching.count > 1 else { return nil }
+        let listed = matching.map { "\(name($0)) (\(id($0).prefix(8)))" }.joined(separator: ", ")
+        return "\(matching.count) peers accept \(acceptingType): \(listed); choose one with --to NAME|ID"
+    }
+
     public var description: String {
         if let selector { return "Parley peer named \"\(selector)\" or with an id starting \"\(selector)\"" }
         if let acceptingType { return "Parley peer accepting \(acceptingType)" }

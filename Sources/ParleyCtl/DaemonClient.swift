@@ -62,10 +62,17 @@ struct DaemonClient {
         let milliseconds = Int(timeout.components.seconds) * 1000 + Int(timeout.components.attoseconds / 1_000_000_000_000_000)
         do {
             // The control request itself may take the whole gate's time, plus a margin for the answer to come back.
-            return try await control(
+            let peer = try await control(
                 Control.WaitForPeer(wanted, timeoutMilliseconds: milliseconds),
                 expecting: Control.PeerInfo.self, timeout: timeout + Self.controlTimeout
             )
+            if wanted.selector == nil, wanted.acceptingType != nil {
+                let connected = try await peers().filter(\.connected)
+                if let choice = wanted.ambiguity(among: connected, id: \.id, name: \.name, accepts: \.accepts) {
+                    throw CtlFailure.usage(choice)
+                }
+            }
+            return peer
         } catch TransceiverError.remoteError(.handlerFailed, _) {
             let connected = (try? await peers())?.filter(\.connected) ?? []
             var message = "no \(wanted) connected to parleyd (\(socketPath)) within \(timeout.secondsText)"

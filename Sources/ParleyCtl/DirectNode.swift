@@ -54,9 +54,14 @@ struct DirectNode {
     func waitForPeer(_ wanted: WantedPeer, timeout: Duration) async throws -> Peer {
         let description = describe(wanted)
         do {
-            return try await transceiver.waitForPeer(timeout: timeout, description: description) { peer in
+            let peer = try await transceiver.waitForPeer(timeout: timeout, description: description) { peer in
                 wanted.matches(id: peer.id.rawValue, name: peer.name, accepts: peer.accepts)
             }
+            let connected = transceiver.peers.filter { !$0.isLocal }
+            if let choice = wanted.ambiguity(among: connected, id: \.id.rawValue, name: \.name, accepts: \.accepts) {
+                throw CtlFailure.usage(choice)
+            }
+            return peer
         } catch let error as TransceiverError {
             guard case .noPeer = error else { throw error }
             var message = "\(error)"

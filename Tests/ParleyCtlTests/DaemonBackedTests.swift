@@ -45,6 +45,31 @@ struct DaemonBackedTests {
         }
     }
 
+    @Test("when two peers accept the type and none is named, send names both and asks for --to (exit 2); --to picks one")
+    func ambiguousTarget() async throws {
+        let first = try await ParleyCtlTests.Listr(name: "listr")
+        let second = try await ParleyCtlTests.Listr(name: "listr-2")
+        let daemon = try await Daemon(staticPeer: first.port, arguments: ["--static-peer", "127.0.0.1:\(second.port)"])
+        #expect(await eventually {
+            let listed = (try? await daemon.ctl(["peers", "--json"]).stdout) ?? ""
+            return listed.contains("\"listr\"") && listed.contains("\"listr-2\"")
+        })
+        let ambiguous = try await daemon.ctl(["send", "ListItemsCommand", "--reply"])
+        #expect(ambiguous.status == 2, "\(ambiguous)")
+        #expect(ambiguous.stderr.contains("2 peers accept ListItemsCommand") && ambiguous.stderr.contains("listr-2 ("), "\(ambiguous.stderr)")
+        #expect(ambiguous.stderr.contains("--to NAME|ID"), "\(ambiguous.stderr)")
+        let chosen = try await daemon.ctl(["send", "ListItemsCommand", "--reply", "--to", "listr-2", "--json"])
+        #expect(chosen.status == 0, "\(chosen)")
+        let direct = try await Child.run(
+            "parleyctl", ["send", "ListItemsCommand", "--reply", "--direct", "--no-discovery"] + ["--peer", "127.0.0.1:\(first.port)", "--peer", "127.0.0.1:\(second.port)"]
+        )
+        // With --peer the user chose the endpoints: no type check, so no ambiguity either (the first to answer).
+        #expect(direct.status == 0, "\(direct)")
+        try await daemon.stop()
+        try await first.stop()
+        try await second.stop()
+    }
+
     @Test("to a LAN peer parleyd's control types do not exist, and a type nobody takes is unknown (code 5, not 7 or 8)")
     func lanPeerSeesProtocolCodes() async throws {
         let daemon = try await Daemon(staticPeer: nil)
