@@ -75,8 +75,11 @@ final class NetnsLab: Sendable {
             try Test.cancel("skipped: the discovery tests need a real avahi-daemon in network namespaces: \(reason)")
         }
         let number = counter.add(1, ordering: .relaxed).newValue
+        // Labs of a test run that was killed (and so could not tear them down) go first: their hosts would
+        // otherwise keep their avahi-daemons running for good.
+        if number == 1 { _ = try? await run([script, "sweep"]) }
         let lab = NetnsLab(name: "pd\(String(getpid(), radix: 36))x\(number)")
-        var arguments = [script, "up", lab.name]
+        var arguments = [script, "up", lab.name, "--owner", String(getpid())]
         if options.ipv6Only { arguments.append("--ipv6-only") }
         if !options.avahi { arguments.append("--no-avahi") }
         do {

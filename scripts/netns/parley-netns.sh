@@ -13,13 +13,16 @@
 #
 # Usage:
 #   parley-netns.sh check                        exit 0 if a lab can be built here, else print why and exit 1
-#   parley-netns.sh up LAB [--ipv6-only] [--no-avahi]
-#                                                build hosts LAB-a and LAB-b (LAB: letters, digits, '-', at most 12)
+#   parley-netns.sh up LAB [--ipv6-only] [--no-avahi] [--owner PID]
+#                                                build hosts LAB-a and LAB-b (LAB: letters, digits, '-', at most 12);
+#                                                with --owner, the lab belongs to process PID (see sweep)
 #   parley-netns.sh exec LAB a|b CMD [ARG...]    run CMD inside a host (its network, mounts, host name and PIDs)
 #   parley-netns.sh avahi LAB a|b start|stop|restart
 #   parley-netns.sh addr LAB a|b                 print the host's IPv6 link-local address on its veth
 #   parley-netns.sh down LAB                     kill both hosts and delete the namespaces (idempotent)
 #   parley-netns.sh list                         labs still present
+#   parley-netns.sh sweep                        take down every lab whose owner process has ended (a test run that
+#                                                was killed before it could tear its labs down)
 #
 # The lab's state (the first process of each host, as a PID of this machine) is kept in $PARLEY_NETNS_STATE
 # (default /tmp/parley-netns/LAB). Nothing outside the two namespaces is changed except that directory.
@@ -39,6 +42,10 @@ host_pid() { # LAB HOST -> PID of the host's first process, as seen from this ma
     f="$STATE_ROOT/$1/$2.pid"
     [ -s "$f" ] || die "host $2 of lab $1 is not running"
     cat "$f"
+}
+
+start_time() { # PID -> its start time in clock ticks since boot (field 22 of /proc/PID/stat), empty if gone
+    sed -n 's/^.*) [^ ]* \([^ ]* \)\{18\}\([0-9]*\).*/\2/p' "/proc/$1/stat" 2>/dev/null || true
 }
 
 in_host() { # LAB HOST CMD...
@@ -141,15 +148,19 @@ check)
     ;;
 up)
     need_lab "${1:-}"; lab=$1; shift
-    v6only=0; avahi=1
-    for opt in "$@"; do
-        case "$opt" in
+    v6only=0; avahi=1; owner=
+    while [ $# -gt 0 ]; do
+        case "$1" in
         --ipv6-only) v6only=1;;
         --no-avahi) avahi=0;;
-        *) die "unknown option $opt";;
+        --owner) [ $# -ge 2 ] || die "--owner needs a PID"; owner=$2; shift;;
+        *) die "unknown option $1";;
         esac
+        shift
     done
     mkdir -p "$STATE_ROOT/$lab"
+    # The owner as PID and start time, so that a PID reused by another process does not keep the lab alive.
+    [ -n "$owner" ] && echo "$owner $(start_time "$owner")" > "$STATE_ROOT/$lab/owner"
     # A subnet derived from the lab name so that concurrent labs do not share addresses (they are isolated anyway).
     n=$(( $(printf '%s' "$lab" | cksum | cut -d' ' -f1) % 250 + 1 ))
     ip netns add "$lab-a"
@@ -221,6 +232,14 @@ down)
     ;;
 list)
     ls "$STATE_ROOT" 2>/dev/null || true
+    ;;
+sweep)
+    for dir in "$STATE_ROOT"/*/; do
+        [ -f "$dir/owner" ] || continue
+        read -r pid started < "$dir/owner" || continue
+        [ -n "$pid" ] && [ "$(start_time "$pid")" = "${started:-}" ] && continue
+        "$0" down "$(basename "$dir")"
+    done
     ;;
 *)
     sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
