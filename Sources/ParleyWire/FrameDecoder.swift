@@ -28,8 +28,6 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> Frame? {
         if let frame = try decode(buffer: &buffer) { return frame }
         guard buffer.readableBytes > 0 else { return nil }
-        let announced = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self)
-            .map { Int($0) + FrameLayout.prefixSize }
-        throw WireError.truncatedFrame(expected: announced ?? FrameLayout.prefixSize, received: buffer.readableBytes)
+        throw FrameLayout.truncation(of: buffer)
     }
 }

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// The first byte of every frame. A connection's first byte says which framing it speaks, for good.
 public enum StartByte: UInt8, Sendable, CaseIterable {
     /// The original Swift Talk remote debugger's framing (see ``OriginalFrameDecoder``): the body is JSON.
@@ -39,4 +41,11 @@ public enum FrameLayout {
     /// Bytes a sealed frame's body adds to the body of the frame it carries: its own kind byte and the 16-byte
     /// AEAD tag. (Also the shortest valid sealed body: an inner kind byte and a tag.)
     public static let sealedOverhead = 1 + 16
+
+    /// The error for a connection that ended inside a frame: how many bytes the frame's prefix announced (the
+    /// prefix alone if even that was cut), and how many came. Both framings share the 5-byte prefix.
+    static func truncation(of buffer: ByteBuffer) -> WireError {
+        let announced = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self).map { Int($0) + prefixSize }
+        return .truncatedFrame(expected: announced ?? prefixSize, received: buffer.readableBytes)
+    }
 }
