@@ -42,7 +42,9 @@ struct SessionRecord: FetchableRecord, MutablePersistableRecord {
         appName = row["appName"]
         let kindName: String = row["kind"]
         guard let kind = SessionSummary.Kind(rawValue: kindName) else {
-            throw HistoryStoreError.database(operation: "read a session", message: "unknown session kind \"\(kindName)\"")
+            throw HistoryStoreError.database(
+                operation: "read a session",
+                failure: DatabaseFailure(kind: .unreadableRow, message: "unknown session kind \"\(kindName)\"; was it written by a newer parleyd?"))
         }
         self.kind = kind
         imported = row["imported"]

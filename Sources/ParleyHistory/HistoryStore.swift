@@ -57,7 +57,7 @@ public final class HistoryStore: Sendable {
                 }
             }
         } catch {
-            throw .cannotOpen(path: path, reason: Self.message(error))
+            throw .cannotOpen(path: path, failure: Self.failure(error))
         }
         let store = HistoryStore(path: path, pool: pool, limits: limits, logger: logger)
         try await store.recover()
@@ -85,7 +85,7 @@ public final class HistoryStore: Sendable {
                 DispatchQueue.global().async { continuation.resume(with: Result { try pool.close() }) }
             }
         } catch {
-            throw .database(operation: "close", message: Self.message(error))
+            throw .database(operation: "close", failure: Self.failure(error))
         }
     }
 
@@ -348,7 +348,7 @@ public final class HistoryStore: Sendable {
         } catch let error as HistoryStoreError {
             throw error
         } catch {
-            throw .database(operation: operation, message: Self.message(error))
+            throw .database(operation: operation, failure: Self.failure(error))
         }
     }
 
@@ -358,13 +358,24 @@ public final class HistoryStore: Sendable {
         } catch let error as HistoryStoreError {
             throw error
         } catch {
-            throw .database(operation: operation, message: Self.message(error))
+            throw .database(operation: operation, failure: Self.failure(error))
         }
     }
 
-    static func message(_ error: any Error) -> String {
-        if let error = error as? DatabaseError { return error.message ?? "\(error)" }
-        return "\(error)"
+    /// GRDB's error, mapped to a kind a caller can match; SQLite's numeric codes stay here.
+    static func failure(_ error: any Error) -> DatabaseFailure {
+        guard let error = error as? DatabaseError else { return DatabaseFailure(kind: .other(code: -1), message: "\(error)") }
+        let message = error.message ?? "\(error)"
+        let kind: DatabaseFailure.Kind =
+            switch error.resultCode {
+            case .SQLITE_FULL: .diskFull
+            case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN, .SQLITE_AUTH: .notWritable
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB: .corrupt
+            case .SQLITE_BUSY, .SQLITE_LOCKED: .busy
+            case .SQLITE_IOERR: .ioError
+            default: .other(code: error.resultCode.primaryResultCode.rawValue)
+            }
+        return DatabaseFailure(kind: kind, message: message)
     }
 }
 

@@ -4,8 +4,8 @@ import ParleyDebugger
 /// method that writes, nothing of that call was stored.
 public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The database could not be created or opened (directory missing or not writable, not a parleyd history).
-    case cannotOpen(path: String, reason: String)
-    case invalidLimits(String)
+    case cannotOpen(path: String, failure: DatabaseFailure)
+    case invalidLimits(RetentionLimits.Problem)
     case noSuchSession(Int64)
     /// Appending to a session that has ended: the app's connection is gone; begin a new session.
     case sessionEnded(Int64)
@@ -21,12 +21,12 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
     /// Retention dropped entries of the session while it was being exported, so the export would miss them.
     case exportIncomplete(expected: Int, written: Int)
     /// SQLite failed: disk full, I/O error, database corrupted.
-    case database(operation: String, message: String)
+    case database(operation: String, failure: DatabaseFailure)
 
     public var description: String {
         switch self {
-        case .cannotOpen(let path, let reason):
-            "cannot open the history database \(path): \(reason)"
+        case .cannotOpen(let path, let failure):
+            "cannot open the history database \(path): \(failure)"
         case .invalidLimits(let problem):
             "invalid history limits: \(problem)"
         case .noSuchSession(let id):
@@ -45,10 +45,40 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
             "cannot import: line \(line): \(problem); nothing was imported"
         case .exportIncomplete(let expected, let written):
             "the export is incomplete: the session had \(expected) entries when the export started, but retention dropped some while it ran (\(written) written); export again or raise the history limits"
-        case .database(let operation, let message):
-            "the history database failed to \(operation): \(message)"
+        case .database(let operation, let failure):
+            "the history database failed to \(operation): \(failure)"
         }
     }
+}
+
+/// Why SQLite failed, as a kind a caller can act on, with SQLite's own words for the person reading.
+public struct DatabaseFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The disk (or the file system's quota) is full: free space, or lower `historyMaxBytes`.
+        case diskFull
+        /// The file or its directory is read-only, or permission is denied.
+        case notWritable
+        /// The file is not a SQLite database, or it is damaged.
+        case corrupt
+        /// Another process holds a lock for longer than the busy timeout.
+        case busy
+        /// The operating system reported an I/O error.
+        case ioError
+        /// A row holds a value this version does not understand (a newer parleyd wrote it).
+        case unreadableRow
+        /// Anything else, with SQLite's primary result code.
+        case other(code: Int32)
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
 }
 
 /// What is wrong with one line of an export file.

@@ -18,10 +18,23 @@ public struct RetentionLimits: Sendable, Hashable, Codable {
     /// large states the byte limit is the one that applies.
     public static let `default` = RetentionLimits(maxEntries: 10_000, maxBytes: 1 << 30)
 
+    /// Why limits cannot be used.
+    public enum Problem: Sendable, Equatable, CustomStringConvertible {
+        case tooFewEntries(Int)
+        case tooFewBytes(Int64)
+
+        public var description: String {
+            switch self {
+            case .tooFewEntries(let entries): "the history must keep at least 1 entry (maxEntries is \(entries))"
+            case .tooFewBytes(let bytes): "the history must keep at least 1 byte (maxBytes is \(bytes))"
+            }
+        }
+    }
+
     /// Why these limits cannot be used, or nil.
-    public var problem: String? {
-        if maxEntries < 1 { return "the history must keep at least 1 entry (maxEntries is \(maxEntries))" }
-        if maxBytes < 1 { return "the history must keep at least 1 byte (maxBytes is \(maxBytes))" }
+    public var problem: Problem? {
+        if maxEntries < 1 { return .tooFewEntries(maxEntries) }
+        if maxBytes < 1 { return .tooFewBytes(maxBytes) }
         return nil
     }
 }

@@ -112,7 +112,7 @@ case "discover":
             let reply = try? await parley.request(Echo(text: "hello from \(parley.configuration.name)"), from: peer, expecting: Echo.self)
             emit("exchanged", ["name": peer.name, "reason": reply?.text ?? "no reply"])
         case .disconnected(let peer, let reason):
-            emit("disconnected", ["name": peer.name, "reason": reason])
+            emit("disconnected", ["name": peer.name, "reason": "\(reason)"])
         }
     }
 default:

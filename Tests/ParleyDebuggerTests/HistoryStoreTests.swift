@@ -124,7 +124,7 @@ struct HistoryStoreTests {
             // Lowering the limit applies at once.
             try await store.setLimits(RetentionLimits(maxEntries: 1, maxBytes: 1 << 30))
             #expect(try await store.entries(EntryQuery()).items.map(\.action) == ["step 4"])
-            await #expect(throws: HistoryStoreError.invalidLimits("the history must keep at least 1 entry (maxEntries is 0)")) {
+            await #expect(throws: HistoryStoreError.invalidLimits(.tooFewEntries(0))) {
                 try await store.setLimits(RetentionLimits(maxEntries: 0, maxBytes: 1))
             }
         }
@@ -203,6 +203,29 @@ struct HistoryStoreTests {
         }
     }
 
+
+    @Test("a history file that is not a database is refused with a failure a caller can match, and is left as it was")
+    func notADatabase() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = URL(fileURLWithPath: directory).appendingPathComponent(HistoryStore.fileName).path
+            let garbage = Data(repeating: 0x5A, count: 8192)
+            try garbage.write(to: URL(fileURLWithPath: path))
+            do {
+                let store = try await HistoryStore.open(directory: directory)
+                try await store.close()
+                Issue.record("a file of garbage opened as a history")
+            } catch {
+                guard let error = error as? HistoryStoreError, case .cannotOpen(let reported, let failure) = error else {
+                    Issue.record("not cannotOpen: \(error)")
+                    return
+                }
+                #expect(reported == path)
+                #expect(failure.kind == .corrupt, "\(failure)")
+                #expect(error.description.hasPrefix("cannot open the history database \(path): "))
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+        }
+    }
     @Test("1 000 entries of 1 MB states are listed and paged completely and in order")
     func thousandLargeEntries() async throws {
         try await withStore { store, _ in

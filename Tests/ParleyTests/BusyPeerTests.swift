@@ -36,7 +36,7 @@ struct BusyPeerTests {
         let client = makeTransceiver("client", listen: nil, adjust: fastHeartbeats)
         server.respond(to: Echo.self) { echo, _ in echo }
         let events = client.peerEvents
-        let ended = Task { () -> String? in
+        let ended = Task { () -> DisconnectReason? in
             for await event in events { if case .disconnected(_, let reason) = event { return reason } }
             return nil
         }
@@ -47,7 +47,7 @@ struct BusyPeerTests {
             // the test needs heartbeats to have passed, and heartbeats are time.
             try await Task.sleep(for: .milliseconds(800))
             guard let connection = client.registry.connection(for: peer.id) else {
-                Issue.record("the connection ended before the test began: \(await ended.value ?? "?")")
+                Issue.record("the connection ended before the test began: \(await ended.value.map(String.init(describing:)) ?? "?")")
                 return
             }
             let loop = connection.channel.eventLoop

@@ -355,7 +355,12 @@ struct MessagingTests {
         guard case .connected(let peer) = await iterator.next() else { throw PeerProcessError("no connected event") }
         #expect(peer.name == "client")
         guard case .disconnected(let gone, let reason) = await iterator.next() else { throw PeerProcessError("no disconnected event") }
-        #expect(gone.id == peer.id && reason.contains("shutting down"))
+        #expect(gone.id == peer.id)
+        guard case .peerSaidGoodbye(.goingAway, let message) = reason else {
+            Issue.record("expected the client's goodbye, got \(reason)")
+            return
+        }
+        #expect(message.contains("shutting down"))
         await server.stop()
         #expect(await iterator.next() == nil)
     }

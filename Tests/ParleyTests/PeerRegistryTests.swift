@@ -20,14 +20,14 @@ struct PeerRegistryTests {
         let second = registry.events()
         #expect(registry.open(1))
         #expect(registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me) == .connected)
-        #expect(registry.remove(1, peer: Self.alice, reason: "gone") == .gone(Self.peer(Self.alice, name: "alice")))
+        #expect(registry.remove(1, peer: Self.alice, reason: .peerClosed) == .gone(Self.peer(Self.alice, name: "alice")))
         registry.finish()
         for stream in [first, second] {
             var seen: [PeerEvent] = []
             for await event in stream { seen.append(event) }
-            #expect(seen == [.connected(Self.peer(Self.alice, name: "alice")), .disconnected(Self.peer(Self.alice, name: "alice"), reason: "gone")])
+            #expect(seen == [.connected(Self.peer(Self.alice, name: "alice")), .disconnected(Self.peer(Self.alice, name: "alice"), reason: .peerClosed)])
             guard case .disconnected(_, let reason) = seen.last else { continue }
-            #expect(reason == "gone")
+            #expect(reason == .peerClosed)
         }
     }
 
@@ -39,7 +39,7 @@ struct PeerRegistryTests {
         #expect(registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me) == .connected)
         // alice dials too, and her id is larger: the connection we dialled (1) wins on both sides.
         #expect(registry.register(2, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.alice) == .duplicate)
-        #expect(registry.remove(2, peer: Self.alice, reason: "duplicate") == nil)
+        #expect(registry.remove(2, peer: Self.alice, reason: .duplicate) == nil)
         #expect(registry.connection(for: Self.alice) == 1)
         #expect(registry.connections == [1])
     }
@@ -60,7 +60,7 @@ struct PeerRegistryTests {
         _ = registry.register(2, peer: Self.peer(Self.bob, name: "bob"), dialer: Self.me)
         #expect(registry.peers.map(\.name) == ["alice", "bob"])
         #expect(registry.waiting.gate == 1)
-        _ = registry.remove(2, peer: Self.bob, reason: "restart")
+        _ = registry.remove(2, peer: Self.bob, reason: .peerClosed)
         // ...and one that matches does.
         _ = registry.open(3)
         _ = registry.register(3, peer: Self.peer(Self.bob, name: "bob", accepts: ["listr.Add"]), dialer: Self.me)
@@ -99,13 +99,13 @@ struct PeerRegistryTests {
         }
         let events = registry.events()
         #expect(await eventually { registry.waiting.departures == 1 })
-        registry.remove(2, peer: Self.alice, reason: "duplicate")
+        registry.remove(2, peer: Self.alice, reason: .duplicate)
         #expect(registry.waiting.departures == 1, "the end of a duplicate woke the departure waiter")
-        registry.remove(1, peer: Self.alice, reason: "heartbeat timeout")
+        registry.remove(1, peer: Self.alice, reason: .silent(.seconds(6)))
         // Ordering through the event stream: the disconnect is reported, and the departure waiter returns.
         var iterator = events.makeAsyncIterator()
         let event = await iterator.next()
-        #expect(event == .disconnected(Self.peer(Self.alice, name: "alice"), reason: "heartbeat timeout"))
+        #expect(event == .disconnected(Self.peer(Self.alice, name: "alice"), reason: .silent(.seconds(6))))
         #expect(try await left.next() == "left")
         await waiter.value
     }
@@ -117,7 +117,7 @@ struct PeerRegistryTests {
         _ = registry.open(1)
         _ = registry.open(2)
         #expect(registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.alice) == .connected)
-        #expect(registry.remove(1, peer: Self.alice, reason: "duplicate", handedOver: true) == .handover(Self.peer(Self.alice, name: "alice")))
+        #expect(registry.remove(1, peer: Self.alice, reason: .duplicate, handedOver: true) == .handover(Self.peer(Self.alice, name: "alice")))
         #expect(registry.peers.map(\.name) == ["alice"], "a peer being handed over is still listed")
         #expect(registry.connection(for: Self.alice) == nil)
 
@@ -128,20 +128,20 @@ struct PeerRegistryTests {
         #expect(registry.register(2, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me) == .handedOver)
         #expect(try await gate.value.id == Self.alice)
         #expect(registry.connection(for: Self.alice) == 2)
-        #expect(registry.expireHandover(of: Self.alice, reason: "late") == nil, "a completed handover cannot expire")
+        #expect(registry.expireHandover(of: Self.alice, reason: .peerClosed) == nil, "a completed handover cannot expire")
 
         // A handover that does not complete reports the peer gone when it expires.
-        #expect(registry.remove(2, peer: Self.alice, reason: "duplicate", handedOver: true) != nil)
-        #expect(registry.expireHandover(of: Self.alice, reason: "the kept connection never arrived")?.id == Self.alice)
+        #expect(registry.remove(2, peer: Self.alice, reason: .duplicate, handedOver: true) != nil)
+        #expect(registry.expireHandover(of: Self.alice, reason: .peerSaidGoodbye(.duplicateConnection, message: "another connection to this peer is kept"))?.id == Self.alice)
         await departure.value
         registry.finish()
         var seen: [PeerEvent] = []
         for await event in events { seen.append(event) }
         #expect(seen == [
             .connected(Self.peer(Self.alice, name: "alice")),
-            .disconnected(Self.peer(Self.alice, name: "alice"), reason: "the kept connection never arrived"),
+            .disconnected(Self.peer(Self.alice, name: "alice"), reason: .peerSaidGoodbye(.duplicateConnection, message: "another connection to this peer is kept")),
         ])
         guard case .disconnected(_, let reason) = seen.last else { return }
-        #expect(reason == "the kept connection never arrived")
+        #expect(reason == .peerSaidGoodbye(.duplicateConnection, message: "another connection to this peer is kept"))
     }
 }

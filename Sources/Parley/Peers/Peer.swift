@@ -89,5 +89,5 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
 /// A change in the set of connected peers.
 public enum PeerEvent: Sendable, Hashable {
     case connected(Peer)
-    case disconnected(Peer, reason: String)
+    case disconnected(Peer, reason: DisconnectReason)
 }

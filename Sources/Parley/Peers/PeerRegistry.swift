@@ -29,7 +29,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
         var closed = false
 
         /// Tells subscribers `gone` is gone; returns the departure waiters to wake (outside the lock).
-        mutating func reportGone(_ gone: Peer, reason: String) -> [CheckedContinuation<Void, Never>] {
+        mutating func reportGone(_ gone: Peer, reason: DisconnectReason) -> [CheckedContinuation<Void, Never>] {
             for subscriber in subscribers.values { subscriber.yield(.disconnected(gone, reason: reason)) }
             let leaving = departureWaiters.filter { $0.value.peer == gone.id }
             for token in leaving.keys { departureWaiters[token] = nil }
@@ -99,7 +99,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
     /// `handedOver` (the remote side closed it as a duplicate of another connection). Nil for a retired duplicate
     /// or a connection without a peer.
     @discardableResult
-    func remove(_ connection: Connection, peer: PeerID?, reason: String, handedOver: Bool = false) -> Departure? {
+    func remove(_ connection: Connection, peer: PeerID?, reason: DisconnectReason, handedOver: Bool = false) -> Departure? {
         let (departure, waiters) = state.withLock { state -> (Departure?, [CheckedContinuation<Void, Never>]) in
             state.connections.remove(connection)
             guard let peer else { return (nil, []) }
@@ -115,7 +115,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
 
     /// A handover that was not completed in time: the peer is gone after all. Nil if the handover completed.
     @discardableResult
-    func expireHandover(of peer: PeerID, reason: String) -> Peer? {
+    func expireHandover(of peer: PeerID, reason: DisconnectReason) -> Peer? {
         let (gone, waiters) = state.withLock { state -> (Peer?, [CheckedContinuation<Void, Never>]) in
             guard let gone = state.table.expireHandover(of: peer) else { return (nil, []) }
             return (gone, state.reportGone(gone, reason: reason))

@@ -18,7 +18,7 @@ extension Transceiver {
         }
 
         var handshakeResult = job.handshakeDone
-        var endReason = "connection closed"
+        var endReason = DisconnectReason.peerClosed
         do {
             try await job.channel.frames.executeThenClose { inbound in
                 var frames = inbound.makeAsyncIterator()
@@ -42,9 +42,9 @@ extension Transceiver {
             logThrottle.warning("handshake failed; connection closed", metadata: ["reason": "\(error)"], to: logger)
             handshakeResult?.resume(throwing: TransceiverError.handshakeFailed(job.endpoint, error))
             handshakeResult = nil
-            endReason = error.description
+            endReason = .handshakeFailed(error.description)
         } catch {
-            endReason = describe(error)
+            endReason = reason(for: error)
             logger.debug("connection ended", metadata: ["reason": "\(endReason)"])
         }
         handshakeResult?.resume(
@@ -66,7 +66,7 @@ extension Transceiver {
     /// gone (if this was its active connection). Runs as soon as the channel closes — even while one of its
     /// handlers is still busy — and again when its task ends; only the first call does anything.
     func connectionEnded(_ connection: PeerConnection) {
-        let reason = connection.endReason ?? "the connection closed"
+        let reason = connection.endReason ?? .peerClosed
         let error = TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason)
         connection.outbound.close(error)
         // A retired duplicate leaves its requests waiting: their replies come on the connection that was kept.
@@ -221,7 +221,7 @@ extension Transceiver {
         connection.outbound.finish(
             sending: .close(CloseFrame(code: .duplicateConnection, message: "another connection to this peer is kept")),
             then: .halfClose, timeout: configuration.shutdownFlushTimeout,
-            reason: TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: "duplicate connection")
+            reason: TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: .duplicate)
         )
     }
 
@@ -232,8 +232,8 @@ extension Transceiver {
         peer: Peer,
         frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
         logger: Logger
-    ) async -> String {
-        var endReason = "the peer closed the connection"
+    ) async -> DisconnectReason {
+        var endReason = DisconnectReason.peerClosed
         var protocolError: (ErrorCode, String)?
         do {
             reading: while let frame = try await frames.next() {
@@ -250,7 +250,7 @@ extension Transceiver {
                     await deliver(inbound, from: peer, on: connection, logger: logger)
                 case .close(let close):
                     if close.code == .duplicateConnection { connection.noteHandedOver() }
-                    endReason = "the peer closed the connection (\(close.code)): \(close.message.excerpt())"
+                    endReason = .peerSaidGoodbye(close.code, message: close.message)
                     // Nothing more will come; finish our side once our queue is written.
                     break reading
                 case .errorReply(let reply):
@@ -271,19 +271,19 @@ extension Transceiver {
             noteLimitExceeded(error, logger: logger)
             protocolError = (error.closeCode, error.description)
         } catch {
-            endReason = describe(error)
+            endReason = reason(for: error)
         }
         if let (code, text) = protocolError {
             if code != .idleTimeout && code != .rateLimited {
                 counters.protocolErrors.add(1, ordering: .relaxed)
                 logThrottle.warning("protocol error; connection closed", metadata: ["reason": "\(text)"], to: logger)
             }
-            endReason = text
-            connection.noteEnd(text)
+            endReason = .closedByUs(code, message: text)
+            connection.noteEnd(endReason)
             connection.outbound.finish(
                 sending: .close(CloseFrame(code: code, message: text)),
                 then: .close, timeout: .seconds(1),
-                reason: TransceiverError.connectionClosed(peer.id, reason: text)
+                reason: TransceiverError.connectionClosed(peer.id, reason: endReason)
             )
         } else {
             connection.noteEnd(endReason)
@@ -380,9 +380,10 @@ extension Transceiver {
         }
     }
 
-    func describe(_ error: any Error) -> String {
-        if let error = error as? ChannelError, error == .eof { return "the peer closed the connection" }
-        if let error = error as? IOError { return "I/O error: \(error.description)" }
-        return String(describing: error)
+    func reason(for error: any Error) -> DisconnectReason {
+        if let error = error as? ChannelError, error == .eof { return .peerClosed }
+        if let error = error as? HeartbeatTimeout { return .silent(.nanoseconds(error.silence.nanoseconds)) }
+        if let error = error as? IOError { return .transportFailed("I/O error: \(error.description)") }
+        return .transportFailed(String(describing: error))
     }
 }

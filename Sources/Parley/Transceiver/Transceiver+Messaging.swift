@@ -195,9 +195,9 @@ extension Transceiver {
 
     func dropSlowPeer(_ peer: Peer, _ connection: PeerConnection) {
         counters.slowPeersDropped.add(1, ordering: .relaxed)
-        let reason = "nothing of its full send queue (\(configuration.outboundHighWatermark) bytes) was taken for \(configuration.slowPeerTimeout.secondsText)"
+        let reason = DisconnectReason.notReading(stalledFor: configuration.slowPeerTimeout, queueBytes: configuration.outboundHighWatermark)
         logger.warning("disconnecting slow peer", metadata: ["peer-id": "\(peer.id)", "reason": "\(reason)"])
-        connection.noteEnd("disconnected as too slow: \(reason)")
+        connection.noteEnd(reason)
         connection.outbound.finish(
             sending: nil, then: .close, timeout: .seconds(1),
             reason: TransceiverError.connectionClosed(peer.id, reason: reason)

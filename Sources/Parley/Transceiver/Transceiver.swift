@@ -384,7 +384,7 @@ public final class Transceiver: Service, Sendable {
 
     /// The last words on a drained connection: goodbye, then a half-close, so that what is queued still arrives.
     func finishForShutdown(_ connection: PeerConnection) {
-        connection.noteEnd("this node (\(configuration.name)) is shutting down")
+        connection.noteEnd(.shuttingDown)
         connection.outbound.finish(
             sending: .close(CloseFrame(code: .goingAway, message: "\(configuration.name) is shutting down")),
             then: .halfClose,

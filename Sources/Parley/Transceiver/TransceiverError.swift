@@ -32,7 +32,7 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     /// The encoded message exceeds the configured maximum frame size.
     case messageTooLarge(type: String, size: Int, maximum: Int)
     /// The connection closed while the operation was in flight.
-    case connectionClosed(PeerID, reason: String)
+    case connectionClosed(PeerID, reason: DisconnectReason)
     /// The peer's send queue was full and nothing of it was taken for this long: the peer is not reading.
     case peerNotReading(PeerID, stalledFor: Duration)
 

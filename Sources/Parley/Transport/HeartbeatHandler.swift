@@ -113,7 +113,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private func peerIsGone(silence: TimeAmount, context: ChannelHandlerContext) {
         stop()
         let error = HeartbeatTimeout(silence: silence)
-        connection.noteEnd(error.description)
+        connection.noteEnd(.silent(.nanoseconds(silence.nanoseconds)))
         context.fireErrorCaught(error)
         context.close(promise: nil)
     }

@@ -23,7 +23,7 @@ final class PeerConnection: Sendable, Hashable {
     let outbound: OutboundQueue
     private let requests: PendingRequests
     private let peerBox = Mutex<Peer?>(nil)
-    private let endReasonBox = Mutex<String?>(nil)
+    private let endReasonBox = Mutex<DisconnectReason?>(nil)
     private let activity = Mutex(Activity.reading)
     let messagesIn = Atomic<Int>(0)
     let messagesOut = Atomic<Int>(0)
@@ -54,9 +54,9 @@ final class PeerConnection: Sendable, Hashable {
     }
 
     /// Why the connection ended, as first noted by whoever ended it (heartbeat, protocol error, peer, shutdown).
-    var endReason: String? { endReasonBox.withLock { $0 } }
+    var endReason: DisconnectReason? { endReasonBox.withLock { $0 } }
 
-    func noteEnd(_ reason: String) {
+    func noteEnd(_ reason: DisconnectReason) {
         endReasonBox.withLock { if $0 == nil { $0 = reason } }
     }
 
