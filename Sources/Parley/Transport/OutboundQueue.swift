@@ -33,7 +33,7 @@ final class OutboundQueue: Sendable {
         var closedError: (any Error)?
         var ending: Ending?
         /// When a batch last reached the kernel (or the queue was made), on the event loop's clock.
-        var lastProgress = NIODeadline.now()
+        var lastProgress: NIODeadline
     }
 
     /// What happens to the channel once a finished queue has written everything.
@@ -55,13 +55,15 @@ final class OutboundQueue: Sendable {
     private let channel: any Channel
     private let highWatermark: Int
     private let lowWatermark: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(channel: any Channel, highWatermark: Int, lowWatermark: Int) {
         self.channel = channel
         // At least one byte each, low not above high: otherwise waiting senders could never be woken.
         self.highWatermark = max(1, highWatermark)
         self.lowWatermark = max(1, min(lowWatermark, self.highWatermark))
+        // The loop's clock, like every deadline here: a test loop's time starts at zero, not at the uptime.
+        self.state = Mutex(State(lastProgress: channel.eventLoop.now))
     }
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
@@ -227,8 +229,9 @@ final class OutboundQueue: Sendable {
     /// says nothing about the peer. The watch ends by itself once the waiter got room or gave up.
     private func watchForStall(of id: UInt64, timeout: TimeAmount) {
         let loop = channel.eventLoop
+        // From when the sender began to wait, not from when the loop got to this: a busy loop must not extend it.
+        let start = loop.now
         loop.execute {
-            let start = loop.now
             let lastProgress = { () -> NIODeadline? in
                 self.state.withLock { state in
                     state.waiters.contains { $0.id == id } ? max(start, state.lastProgress) : nil

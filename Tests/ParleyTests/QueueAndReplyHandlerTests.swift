@@ -1,0 +1,249 @@
+import NIOCore
+import NIOEmbedded
+@testable import Parley
+import ParleyWire
+import Synchronization
+import Testing
+
+/// The reply path and the outbound queue on testing channels: no sockets, time moved by hand. A "socket" that
+/// takes writes only when told stands in for a peer that stopped reading.
+@Suite("Reply resolution and the outbound queue without sockets")
+struct QueueAndReplyHandlerTests {
+    static let alice = PeerID()
+
+    static func note(_ id: UInt64, inReplyTo: UInt64? = nil, bytes: Int = 2) -> Frame {
+        .message(
+            MessageFrame(
+                header: MessageHeader(typeName: "test.Note", id: MessageID(id), inReplyTo: inReplyTo.map { MessageID($0) }),
+                payload: ByteBuffer(repeating: UInt8(ascii: "x"), count: bytes)
+            ))
+    }
+
+    // MARK: - ReplyResolver
+
+    static func resolving(handshakeDone: Bool) throws -> (EmbeddedChannel, PeerConnection, PendingRequests, StatisticsCounters) {
+        let channel = EmbeddedChannel()
+        let requests = PendingRequests()
+        let counters = StatisticsCounters()
+        let connection = PeerConnection(
+            channel: channel, role: .dialer, sharedSecret: nil, requests: requests,
+            configuration: TransceiverConfiguration(name: "test")
+        )
+        if handshakeDone {
+            connection.peer = Peer(id: alice, name: "alice", address: "10.0.0.2:7206", protocolVersion: 1, accepts: [])
+        }
+        try channel.pipeline.syncOperations.addHandler(ReplyResolver(connection: connection, counters: counters))
+        return (channel, connection, requests, counters)
+    }
+
+    @Test("a reply completes its request on the loop and goes no further; other messages pass on in order")
+    func repliesResolve() async throws {
+        let (channel, _, requests, counters) = try Self.resolving(handshakeDone: true)
+        let slot = requests.register(MessageID(7), to: Self.alice)
+        let failed = requests.register(MessageID(8), to: Self.alice)
+        try channel.writeInbound(Self.note(1))
+        try channel.writeInbound(Self.note(2, inReplyTo: 7))
+        try channel.writeInbound(Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(8), code: .handlerFailed, message: "no")))
+        try channel.writeInbound(Self.note(3))
+
+        guard case .message(let reply) = try await slot.value() else {
+            Issue.record("the request was not answered with the reply message")
+            return
+        }
+        #expect(reply.header.id == MessageID(2))
+        guard case .error(let error) = try await failed.value() else {
+            Issue.record("the error reply did not complete its request")
+            return
+        }
+        #expect(error.code == .handlerFailed)
+        #expect(try channel.readInbound(as: Frame.self) == Self.note(1))
+        #expect(try channel.readInbound(as: Frame.self) == Self.note(3))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(counters.messagesReceived.load(ordering: .relaxed) == 1)
+        #expect(counters.lateReplies.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("a reply nobody waits for is counted as late and dropped; before the handshake everything passes on")
+    func lateAndEarly() throws {
+        let (channel, _, _, counters) = try Self.resolving(handshakeDone: true)
+        try channel.writeInbound(Self.note(2, inReplyTo: 99))
+        try channel.writeInbound(Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(98), code: .handlerFailed, message: "late")))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(counters.lateReplies.load(ordering: .relaxed) == 2)
+
+        let (early, _, requests, earlyCounters) = try Self.resolving(handshakeDone: false)
+        _ = requests.register(MessageID(7), to: Self.alice)
+        try early.writeInbound(Self.note(2, inReplyTo: 7))
+        #expect(try early.readInbound(as: Frame.self) == Self.note(2, inReplyTo: 7), "the handshake decides what an early frame is")
+        #expect(earlyCounters.lateReplies.load(ordering: .relaxed) == 0)
+    }
+
+    // MARK: - ReadActivityHandler
+
+    @Test("every read is noted at the loop's time, and the first bytes are announced once")
+    func readActivity() throws {
+        final class FirstBytesCounter: ChannelInboundHandler {
+            typealias InboundIn = ByteBuffer
+            var count = 0
+            func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+                if event is ReadActivityHandler.FirstBytes { count += 1 }
+            }
+        }
+        let channel = EmbeddedChannel()
+        let activity = ReadActivity()
+        let counter = FirstBytesCounter()
+        try channel.pipeline.syncOperations.addHandlers([ReadActivityHandler(activity), counter])
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3))
+        try channel.writeInbound(ByteBuffer(string: "a"))
+        #expect(activity.lastRead == channel.embeddedEventLoop.now)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        try channel.writeInbound(ByteBuffer(string: "b"))
+        #expect(activity.lastRead == channel.embeddedEventLoop.now)
+        #expect(counter.count == 1)
+        #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "a"))
+        #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "b"))
+    }
+
+    // MARK: - OutboundQueue
+
+    /// Stands in for the kernel: passes writes on at once but completes them only when ``take()`` is called, as a
+    /// socket whose peer stopped reading does. Counts flushes, the unit the queue batches by.
+    final class Kernel: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = Frame
+        typealias OutboundOut = Frame
+        private struct State {
+            var promises: [EventLoopPromise<Void>] = []
+            var flushes = 0
+            var holding = false
+        }
+        private let state = Mutex(State())
+
+        init(holding: Bool) { state.withLock { $0.holding = holding } }
+
+        var flushes: Int { state.withLock { $0.flushes } }
+        var heldWrites: Int { state.withLock { $0.promises.count } }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            let holding = state.withLock { state in
+                if state.holding, let promise { state.promises.append(promise) }
+                return state.holding
+            }
+            context.write(data, promise: holding ? nil : promise)
+        }
+
+        func flush(context: ChannelHandlerContext) {
+            state.withLock { $0.flushes += 1 }
+            context.flush()
+        }
+
+        /// The peer reads everything written so far.
+        func take() {
+            let promises = state.withLock { state in
+                defer { state.promises.removeAll() }
+                return state.promises
+            }
+            for promise in promises { promise.succeed() }
+        }
+    }
+
+    static func queue(high: Int, low: Int, holding: Bool) async throws -> (NIOAsyncTestingChannel, OutboundQueue, Kernel) {
+        let kernel = Kernel(holding: holding)
+        let channel = NIOAsyncTestingChannel()
+        try await channel.pipeline.addHandler(kernel)
+        try await channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206))
+        return (channel, OutboundQueue(channel: channel, highWatermark: high, lowWatermark: low), kernel)
+    }
+
+    static func written(_ channel: NIOAsyncTestingChannel) async throws -> [Frame] {
+        var frames: [Frame] = []
+        while let frame = try await channel.readOutbound(as: Frame.self) { frames.append(frame) }
+        return frames
+    }
+
+    @Test("frames queued in one turn of the loop leave with one flush, in order; a batch ends at 64 KiB")
+    func batching() async throws {
+        let (channel, queue, kernel) = try await Self.queue(high: 1 << 24, low: 1 << 20, holding: false)
+        let flushesBefore = kernel.flushes
+        // Enqueued within one turn of the loop (as a handler's replies are); the flush waits for the next turn.
+        let taken = try await channel.testingEventLoop.executeInContext {
+            try (1...5).map { try queue.enqueueIfRoom(Self.note(UInt64($0))) }
+        }
+        #expect(taken.allSatisfy { $0 })
+        await channel.testingEventLoop.run()
+        #expect(try await Self.written(channel) == (1...5).map { Self.note(UInt64($0)) })
+        #expect(kernel.flushes - flushesBefore == 1)
+
+        // Three 40 KiB frames: no two fit in one 64 KiB batch, so three flushes, each after the last was taken.
+        _ = try await channel.testingEventLoop.executeInContext {
+            try (6...8).map { try queue.enqueueIfRoom(Self.note(UInt64($0), bytes: 40 * 1024)) }
+        }
+        await channel.testingEventLoop.run()
+        #expect(try await Self.written(channel).count == 3)
+        #expect(kernel.flushes - flushesBefore == 4)
+        #expect(queue.queuedBytes == 0)
+    }
+
+    @Test("held frames wait until release, behind what was written before")
+    func holdAndRelease() async throws {
+        let (channel, queue, _) = try await Self.queue(high: 1 << 24, low: 1 << 20, holding: false)
+        queue.hold()
+        #expect(try queue.enqueueIfRoom(Self.note(2)))
+        await channel.testingEventLoop.run()
+        #expect(try await Self.written(channel).isEmpty)
+        try await channel.writeAndFlush(Self.note(1))  // the handshake's last frame, written directly
+        queue.release()
+        await channel.testingEventLoop.run()
+        #expect(try await Self.written(channel) == [Self.note(1), Self.note(2)])
+    }
+
+    @Test("above the high watermark a sender waits, and is let go only once the queue drained below the low one")
+    func backpressure() async throws {
+        let (channel, queue, kernel) = try await Self.queue(high: 1000, low: 300, holding: true)
+        // One frame over the high watermark: taken (the queue was below it), but the next must wait.
+        #expect(try queue.enqueueIfRoom(Self.note(1, bytes: 1200)))
+        await channel.testingEventLoop.run()
+        #expect(try queue.enqueueIfRoom(Self.note(2)) == false)
+        let sent = Task { try await queue.enqueue(Self.note(3)) }
+        while queue.waitingSenders == 0 { await Task.yield() }  // the sender is parked in the queue's waiters
+
+        kernel.take()
+        await channel.testingEventLoop.run()
+        try await sent.value
+        #expect(queue.waitingSenders == 0)
+        await channel.testingEventLoop.run()
+        #expect(try await Self.written(channel).map(\.bodySize).count == 2)
+    }
+
+    @Test("a sender waiting on a queue nothing leaves fails as stalled after the timeout, counted on the loop's clock")
+    func stall() async throws {
+        let (channel, queue, kernel) = try await Self.queue(high: 1000, low: 300, holding: true)
+        #expect(try queue.enqueueIfRoom(Self.note(1, bytes: 1200)))
+        await channel.testingEventLoop.run()
+        let sent = Task { try await queue.enqueue(Self.note(2), stallTimeout: .seconds(5)) }
+        while queue.waitingSenders == 0 { await Task.yield() }
+        await channel.testingEventLoop.advanceTime(by: .milliseconds(4999))
+        #expect(queue.waitingSenders == 1)
+        await channel.testingEventLoop.advanceTime(by: .milliseconds(1))
+        await #expect(throws: OutboundQueueStalled.self) { try await sent.value }
+        #expect(kernel.heldWrites == 1)
+    }
+
+    @Test("a finished queue writes what it holds, then its last frame, then closes; a peer that never reads is closed at the timeout")
+    func finish() async throws {
+        let (channel, queue, _) = try await Self.queue(high: 1 << 20, low: 1 << 10, holding: false)
+        #expect(try queue.enqueueIfRoom(Self.note(1)))
+        queue.finish(sending: .close(CloseFrame(code: .goingAway, message: "bye")), then: .close, timeout: .seconds(5), reason: CancellationError())
+        #expect(throws: CancellationError.self) { try queue.enqueueIfRoom(Self.note(2)) }
+        await channel.testingEventLoop.run()
+        #expect(try await Self.written(channel) == [Self.note(1), .close(CloseFrame(code: .goingAway, message: "bye"))])
+        #expect(!channel.isActive)
+
+        let (stuck, stuckQueue, _) = try await Self.queue(high: 1 << 20, low: 1 << 10, holding: true)
+        #expect(try stuckQueue.enqueueIfRoom(Self.note(1)))
+        stuckQueue.finish(sending: nil, then: .close, timeout: .seconds(5), reason: CancellationError())
+        await stuck.testingEventLoop.advanceTime(by: .milliseconds(4999))
+        #expect(stuck.isActive)
+        await stuck.testingEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!stuck.isActive)
+    }
+}
