@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Parley
+import UnixSignals
 import ParleyControl
 
 /// parleyctl as a local client of parleyd: a transceiver without a listener or discovery, connected to
@@ -39,6 +40,34 @@ struct DaemonClient {
         } catch {
             await transceiver.stop()
             throw error
+        }
+    }
+
+    /// Runs `consume` (which prints what parleyd streams) until it returns, SIGINT or SIGTERM arrives (both a
+    /// normal end: exit 0), or parleyd closes the connection (exit status 5). `events` must have been taken from
+    /// the transceiver before it connected, so that the daemon's departure cannot be missed.
+    func stream(watching events: AsyncStream<PeerEvent>, _ consume: @escaping @Sendable () async throws -> Void) async throws {
+        let lostDaemon = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await consume()
+                return false
+            }
+            group.addTask {
+                for await event in events {
+                    if case .disconnected(let peer, _) = event, peer.isLocal { return true }
+                }
+                return false
+            }
+            group.addTask {
+                var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
+                _ = await signals.next()
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        if lostDaemon {
+            throw CtlFailure(.daemonUnreachable, "parleyd (\(socketPath)) closed the connection")
         }
     }
 

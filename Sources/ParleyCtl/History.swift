@@ -1,4 +1,5 @@
 import ArgumentParser
+import Parley
 import ParleyDebugger
 
 struct History: AsyncParsableCommand {
@@ -11,10 +12,15 @@ struct History: AsyncParsableCommand {
             `parleyctl filters`). Listing never loads states or screenshots; use
             `parleyctl show N` for one entry.
 
+            With --follow, parleyctl keeps running after the listing and prints each
+            entry as parleyd records it, until Ctrl-C (exit 0), --limit entries in all
+            (exit 0), or parleyd stops (exit 5). No entry is missed or printed twice.
+
             Examples:
               parleyctl history
               parleyctl history --session 3 --action 'item.*'
               parleyctl history --filter quiet --json
+              parleyctl history --follow --after 120
             """
     )
 
@@ -30,8 +36,11 @@ struct History: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Start after this sequence number.", valueName: "sequence"))
     var after: Int64?
 
-    @Option(help: "Print at most this many entries.")
+    @Option(help: "Print at most this many entries (with --follow: then exit).")
     var limit: Int?
+
+    @Flag(help: "After the listing, print entries as they are recorded.")
+    var follow = false
 
     @OptionGroup var daemon: DaemonOptions
 
@@ -45,31 +54,72 @@ struct History: AsyncParsableCommand {
         if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
     }
 
+    var textFilter: ActionTextFilter? { filter.map(ActionTextFilter.named) ?? action.map(ActionTextFilter.pattern) }
+
     func run() async throws {
-        let textFilter: ActionTextFilter? = filter.map(ActionTextFilter.named) ?? action.map(ActionTextFilter.pattern)
-        var printed = 0
         if !format.json {
             Output.line(Table.row(["SEQ", "TIME", "SESSION", "ACTION", "STATE", "SCREENSHOT"], widths: Self.widths))
         }
-        try await daemon.session { client in
-            var after = self.after
-            repeat {
-                let pageSize = min(500, (limit ?? .max) - printed)
-                let request = DebuggerControl.History(session: session, filter: textFilter, after: after, limit: pageSize)
-                let page = try await client.control(request, expecting: DebuggerControl.Entries.self).page
-                for entry in page.items {
-                    if format.json {
-                        Output.json(entry)
-                    } else {
-                        Output.line(Table.row([
-                            String(entry.sequence), Table.time(entry.time), String(entry.session), entry.action,
-                            Table.bytes(entry.stateSize), entry.screenshotSize == 0 ? "-" : Table.bytes(entry.screenshotSize),
-                        ], widths: Self.widths))
-                    }
+        if follow {
+            try await listAndFollow()
+        } else {
+            try await daemon.session { client in _ = try await list(client, upTo: nil) }
+        }
+    }
+
+    /// Prints the recorded entries after `--after`, up to `last` when given, at most `--limit`. Returns how many
+    /// it printed.
+    private func list(_ client: DaemonClient, upTo last: Int64?) async throws -> Int {
+        var printed = 0
+        var after = self.after
+        repeat {
+            let pageSize = min(500, (limit ?? .max) - printed)
+            let request = DebuggerControl.History(session: session, filter: textFilter, after: after, limit: pageSize)
+            let page = try await client.control(request, expecting: DebuggerControl.Entries.self).page
+            for entry in page.items {
+                if let last, entry.sequence > last { return printed }
+                printEntry(entry)
+                printed += 1
+            }
+            after = page.nextAfter
+        } while after != nil && printed < (limit ?? .max)
+        return printed
+    }
+
+    /// Follows first, then lists: entries recorded meanwhile come as updates, and those up to the newest one at
+    /// the time the follow began are printed from the listing only.
+    private func listAndFollow() async throws {
+        let (updates, continuation) = AsyncStream.makeStream(of: EntrySummary.self)
+        let client = DaemonClient(socketPath: daemon.socketPath, name: "parleyctl", logLevel: "error")
+        client.transceiver.receive(DebuggerControl.Appended.self) { appended, _ in continuation.yield(appended.entry) }
+        let events = client.transceiver.peerEvents
+        try await client.run { client in
+            defer { continuation.finish() }
+            let following = try await client.control(
+                DebuggerControl.Follow(session: session, filter: textFilter), expecting: DebuggerControl.Following.self)
+            let listed = try await list(client, upTo: following.lastSequence)
+            let limit = self.limit ?? .max
+            guard listed < limit else { return }
+            let floor = max(following.lastSequence ?? .min, after ?? .min)
+            try await client.stream(watching: events) {
+                var printed = listed
+                for await entry in updates where entry.sequence > floor {
+                    printEntry(entry)
+                    printed += 1
+                    if printed >= limit { return }
                 }
-                printed += page.items.count
-                after = page.nextAfter
-            } while after != nil && printed < (limit ?? .max)
+            }
+        }
+    }
+
+    private func printEntry(_ entry: EntrySummary) {
+        if format.json {
+            Output.json(entry)
+        } else {
+            Output.line(Table.row([
+                String(entry.sequence), Table.time(entry.time), String(entry.session), entry.action,
+                Table.bytes(entry.stateSize), entry.screenshotSize == 0 ? "-" : Table.bytes(entry.screenshotSize),
+            ], widths: Self.widths))
         }
     }
 

@@ -120,41 +120,21 @@ extension Listen {
         try await client.run { client in
             _ = try await client.control(Control.Subscribe(types: types), expecting: Control.OK.self)
             Output.error("parleyctl: listening for \(types.isEmpty ? "all message types" : types.joined(separator: ", ")) through parleyd (\(client.socketPath)); Ctrl-C to stop")
-            let lostDaemon = try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    var names: [String: Control.PeerInfo] = [:]
-                    for await message in stream {
-                        if names[message.sender] == nil, let peers = try? await client.peers() {
-                            for peer in peers { names[peer.id] = peer }
-                        }
-                        let peer = names[message.sender]
-                        let record = PeerRecord(name: peer?.name ?? "?", id: message.sender, address: peer?.address ?? "?")
-                        if json {
-                            Output.json(MessageRecord(type: message.typeName, from: record, receivedAt: Date()), splicing: message.payload, as: "payload")
-                        } else {
-                            Output.line("\(message.typeName) from \(record.name) (\(message.sender.prefix(8))): \(String(decoding: message.payload, as: UTF8.self))")
-                        }
+            defer { continuation.finish() }
+            try await client.stream(watching: events) {
+                var names: [String: Control.PeerInfo] = [:]
+                for await message in stream {
+                    if names[message.sender] == nil, let peers = try? await client.peers() {
+                        for peer in peers { names[peer.id] = peer }
                     }
-                    return false
-                }
-                group.addTask {
-                    for await event in events {
-                        if case .disconnected(let peer, _) = event, peer.isLocal { return true }
+                    let peer = names[message.sender]
+                    let record = PeerRecord(name: peer?.name ?? "?", id: message.sender, address: peer?.address ?? "?")
+                    if json {
+                        Output.json(MessageRecord(type: message.typeName, from: record, receivedAt: Date()), splicing: message.payload, as: "payload")
+                    } else {
+                        Output.line("\(message.typeName) from \(record.name) (\(message.sender.prefix(8))): \(String(decoding: message.payload, as: UTF8.self))")
                     }
-                    return false
                 }
-                group.addTask {
-                    var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
-                    _ = await signals.next()
-                    return false
-                }
-                let first = try await group.next() ?? false
-                continuation.finish()
-                group.cancelAll()
-                return first
-            }
-            if lostDaemon {
-                throw CtlFailure(.daemonUnreachable, "parleyd (\(client.socketPath)) closed the connection")
             }
         }
     }

@@ -18,6 +18,8 @@ final class DebuggerService: Sendable {
     private let logger: Logger
     /// The open session of each connected app.
     private let openSessions = Mutex<[PeerID: Int64]>([:])
+    /// Local clients following the history (`parleyctl history --follow`), with what they follow.
+    private let followers = Mutex<[PeerID: DebuggerControl.Follow]>([:])
 
     init(transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], logger: Logger) {
         self.transceiver = transceiver
@@ -49,6 +51,7 @@ final class DebuggerService: Sendable {
 
     /// Ends the session of an app whose connection ended.
     func peerDisconnected(_ peer: Peer) async {
+        _ = followers.withLock { $0.removeValue(forKey: peer.id) }
         guard let session = openSessions.withLock({ $0.removeValue(forKey: peer.id) }) else { return }
         do {
             try await store.endSession(session)
@@ -78,8 +81,32 @@ final class DebuggerService: Sendable {
                 "state recorded",
                 metadata: ["sequence": "\(entry.sequence)", "session": "\(session)", "action": "\(record.action)"]
             )
+            await notifyFollowers(of: entry)
         } catch {
             throw rejected(error, from: peer)
+        }
+    }
+
+    /// Sends a recorded entry to each local client following it. Runs in the recording app's handler, so entries
+    /// reach followers in recording order; a follower that takes nothing of its full queue for the slow-peer
+    /// timeout stops following (it cannot hold up the app), one that reads slowly only slows this app down.
+    private func notifyFollowers(of entry: EntrySummary) async {
+        let named = filters.withLock { $0 }
+        let wanted = followers.withLock { followers in
+            followers.compactMap { client, follow -> PeerID? in
+                if let session = follow.session, session != entry.session { return nil }
+                if let filter = follow.filter, (try? filter.includes(entry.action, named: named)) != true { return nil }
+                return client
+            }
+        }
+        for client in wanted {
+            do {
+                try await transceiver.send(
+                    DebuggerControl.Appended(entry: entry), to: client, stallTimeout: transceiver.configuration.slowPeerTimeout)
+            } catch {
+                _ = followers.withLock { $0.removeValue(forKey: client) }
+                logger.warning("local client not taking history updates; it no longer follows", metadata: ["peer-id": "\(client)", "reason": "\(error)"])
+            }
         }
     }
 
@@ -125,6 +152,14 @@ final class DebuggerService: Sendable {
         local(DebuggerControl.Export.self) { [self] request in try await export(request) }
         local(DebuggerControl.Import.self) { [self] request in try await importPiece(request) }
         local(DebuggerControl.Filters.self) { [self] _ in DebuggerControl.FilterList(filters: filters.withLock { $0 }) }
+        transceiver.respond(to: DebuggerControl.Follow.self, localOnly: true) { [self] request, client in
+            // A named filter that does not exist is refused now, not silently matched against nothing later.
+            if let filter = request.filter { _ = try filter.resolved(in: filters.withLock { $0 }) }
+            // Registered before the newest sequence is read: an entry recorded in between is both sent and at
+            // most that sequence, and the client prints each sequence once.
+            followers.withLock { $0[client.id] = request }
+            return DebuggerControl.Following(lastSequence: try await store.newestSequence())
+        }
     }
 
     /// A control request answered only on the control socket (to LAN peers the type does not exist).

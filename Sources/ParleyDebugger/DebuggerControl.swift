@@ -33,6 +33,34 @@ public enum DebuggerControl {
         }
     }
 
+    /// → ``Following``: from now on, each entry parleyd records (of `session`, through `filter`, when given) is sent
+    /// to this client as an ``Appended`` message, in recording order, until the connection ends. A new Follow
+    /// replaces the previous one. `Following.lastSequence` is the newest entry already recorded when the follow
+    /// began: list up to it with ``History``, and nothing is missed or printed twice.
+    public struct Follow: Codable, Sendable, NamedMessage {
+        public static let messageType = "parley.debugger.Follow"
+        public var session: Int64?
+        public var filter: ActionTextFilter?
+        public init(session: Int64? = nil, filter: ActionTextFilter? = nil) {
+            self.session = session
+            self.filter = filter
+        }
+    }
+
+    public struct Following: Codable, Sendable, NamedMessage {
+        public static let messageType = "parley.debugger.Following"
+        /// The newest sequence number in the history when the follow began (nil: the history was empty).
+        public var lastSequence: Int64?
+        public init(lastSequence: Int64?) { self.lastSequence = lastSequence }
+    }
+
+    /// Sent by parleyd to a following client: one entry just recorded.
+    public struct Appended: Codable, Sendable, NamedMessage {
+        public static let messageType = "parley.debugger.Appended"
+        public var entry: EntrySummary
+        public init(entry: EntrySummary) { self.entry = entry }
+    }
+
     public struct Entries: Codable, Sendable, NamedMessage {
         public static let messageType = "parley.debugger.Entries"
         public var page: HistoryPage<EntrySummary>

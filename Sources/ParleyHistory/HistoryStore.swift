@@ -304,6 +304,11 @@ public final class HistoryStore: Sendable {
         }
     }
 
+    /// The newest entry's sequence number, nil when the history is empty.
+    public func newestSequence() async throws(HistoryStoreError) -> Int64? {
+        try await read("find the newest entry") { db in try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM entry") }
+    }
+
     /// The `totals` row; the schema creates it with the table, so it is always there.
     static func totals(in db: Database) throws -> TotalsRecord {
         try TotalsRecord.fetchOne(db, sql: "SELECT entries, bytes FROM totals") ?? TotalsRecord(entries: 0, bytes: 0)

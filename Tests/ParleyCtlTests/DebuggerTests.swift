@@ -42,14 +42,21 @@ struct DebuggerTests {
     }
 
     /// The states the app received, as exact bytes.
-    static func received(_ app: Child) -> [String] {
-        app.stdout.split(separator: "\n").compactMap { line in
+    static func received(_ app: Child) -> [String] { received(in: app.stdout) }
+
+    static func received(in output: String) -> [String] {
+        output.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 object["event"] as? String == "received", let state = object["state"] as? String,
                 let bytes = Data(base64Encoded: state)
             else { return nil }
             return String(decoding: bytes, as: UTF8.self)
         }
+    }
+
+    /// Returns once the app has printed that it received `count` states.
+    static func waitForReceived(_ app: Child, count: Int) async throws {
+        _ = try await app.waitFor(in: \.stdout) { received(in: $0).count >= count ? true : nil }
     }
 
     /// `parleyctl history --json`, decoded.
@@ -61,18 +68,40 @@ struct DebuggerTests {
         }
     }
 
-    /// Polls the history until it has `count` entries.
+    /// Returns the history once it holds `count` entries (`extra` narrows it): `parleyctl history --follow
+    /// --limit count` exits as soon as parleyd has recorded them, the event itself.
     static func waitForHistory(_ daemon: Daemon, count: Int, _ extra: [String] = []) async throws -> [[String: Any]] {
-        let deadline = ContinuousClock.now + .seconds(20)
-        var entries: [[String: Any]] = []
-        while ContinuousClock.now < deadline {
-            entries = try await history(daemon, extra)
-            if entries.count >= count { return entries }
-            // Polling: parleyd's history, which another process reports only when asked.
-            try await Task.sleep(for: .milliseconds(100))
+        let result = try await daemon.ctl(["history", "--json", "--follow", "--limit", String(count)] + extra)
+        #expect(result.status == 0, "\(result)")
+        return result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        Issue.record("the history did not reach \(count) entries; it has \(entries.count)")
-        return entries
+    }
+
+    @Test("history --follow lists what is kept, then prints each new entry once as it is recorded; Ctrl-C ends it with 0, parleyd stopping with 5")
+    func followHistory() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let first = try Self.originalApp(port: daemon.port, sends: [("before", Self.states[0], [])], expect: 0)
+        _ = try await Self.waitForHistory(daemon, count: 1)
+        #expect(try await first.exitStatus(within: .seconds(20)) == 0)
+
+        let follower = try Child("parleyctl", ["history", "--follow", "--json", "--socket", daemon.socket])
+        let quiet = try Child("parleyctl", ["history", "--follow", "--action", "nothing-matches", "--socket", daemon.socket])
+        @Sendable func actions(_ text: String) -> [String] {
+            text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["action"] as? String }
+        }
+        _ = try await follower.waitFor { actions($0) == ["before"] ? true : nil }
+        _ = try await quiet.waitFor { $0.contains("SEQ") ? true : nil }  // the text header: the listing is done
+        let second = try Self.originalApp(port: daemon.port, sends: [("during.1", Self.states[1], []), ("during.2", Self.states[2], [])], expect: 0)
+        _ = try await follower.waitFor { actions($0).count == 3 ? true : nil }
+        #expect(actions(follower.stdout) == ["before", "during.1", "during.2"])
+        #expect(try await second.exitStatus(within: .seconds(20)) == 0)
+
+        #expect(try await follower.stop(SIGINT) == 0, "\(follower.stderr)")
+        #expect(try await daemon.child.stop(SIGTERM) == 0)
+        #expect(try await quiet.exitStatus(within: .seconds(10)) == 5, "\(quiet.stderr)")
+        #expect(quiet.stderr.contains("closed the connection"), "\(quiet.stderr)")
+        try? FileManager.default.removeItem(at: daemon.directory)
     }
 
     @Test("an app of the original debugger (Python, 206 framing) records three states; replaying the first gives it exactly that state back")
@@ -159,7 +188,7 @@ struct DebuggerTests {
 
         // Default: the app of the entry's own session only.
         #expect(try await daemon.ctl(["replay", String(alphaEntry)]).status == 0)
-        try await Self.waitUntil { Self.received(alpha).count == 1 }
+        try await Self.waitForReceived(alpha, count: 1)
         // --to: bravo, chosen by a prefix of its peer id (from its session).
         let bravoSessionID = try #require(entries.first { $0["action"] as? String == "bravo" }?["session"] as? Int)
         let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n").compactMap {
@@ -168,12 +197,12 @@ struct DebuggerTests {
         let bravoID = try #require(sessions.first { $0["id"] as? Int == bravoSessionID }?["peerID"] as? String)
         let toBravo = try await daemon.ctl(["replay", String(alphaEntry), "--to", String(bravoID.prefix(8))])
         #expect(toBravo.status == 0, "\(toBravo)")
-        try await Self.waitUntil { Self.received(bravo).count == 1 }
+        try await Self.waitForReceived(bravo, count: 1)
         #expect(Self.received(alpha).count == 1, "alpha got a state meant for bravo")
         // --all: both.
         #expect(try await daemon.ctl(["replay", String(bravoEntry), "--all"]).status == 0)
         #expect(try await bravo.exitStatus(within: .seconds(20)) == 0)
-        try await Self.waitUntil { Self.received(alpha).count == 2 }
+        try await Self.waitForReceived(alpha, count: 2)
         #expect(Self.received(alpha) == [Self.states[0], Self.states[1]])
         #expect(Self.received(bravo) == [Self.states[0], Self.states[1]])
         try await daemon.stop()
@@ -217,7 +246,7 @@ struct DebuggerTests {
         }
         let app = try Self.originalApp(port: daemon.port, sends: sends, expect: 0)
         #expect(try await app.exitStatus(within: .seconds(20)) == 0)
-        try await Self.waitUntil { (try? await Self.history(daemon).last?["action"] as? String) == "rename" }
+        _ = try await Self.waitForHistory(daemon, count: 1, ["--action", "rename"])
         #expect(try await Self.history(daemon).map { $0["action"] as? String } == ["add", "tick.2", "rename"])
         #expect(try await Self.history(daemon, ["--filter", "quiet"]).map { $0["action"] as? String } == ["add", "rename"])
         #expect(try await Self.history(daemon, ["--action", "tick*"]).map { $0["action"] as? String } == ["tick.2"])
@@ -310,15 +339,4 @@ struct DebuggerTests {
         return try Child(try python(), ["-c", script, String(port), body])
     }
 
-    static func waitUntil(_ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("condition not met within 20 s")
-                return
-            }
-            // Polling: the conditions are about parleyd's state, read through parleyctl.
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
 }

@@ -109,7 +109,12 @@ extension Transceiver {
 
     /// Sends `value` to one peer. Waits while that peer's queue is above its high watermark.
     public func send<T: Encodable>(_ value: T, to peer: Peer) async throws {
-        try await sendRaw(typeName: messageTypeName(of: T.self), payload: encodePayload(value), to: peer.id)
+        try await send(value, to: peer.id)
+    }
+
+    /// Sends `value` to the peer with this id; `stallTimeout` as for ``sendRaw(typeName:payload:to:stallTimeout:)``.
+    public func send<T: Encodable>(_ value: T, to peer: PeerID, stallTimeout: Duration? = nil) async throws {
+        try await sendRaw(typeName: messageTypeName(of: T.self), payload: encodePayload(value), to: peer, stallTimeout: stallTimeout)
     }
 
     /// Sends an already-encoded payload under `typeName` to one peer. Waits while that peer's queue is above its
