@@ -287,12 +287,15 @@ _parleyctl_peers() {
     repeating_flags=()
     non_repeating_flags=(--direct --no-discovery --json --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--wait --service-type --name --secret-file --log-level --socket)
+    non_repeating_options=(--wait --wait-for --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--wait')
+        return
+        ;;
+    '--wait-for')
         return
         ;;
     '--peer')
@@ -363,7 +366,7 @@ _parleyctl_sessions() {
 
 _parleyctl_history() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--follow --json --version -h --help)
     repeating_options=()
     non_repeating_options=(--session --filter --action --after --limit --socket)
     __parleyctl_offer_flags_options 0

@@ -81,6 +81,8 @@ final class AvahiSession {
             let failure = AvahiError(error, operation: "avahi_client_new")
             daemonLost(reason: "the system D-Bus is not reachable (\(failure.message)), so avahi-daemon cannot be reached")
             consecutiveConnectFailures += 1
+            // Debug only: the outage was said once at info; each retry is for someone tracing it.
+            logger.debug("cannot reach the system D-Bus; will retry", metadata: ["attempt": "\(consecutiveConnectFailures)"])
             scheduleReconnect(afterMilliseconds: min(1000 * UInt32(consecutiveConnectFailures), 5000))
             return
         }

@@ -16,15 +16,22 @@ struct Peers: AsyncParsableCommand {
             as soon as every endpoint is connected. The message counts are those of
             this short-lived connection.
 
+            With --wait-for NAME, parleyctl first waits (up to --wait seconds) until a
+            peer of that name or id prefix is connected: exit status 3 if none is.
+
             Examples:
               parleyctl peers
+              parleyctl peers --wait-for listr --wait 10
               parleyctl peers --direct
               parleyctl peers --direct --peer 127.0.0.1:7206 --json
             """
     )
 
-    @Option(help: "With --direct: seconds to discover and connect before listing.")
+    @Option(help: "With --direct: seconds to discover and connect before listing; with --wait-for: seconds to wait.")
     var wait: Double = 3
+
+    @Option(name: .customLong("wait-for"), help: ArgumentHelp("Wait until this peer (name or id prefix) is connected, then list.", valueName: "peer"))
+    var waitFor: String?
 
     @OptionGroup var connection: DirectOptions
 
@@ -34,6 +41,7 @@ struct Peers: AsyncParsableCommand {
 
     func validate() throws {
         try validatePositive(wait, "--wait")
+        if waitFor != nil && connection.direct { throw ValidationError("--wait-for works through parleyd; with --direct, use --peer") }
     }
 
     func run() async throws {
@@ -69,7 +77,12 @@ struct Peers: AsyncParsableCommand {
             }
         } else {
             let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel)
-            listings = try await client.run { client in try await client.peers() }.map { peer in
+            let waitFor = self.waitFor
+            let timeout = seconds(wait)
+            listings = try await client.run { client in
+                if let waitFor { _ = try await client.waitForPeer(WantedPeer(selector: waitFor), timeout: timeout) }
+                return try await client.peers()
+            }.map { peer in
                 PeerListing(
                     name: peer.name, id: peer.id, kind: peer.kind, address: peer.address, addresses: peer.addresses,
                     connected: peer.connected, connectedAt: peer.connectedDate, messagesIn: peer.messagesIn,

@@ -99,11 +99,14 @@ struct AutoConnectLabTests {
     @Test("with auto-connect off on both sides, discovery connects nobody")
     func policyNone() async throws {
         try await NetnsLab.with { lab in
-            let a = try node(lab, .a, "Alpha", ["--no-connect"])
-            let b = try node(lab, .b, "Bravo", ["--no-connect"])
-            // Real sleep: a window long enough for discovery to have found both (about a second here) in which no
-            // connection may happen; an absence has no event to wait for.
-            try await Task.sleep(for: .seconds(4))
+            let a = try lab.spawn(.a, ["env", "PARLEY_TEST_PEER_LOG=info", Self.testPeer, "discover", "Alpha", "--no-connect"])
+            let b = try lab.spawn(.b, ["env", "PARLEY_TEST_PEER_LOG=info", Self.testPeer, "discover", "Bravo", "--no-connect"])
+            // Each side found the other and decided, in the same step, not to dial it: the decision is the event.
+            for node in [a, b] {
+                try await node.waitForLog("discovered peer service", timeout: .seconds(15))
+                let line = node.stderr.split(separator: "\n").first { $0.contains("discovered peer service") } ?? ""
+                #expect(line.contains("connect=no"), "\(line)")
+            }
             #expect(!a.events.contains { $0.event == "connected" })
             #expect(!b.events.contains { $0.event == "connected" })
         }

@@ -179,32 +179,37 @@ struct DaemonLabTests {
     static func peerNames(_ lab: NetnsLab, _ host: NetnsLab.Host, connected: Bool = true) async throws -> [String] {
         let result = try await parleyctl(lab, host, ["peers", "--json", "--socket", socket], timeout: .seconds(10))
         guard result.status == 0 else { throw NetnsLab.CommandFailed(command: ["parleyctl peers"], status: result.status, output: "\(result)") }
-        return result.stdout.split(separator: "\n").compactMap { line in
+        return names(in: result.stdout, connected: connected)
+    }
+
+    static func names(in listing: String, connected: Bool = true) -> [String] {
+        listing.split(separator: "\n").compactMap { line in
             let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             return object?["connected"] as? Bool == connected ? object?["name"] as? String : nil
         }
     }
 
-    /// Polls `parleyctl peers` on `host` until `name` is listed.
+    /// The connected peers of parleyd on `host` once `name` is among them: `parleyctl peers --wait-for` returns
+    /// when parleyd's peer gate opens for it.
     static func waitForPeer(_ lab: NetnsLab, _ host: NetnsLab.Host, _ name: String, timeout: Duration) async throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        var names: [String] = []
-        while ContinuousClock.now < deadline {
-            names = try await peerNames(lab, host)
-            if names.contains(name) { return names }
-            // Polling: another process's peer list, which it reports only when asked (parleyctl peers).
-            try await Task.sleep(for: .milliseconds(250))
-        }
-        Issue.record("parleyd on \(host) did not list \(name) within \(timeout); peers: \(names)")
-        return names
+        let result = try await parleyctl(
+            lab, host, ["peers", "--json", "--wait-for", name, "--wait", "\(timeout.components.seconds)", "--socket", socket],
+            timeout: timeout + .seconds(10))
+        if result.status != 0 { Issue.record("parleyd on \(host) did not list \(name) within \(timeout): \(result)") }
+        return names(in: result.stdout)
     }
 
-    /// The lines of `avahi-browse -r -p -t TYPE` on `host` that are resolved services named `instance`.
+    /// The lines of `avahi-browse -r -p -t _debug._tcp` on `host` that are resolved services named `instance`.
     static func browse(_ lab: NetnsLab, _ host: NetnsLab.Host, _ instance: String) async throws -> [String] {
         let result = try await run(lab, host, ["avahi-browse", "-r", "-p", "-t", "_debug._tcp"], timeout: .seconds(15))
         #expect(result.status == 0, "\(result)")
-        return result.stdout.split(separator: "\n").map(String.init).filter {
-            $0.hasPrefix("=;") && $0.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first == Substring(instance)
+        return browseLines(result.stdout, "=", instance)
+    }
+
+    /// The lines of `avahi-browse -p` output of one kind (`=` resolved, `-` removed) about `instance`.
+    static func browseLines(_ output: String, _ kind: String, _ instance: String) -> [String] {
+        output.split(separator: "\n").map(String.init).filter {
+            $0.hasPrefix(kind + ";") && $0.split(separator: ";", omittingEmptySubsequences: false).dropFirst(3).first == Substring(instance)
         }
     }
 
@@ -265,15 +270,12 @@ struct DaemonLabTests {
     func knownButNotConnected() async throws {
         try await NetnsLab.with { lab in
             _ = try await Self.listr(lab, .a)
-            _ = try await Self.parleyd(lab, .b, ["--auto-connect", "none"])
-            let deadline = ContinuousClock.now + .seconds(15)
-            var known: [String] = []
-            while ContinuousClock.now < deadline, !known.contains("listr") {
-                known = try await Self.peerNames(lab, .b, connected: false)
-                // Polling: parleyd's list of discovered peers, through parleyctl.
-                try await Task.sleep(for: .milliseconds(250))
-            }
-            #expect(known.contains("listr"))
+            let daemon = try await Self.parleyd(lab, .b, ["--auto-connect", "none"])
+            // parleyd logs each service it discovers, with its decision not to dial it; by then it knows the peer.
+            try await daemon.waitForLog("discovered peer service", timeout: .seconds(15))
+            #expect(daemon.stderr.contains(#"connect="no"#), "\(daemon.stderr)")
+            let known = try await Self.peerNames(lab, .b, connected: false)
+            #expect(known.contains("listr"), "\(known)")
             #expect(try await Self.peerNames(lab, .b, connected: true).isEmpty)
         }
     }
@@ -337,17 +339,12 @@ struct DaemonLabTests {
     @Test("SIGTERM to parleyd on A: exit 0 within 2 s, and its service leaves avahi-browse on B")
     func sigtermWithdraws() async throws {
         try await NetnsLab.with { lab in
+            // Avahi's own browser on B, left running: each line it prints is an event.
+            let browser = try LabProcess(lab, .b, ["avahi-browse", "-r", "-p", "_debug._tcp"])
             let a = try await Self.parleyd(lab, .a)
-            // B sees A's service first.
-            let seenBy = ContinuousClock.now + .seconds(10)
-            var lines: [String] = []
-            while ContinuousClock.now < seenBy {
-                lines = try await Self.browse(lab, .b, "hosta")
-                if !lines.isEmpty { break }
-                // Polling: what avahi-browse, a separate tool, sees.
-                try await Task.sleep(for: .milliseconds(250))
+            try await browser.waitFor("B resolves hosta", timeout: .seconds(10)) { out, _ in
+                Self.browseLines(out, "=", "hosta").isEmpty ? nil : true
             }
-            try #require(!lines.isEmpty, "avahi-browse on B never showed hosta")
 
             let pid = try await a.hostPID()
             let killedAt = ContinuousClock.now
@@ -358,15 +355,11 @@ struct DaemonLabTests {
             #expect(status == 0, "\(a.stderr)")
             #expect(stopSeconds < 2, "parleyd took \(stopSeconds) s to stop")
 
-            let goneBy = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < goneBy {
-                lines = try await Self.browse(lab, .b, "hosta")
-                if lines.isEmpty { break }
-                // Polling: what avahi-browse, a separate tool, sees.
-                try await Task.sleep(for: .milliseconds(250))
+            try await browser.waitFor("hosta leaves B", timeout: .seconds(10)) { out, _ in
+                Self.browseLines(out, "-", "hosta").isEmpty ? nil : true
             }
             print("DaemonLabTests: hosta left avahi-browse on B \(Self.seconds(since: killedAt)) s after SIGTERM")
-            #expect(lines.isEmpty, "still browsed on B: \(lines)")
+            try await lab.exec(.b, ["kill", try await browser.hostPID()])
         }
     }
 
@@ -385,14 +378,11 @@ struct DaemonLabTests {
             let swiftApp = try LabProcess(lab, .b, [try Self.binary("parley-test-peer"), "debugger-app", "swift-app", "2"])
 
             // Both apps found parleyd on their own and recorded: 1 + 2 entries.
-            var entries: [[String: Any]] = []
-            let deadline = ContinuousClock.now + .seconds(30)
-            while entries.count < 3, ContinuousClock.now < deadline {
-                // Polling: parleyd's history, through parleyctl.
-                try await Task.sleep(for: .milliseconds(250))
-                let history = try await Self.parleyctl(lab, .a, ["history", "--json", "--socket", Self.socket])
-                entries = history.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            }
+            // `history --follow --limit 3` ends as soon as parleyd has recorded the third.
+            let history = try await Self.parleyctl(
+                lab, .a, ["history", "--json", "--follow", "--limit", "3", "--socket", Self.socket], timeout: .seconds(40))
+            #expect(history.status == 0, "\(history)")
+            let entries = history.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             let actions = Set(entries.compactMap { $0["action"] as? String })
             #expect(actions == ["load", "step.0", "step.1"], "original: \(original.stdout) \(original.stderr)\nswift: \(swiftApp.stdout) \(swiftApp.stderr)")
 

@@ -36,6 +36,7 @@ extension FaultTests {
             let app = dialer("debugger-app-\(cycle)")
             let streamed = Shared(0)
             let running = daemon
+            let earlier = recorded
             let (killedAfter, entriesAtKill): (Duration, Int) = try await withRunning([app]) {
                 let parleyd = try await app.connect(to: running.endpoint)
                 let started = ContinuousClock.now
@@ -52,14 +53,14 @@ extension FaultTests {
                         return nil
                     }
                     group.addTask {
-                        var stored = 0
-                        while stored < Self.entriesBeforeKill {
-                            // Sampling parleyd's own count through parleyctl, the only view a separate process offers.
-                            try await Task.sleep(for: .milliseconds(50))
-                            stored = try await Self.sessions(running).first { $0["appName"] as? String == "debugger-app-\(cycle)" }?["entryCount"] as? Int ?? 0
-                        }
+                        // Sequence numbers run on from the earlier cycles' entries (checked below): this cycle's come
+                        // after them, and `history --follow --limit` ends once parleyd has stored that many.
+                        let followed = try await running.ctl(
+                            ["history", "--json", "--follow", "--after", String(earlier), "--limit", String(Self.entriesBeforeKill)],
+                            timeout: .seconds(60))
+                        try #require(followed.status == 0, "\(followed)")
                         try await running.kill()
-                        return (ContinuousClock.now - started, stored)
+                        return (ContinuousClock.now - started, try Self.jsonLines(followed).count)
                     }
                     var result: (Duration, Int)?
                     for try await outcome in group {

@@ -233,6 +233,48 @@ struct PipelineHandlerTests {
         #expect(connection.endReason == .silent(.seconds(3)), "\(String(describing: connection.endReason))")
     }
 
+    @Test("sending nonstop to a peer that only answers pings keeps it; one that does not answer is closed although we send")
+    func heartbeatWhileSending() throws {
+        for answers in [true, false] {
+            let channel = EmbeddedChannel()
+            let activity = ReadActivity()
+            let connection = PeerConnection(
+                channel: channel, role: .acceptor, sharedSecret: nil, requests: PendingRequests(),
+                configuration: TransceiverConfiguration(name: "test")
+            )
+            try channel.pipeline.syncOperations.addHandlers([
+                ReadActivityHandler(activity),
+                ByteToMessageHandler(FrameDecoder()),
+                HeartbeatHandler(interval: .milliseconds(500), timeout: .milliseconds(2500), activity: activity, connection: connection),
+            ])
+            try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
+            channel.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+            var pings = 0
+            // Five seconds, twice the timeout, of a message every 5 ms from our side.
+            for step in 1...1000 where channel.isActive {
+                try channel.writeOutbound(Self.message(UInt64(step)))
+                channel.embeddedEventLoop.advanceTime(by: .milliseconds(5))
+                while let frame = try channel.readOutbound(as: Frame.self) {
+                    guard case .ping(let nonce) = frame else { continue }
+                    pings += 1
+                    if answers {
+                        var pong = ByteBuffer()
+                        Frame.pong(nonce).write(to: &pong)
+                        try channel.writeInbound(pong)
+                        channel.pipeline.read()
+                    }
+                }
+            }
+            if answers {
+                #expect(channel.isActive, "\(String(describing: connection.endReason))")
+                #expect(pings == 10, "a ping every interval although we were sending all the time")
+            } else {
+                #expect(!channel.isActive)
+                #expect(connection.endReason == .silent(.milliseconds(2500)), "\(String(describing: connection.endReason))")
+            }
+        }
+    }
+
     @Test("while we ourselves have stopped reading (backpressure), silence is not the peer's fault")
     func heartbeatPaused() throws {
         let channel = EmbeddedChannel()

@@ -134,16 +134,19 @@ final class DiscoveryCoordinator: Sendable {
             }
             wakeup?.resume()
             let isOwn = service.peerID == localID
+            let admitted = settings.configuration.autoConnect.admits(service)
             if isNew && !isOwn {
+                // Whether it will be dialled is part of the news: with auto-connect off, this line is the only trace.
                 logger.info(
                     "discovered peer service",
                     metadata: [
                         "instance": "\(service.instanceName)", "host": "\(service.hostName)",
                         "port": "\(service.port)", "peer-id": "\(service.peerID ?? "none")",
+                        "connect": "\(admitted ? "yes" : "no (the auto-connect policy does not admit it)")",
                     ]
                 )
             }
-            guard !isOwn, settings.configuration.autoConnect.admits(service) else { return nil }
+            guard !isOwn, admitted else { return nil }
             let claimed = state.withLock { $0.dialing.insert(service.instanceName).inserted }
             return claimed ? service.instanceName : nil
         case .removed(let name, _):
