@@ -97,7 +97,9 @@ struct History: AsyncParsableCommand {
             defer { continuation.finish() }
             let following = try await client.control(
                 DebuggerControl.Follow(session: session, filter: textFilter), expecting: DebuggerControl.Following.self)
-            let listed = try await list(client, upTo: following.lastSequence)
+            // An empty history when the follow began: everything, even what is recorded while we would be listing,
+            // comes as an update; a listing now would print those entries a second time.
+            let listed = following.lastSequence == nil ? 0 : try await list(client, upTo: following.lastSequence)
             let limit = self.limit ?? .max
             guard listed < limit else { return }
             let floor = max(following.lastSequence ?? .min, after ?? .min)

@@ -41,11 +41,14 @@ public struct DaemonService: Sendable {
         let reloader = Reloader(configuration)
         let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
         let store: HistoryStore
+        let lock: DataDirectoryLock
         do {
             // Owner-only: the history holds the apps' states and screenshots.
             try FileManager.default.createDirectory(
                 atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
             )
+            // Before anything else touches the directory or the control socket: a second parleyd stops here.
+            lock = try DataDirectoryLock(directory: configuration.dataDirectory)
             store = try await HistoryStore.open(
                 directory: configuration.dataDirectory, limits: configuration.historyLimits, logger: logger
             )
@@ -86,6 +89,7 @@ public struct DaemonService: Sendable {
             throw error
         }
         await debugger.close()
+        withExtendedLifetime(lock) {}
         logger.notice("parleyd stopped")
     }
 

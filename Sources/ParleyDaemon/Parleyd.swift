@@ -18,6 +18,10 @@ public enum Parleyd {
     /// Parses the command line, loads the configuration, sets up logging and runs the daemon until SIGTERM or
     /// SIGINT. Returns the exit status.
     public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
+        // Everything parleyd creates is its user's alone: the history (apps' states and screenshots) and, until it
+        // is deliberately opened to the group with chmod, the control socket, which would otherwise be reachable
+        // by others for an instant between bind and chmod under a lax umask.
+        umask(0o077)
         let options: CommandLineOptions
         do {
             options = try CommandLineOptions.parse(arguments)

@@ -45,6 +45,30 @@ struct DaemonBackedTests {
         }
     }
 
+    @Test("a second parleyd on the same data directory, or on the same control socket, refuses to start and says why; the first keeps serving")
+    func oneInstance() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let config = daemon.directory.appendingPathComponent("parleyd.json").path
+        func second(socket: String, data: String) throws -> Child {
+            try Child(
+                "parleyd", ["--no-discovery", "--port", "0", "--name", "second", "--control-socket", socket, "--data-directory", data],
+                environment: ["PARLEY_CONFIG": config])
+        }
+        let sameData = try second(socket: daemon.directory.appendingPathComponent("other.sock").path, data: daemon.directory.path)
+        #expect(try await sameData.exitStatus(within: .seconds(20)) == 1)
+        let pid = daemon.child.process.processIdentifier
+        #expect(sameData.stderr.contains("another parleyd (pid \(pid)) is using the data directory \(daemon.directory.path)"), "\(sameData.stderr)")
+
+        let otherData = daemon.directory.appendingPathComponent("other-data").path
+        let sameSocket = try second(socket: daemon.socket, data: otherData)
+        #expect(try await sameSocket.exitStatus(within: .seconds(20)) == 1)
+        #expect(sameSocket.stderr.contains("is serving the control socket \(daemon.socket)"), "\(sameSocket.stderr)")
+
+        let status = try await daemon.ctl(["status", "--json"])
+        #expect(status.status == 0 && status.stdout.contains("testd"), "\(status)")
+        try await daemon.stop()
+    }
+
     @Test("when two peers accept the type and none is named, send names both and asks for --to (exit 2); --to picks one")
     func ambiguousTarget() async throws {
         let first = try await ParleyCtlTests.Listr(name: "listr")

@@ -81,21 +81,25 @@ struct DebuggerTests {
     @Test("history --follow lists what is kept, then prints each new entry once as it is recorded; Ctrl-C ends it with 0, parleyd stopping with 5")
     func followHistory() async throws {
         let daemon = try await Daemon(staticPeer: nil)
+        @Sendable func actions(_ text: String) -> [String] {
+            text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["action"] as? String }
+        }
+        // Following an empty history (when this follower is quicker than the app; else it lists the first entry): every entry comes as an update, and none twice.
+        let fromEmpty = try Child("parleyctl", ["history", "--follow", "--json", "--limit", "3", "--socket", daemon.socket])
         let first = try Self.originalApp(port: daemon.port, sends: [("before", Self.states[0], [])], expect: 0)
         _ = try await Self.waitForHistory(daemon, count: 1)
         #expect(try await first.exitStatus(within: .seconds(20)) == 0)
 
         let follower = try Child("parleyctl", ["history", "--follow", "--json", "--socket", daemon.socket])
         let quiet = try Child("parleyctl", ["history", "--follow", "--action", "nothing-matches", "--socket", daemon.socket])
-        @Sendable func actions(_ text: String) -> [String] {
-            text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["action"] as? String }
-        }
         _ = try await follower.waitFor { actions($0) == ["before"] ? true : nil }
         _ = try await quiet.waitFor { $0.contains("SEQ") ? true : nil }  // the text header: the listing is done
         let second = try Self.originalApp(port: daemon.port, sends: [("during.1", Self.states[1], []), ("during.2", Self.states[2], [])], expect: 0)
         _ = try await follower.waitFor { actions($0).count == 3 ? true : nil }
         #expect(actions(follower.stdout) == ["before", "during.1", "during.2"])
         #expect(try await second.exitStatus(within: .seconds(20)) == 0)
+        #expect(try await fromEmpty.exitStatus(within: .seconds(10)) == 0, "\(fromEmpty.stderr)")
+        #expect(actions(fromEmpty.stdout) == ["before", "during.1", "during.2"])
 
         #expect(try await follower.stop(SIGINT) == 0, "\(follower.stderr)")
         #expect(try await daemon.child.stop(SIGTERM) == 0)

@@ -99,13 +99,21 @@ final class TestDebugger: Sendable {
         }
     }
 
-    /// Starts a debugger. A port the previous debugger listened on is free again as soon as its `stop()` returned:
-    /// stop waits for the listener to close, and the listener sets SO_REUSEADDR, so its connections' TIME_WAIT
-    /// does not hold the port.
+    /// Starts a debugger; on a given port, retries for a while if the port is not free yet (seen on a loaded
+    /// machine right after the previous listener on it closed).
     static func start(port: Int = 0) async throws -> TestDebugger {
-        let debugger = TestDebugger(port: port)
-        try await debugger.transceiver.start()
-        return debugger
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let debugger = TestDebugger(port: port)
+            do {
+                try await debugger.transceiver.start()
+                return debugger
+            } catch {
+                guard port != 0, ContinuousClock.now < deadline else { throw error }
+                // Real sleep: a retry pause. The kernel frees the port in its own time and says nothing when it has.
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
     }
 
     var port: Int { transceiver.listeningPort! }

@@ -105,6 +105,87 @@ struct LifecycleTests {
 
 @Suite("Control socket", .timeLimit(.minutes(1)))
 struct ControlSocketTests {
+    static func scratch() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("parley-ctl-\(UUID().uuidString.prefix(8))")
+    }
+
+    @Test("the socket's directory is created 0700; a symlink, a directory of another user or one others may write to is refused, saying why")
+    func unsafeDirectories() throws {
+        let root = Self.scratch()
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+
+        let fresh = root.appendingPathComponent("fresh/sockets").path
+        try ControlSocketGuard.prepare(socketPath: fresh + "/node.sock")
+        let freshMode = try FileManager.default.attributesOfItem(atPath: fresh)[.posixPermissions] as? Int
+        #expect(freshMode == 0o700)
+
+        let target = root.appendingPathComponent("elsewhere").path
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        let link = root.appendingPathComponent("link").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(throws: ControlSocketProblem.directoryIsSymlink(link)) { try ControlSocketGuard.prepare(socketPath: link + "/node.sock") }
+
+        let open = root.appendingPathComponent("open").path
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        chmod(open, 0o777)
+        #expect(throws: ControlSocketProblem.directoryWritableByOthers(open, mode: UInt32(S_IFDIR) | 0o777)) {
+            try ControlSocketGuard.prepare(socketPath: open + "/node.sock")
+        }
+        chmod(open, 0o1777)  // sticky, like /tmp: others cannot remove or rename our socket
+        try ControlSocketGuard.prepare(socketPath: open + "/node.sock")
+
+        let foreign = root.appendingPathComponent("foreign").path
+        try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
+        let other: uid_t = geteuid() == 65534 ? 65533 : 65534
+        if chown(foreign, other, gid_t(other)) == 0 {  // only root can give a directory away; as a user, skip this case
+            #expect(throws: ControlSocketProblem.directoryOwnedByOther(foreign, owner: other)) {
+                try ControlSocketGuard.prepare(socketPath: foreign + "/node.sock")
+            }
+        }
+        #expect(ControlSocketProblem.directoryWritableByOthers(open, mode: 0o40777).description.contains("chmod go-w \(open)"))
+    }
+
+    @Test("a second node on a live control socket is refused, and the first keeps serving; a dead socket file is taken over")
+    func socketInUse() async throws {
+        let directory = Self.scratch()
+        let path = directory.appendingPathComponent("node.sock").path
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = makeTransceiver("first") { $0.controlSocketPath = path }
+        let second = makeTransceiver("second") { $0.controlSocketPath = path }
+        let client = makeTransceiver("tool", listen: nil)
+        try await withRunning([first, client]) {
+            do {
+                try await second.start()
+                Issue.record("a second node took over a live control socket")
+                await second.stop()
+            } catch TransceiverError.controlSocket(.inUse(let reported)) {
+                #expect(reported == path)
+            }
+            let peer = try await client.connect(toUnixSocket: path)
+            #expect(peer.name == "first")
+        }
+        // A socket file left behind by a process that was killed: bound once, nobody answers on it any more.
+        let dead = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8))
+            raw[path.utf8.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(dead, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(dead)
+        #expect(bound == 0 && FileManager.default.fileExists(atPath: path))
+        let third = makeTransceiver("third") { $0.controlSocketPath = path }
+        let tool = makeTransceiver("tool", listen: nil)
+        try await withRunning([third, tool]) {
+            let peer = try await tool.connect(toUnixSocket: path)
+            #expect(peer.name == "third")
+        }
+    }
+
     @Test("a Unix control socket speaks the same protocol, with mode 0660, and its clients are local peers")
     func controlSocket() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-ctl-\(UUID().uuidString.prefix(8))")

@@ -320,6 +320,17 @@ struct PipelineHandlerTests {
         var passed: [Frame] = []
         while let frame = try channel.readInbound(as: Frame.self) { passed.append(frame) }
         #expect(passed == (1...4).map { Self.message(UInt64($0)) })
+
+        // A steady peer at half the rate is never refused, however long it keeps going (a minute of loop time).
+        let steady = try Self.connected([RateLimitHandler(limit: MessageRateLimit(perSecond: 10, burst: 5))])
+        for id in 1...300 {
+            try steady.writeInbound(Self.message(UInt64(id)))
+            steady.embeddedEventLoop.advanceTime(by: .milliseconds(200))
+        }
+        try steady.throwIfErrorCaught()
+        var steadyPassed = 0
+        while try steady.readInbound(as: Frame.self) != nil { steadyPassed += 1 }
+        #expect(steadyPassed == 300 && steady.isActive)
     }
 
     @Test("a silence timer fires on the loop's clock, re-arms when activity moved, and stops when told there is nothing to watch")

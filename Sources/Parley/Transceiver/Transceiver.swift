@@ -311,7 +311,7 @@ public final class Transceiver: Service, Sendable {
     }
 
     /// The control socket: the same protocol on a Unix domain socket, for local tools. Mode 0660, so that only
-    /// the owner and its group can drive this node.
+    /// the owner and its group can drive this node; in a directory ``ControlSocketGuard`` has checked.
     private func bindControlSocket() async throws -> Listener? {
         guard let path = configuration.controlSocketPath else { return nil }
         let configuration = self.configuration
@@ -320,9 +320,11 @@ public final class Transceiver: Service, Sendable {
         let logThrottle = self.logThrottle
         let admission = self.admission
         do {
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true
-            )
+            do {
+                try ControlSocketGuard.prepare(socketPath: path)
+            } catch {
+                throw TransceiverError.controlSocket(error)
+            }
             let server = try await ServerBootstrap(group: group)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in

@@ -11,6 +11,8 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     case alreadyStarted
     /// The listener could not be bound.
     case bindFailed(host: String, port: Int, underlying: SocketFailure)
+    /// The control socket was not opened: its directory is unsafe, or another process serves it.
+    case controlSocket(ControlSocketProblem)
     /// An outbound connection could not be made.
     case connectFailed(Endpoint, underlying: SocketFailure)
     /// The connection was made but the handshake failed.
@@ -45,6 +47,8 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
         case .bindFailed(let host, let port, let underlying):
             "cannot listen on \(Endpoint(host: host, port: port)): \(underlying)"
                 + (underlying == .addressInUse ? "; is another instance running? Choose another port (0 picks a free one)" : "")
+        case .controlSocket(let problem):
+            "\(problem)"
         case .connectFailed(let endpoint, let underlying):
             "cannot connect to \(endpoint): \(underlying)"
         case .handshakeFailed(let endpoint, let error):
