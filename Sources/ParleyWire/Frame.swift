@@ -125,6 +125,10 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let idleTimeout = ErrorCode(rawValue: 21)
     /// The peer sent frames faster than the node's rate limit allows.
     public static let rateLimited = ErrorCode(rawValue: 22)
+    /// The node's memory budget for frames in flight and queues was full, and this connection held the most.
+    public static let memoryBudget = ErrorCode(rawValue: 23)
+    /// A frame began to arrive and stopped: no byte of it for the node's frame stall timeout.
+    public static let stalledFrame = ErrorCode(rawValue: 24)
     /// One side requires a shared secret and the other has none (or an app that cannot authenticate connected).
     public static let authenticationRequired = ErrorCode(rawValue: 14)
 
@@ -147,6 +151,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .tooManyConnections: "too-many-connections"
         case .idleTimeout: "idle-timeout"
         case .rateLimited: "rate-limited"
+        case .memoryBudget: "memory-budget"
+        case .stalledFrame: "stalled-frame"
         case .authenticationRequired: "authentication-required"
         default: "code-\(rawValue)"
         }

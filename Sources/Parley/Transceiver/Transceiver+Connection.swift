@@ -301,6 +301,8 @@ extension Transceiver {
         switch error {
         case .idle: counters.idleConnectionsClosed.add(1, ordering: .relaxed)
         case .rate: counters.rateLimitedConnections.add(1, ordering: .relaxed)
+        case .memoryBudget: break  // counted, and logged with the connection's holding, by the budget
+        case .stalledFrame: counters.stalledFrames.add(1, ordering: .relaxed)
         }
         logThrottle.warning(
             "connection limit exceeded; connection closed", metadata: ["reason": "\(error)", "limit": "\(error.limit)"], to: logger

@@ -34,6 +34,8 @@ public final class Transceiver: Service, Sendable {
     let counters: StatisticsCounters
     let requests = PendingRequests()
     let admission: ConnectionAdmission
+    /// Builds every connection's pipeline, with the node's memory budget.
+    let setup: ChannelSetup
     /// For the warnings a remote host can trigger at will (bad handshakes, protocol errors, refusals, unhandled
     /// messages): see ``LogThrottle``.
     public let logThrottle: LogThrottle
@@ -46,6 +48,13 @@ public final class Transceiver: Service, Sendable {
         counters = StatisticsCounters()
         logThrottle = LogThrottle(timers: configuration.eventLoopGroup.next())
         admission = ConnectionAdmission(configuration: configuration, counters: counters, logThrottle: logThrottle)
+        let (counters, logThrottle) = (self.counters, self.logThrottle)
+        setup = ChannelSetup(
+            configuration: configuration, requests: requests, counters: counters, logThrottle: logThrottle,
+            budget: configuration.memoryBudget.map {
+                MemoryBudget(capacity: $0, logger: configuration.logger, logThrottle: logThrottle, counters: counters)
+            }
+        )
     }
 
     // MARK: - State
@@ -286,9 +295,7 @@ public final class Transceiver: Service, Sendable {
     private func bindListener() async throws -> Listener? {
         guard let host = configuration.listenHost else { return nil }
         let configuration = self.configuration
-        let counters = self.counters
-        let requests = self.requests
-        let logThrottle = self.logThrottle
+        let setup = self.setup
         let admission = self.admission
         do {
             return try await ServerBootstrap(group: group)
@@ -299,10 +306,7 @@ public final class Transceiver: Service, Sendable {
                 .bind(host: host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
-                        return try ChannelSetup.configure(
-                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true,
-                            requests: requests, configuration: configuration, counters: counters, logThrottle: logThrottle
-                        )
+                        return try setup.configure(channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true)
                     }
                 }
         } catch {
@@ -314,10 +318,7 @@ public final class Transceiver: Service, Sendable {
     /// the owner and its group can drive this node; in a directory ``ControlSocketGuard`` has checked.
     private func bindControlSocket() async throws -> Listener? {
         guard let path = configuration.controlSocketPath else { return nil }
-        let configuration = self.configuration
-        let counters = self.counters
-        let requests = self.requests
-        let logThrottle = self.logThrottle
+        let setup = self.setup
         let admission = self.admission
         do {
             do {
@@ -331,7 +332,7 @@ public final class Transceiver: Service, Sendable {
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         guard try admission.admit(channel) else { return nil }
                         // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
-                        return try ChannelSetup.configure(channel, role: .acceptor, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters, logThrottle: logThrottle)
+                        return try setup.configure(channel, role: .acceptor, sharedSecret: nil)
                     }
                 }
             guard chmod(path, 0o660) == 0 else {
@@ -403,9 +404,7 @@ public final class Transceiver: Service, Sendable {
     public func connect(to endpoint: Endpoint) async throws -> Peer {
         guard isRunning else { throw TransceiverError.notRunning }
         let configuration = self.configuration
-        let counters = self.counters
-        let requests = self.requests
-        let logThrottle = self.logThrottle
+        let setup = self.setup
         let channel: ConnectionChannel
         do {
             channel = try await ClientBootstrap(group: group)
@@ -414,10 +413,7 @@ public final class Transceiver: Service, Sendable {
                 .connectTimeout(TimeAmount(configuration.handshakeTimeout))
                 .connect(host: endpoint.host, port: endpoint.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(
-                            channel, role: .dialer, sharedSecret: configuration.sharedSecret, requests: requests,
-                            configuration: configuration, counters: counters, logThrottle: logThrottle
-                        )
+                        try setup.configure(channel, role: .dialer, sharedSecret: configuration.sharedSecret)
                     }
                 }
         } catch {
@@ -430,10 +426,7 @@ public final class Transceiver: Service, Sendable {
     @discardableResult
     public func connect(toUnixSocket path: String) async throws -> Peer {
         guard isRunning else { throw TransceiverError.notRunning }
-        let configuration = self.configuration
-        let counters = self.counters
-        let requests = self.requests
-        let logThrottle = self.logThrottle
+        let setup = self.setup
         let endpoint = Endpoint(host: "unix:" + path, port: 0)
         let channel: ConnectionChannel
         do {
@@ -441,7 +434,7 @@ public final class Transceiver: Service, Sendable {
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ChannelSetup.configure(channel, role: .dialer, sharedSecret: nil, requests: requests, configuration: configuration, counters: counters, logThrottle: logThrottle)
+                        try setup.configure(channel, role: .dialer, sharedSecret: nil)
                     }
                 }
         } catch {

@@ -38,6 +38,13 @@ public struct TransceiverConfiguration: Sendable {
     /// A connection over which no message went either way for this long (heartbeats do not count) is closed with
     /// `idle-timeout`. Control-socket clients are exempt. `nil`: never.
     public var idleTimeout: Duration?
+    /// Bytes this node holds at most for all its connections together: frames still arriving (charged as their
+    /// bytes arrive) and messages queued towards peers. Over it, the connections holding the most are closed with
+    /// `memory-budget`. `nil`: no budget (each connection is still bounded by the frame size and its queue).
+    public var memoryBudget: Int? = 256 * 1024 * 1024
+    /// A frame that has begun to arrive and gets no further byte for this long closes its connection with
+    /// `stalled-frame`. `nil`: never.
+    public var frameStallTimeout: Duration? = .seconds(10)
     /// How fast a peer may send frames; a peer that sends faster is disconnected with `rate-limited`.
     /// Control-socket clients are exempt. `nil`: no limit.
     public var messageRateLimit: MessageRateLimit?

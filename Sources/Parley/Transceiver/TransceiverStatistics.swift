@@ -22,6 +22,10 @@ public struct TransceiverStatistics: Sendable, Hashable, Codable {
     public var idleConnectionsClosed = 0
     /// Connections closed because the peer sent faster than the rate limit.
     public var rateLimitedConnections = 0
+    /// Connections closed because the memory budget was full and they held the most of it.
+    public var budgetEvictions = 0
+    /// Connections closed because a frame they had begun stopped arriving.
+    public var stalledFrames = 0
 }
 
 /// The live counters behind ``TransceiverStatistics``.
@@ -37,6 +41,8 @@ final class StatisticsCounters: Sendable {
     let connectionsRefused = Atomic<Int>(0)
     let idleConnectionsClosed = Atomic<Int>(0)
     let rateLimitedConnections = Atomic<Int>(0)
+    let budgetEvictions = Atomic<Int>(0)
+    let stalledFrames = Atomic<Int>(0)
 
     var snapshot: TransceiverStatistics {
         TransceiverStatistics(
@@ -50,7 +56,9 @@ final class StatisticsCounters: Sendable {
             slowPeersDropped: slowPeersDropped.load(ordering: .relaxed),
             connectionsRefused: connectionsRefused.load(ordering: .relaxed),
             idleConnectionsClosed: idleConnectionsClosed.load(ordering: .relaxed),
-            rateLimitedConnections: rateLimitedConnections.load(ordering: .relaxed)
+            rateLimitedConnections: rateLimitedConnections.load(ordering: .relaxed),
+            budgetEvictions: budgetEvictions.load(ordering: .relaxed),
+            stalledFrames: stalledFrames.load(ordering: .relaxed)
         )
     }
 }

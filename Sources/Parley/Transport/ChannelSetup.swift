@@ -17,34 +17,39 @@ struct ConnectionChannel: Sendable {
 /// byte: 0xCE installs the original Swift Talk debugger framing instead (``OriginalFrameDecoder``,
 /// ``OriginalFrameEncoder``, ``OriginalFramingBridge``), if this node accepts it. Above the framing every
 /// connection carries Parley frames.
-enum ChannelSetup {
-    static func configure(
-        _ channel: any Channel,
-        role: ConnectionRole,
-        sharedSecret: SharedSecret?,
-        sniffsFraming: Bool = false,
-        requests: PendingRequests,
-        configuration: TransceiverConfiguration,
-        counters: StatisticsCounters,
-        logThrottle: LogThrottle
+///
+/// TCP connections are charged to the node's ``MemoryBudget`` (bytes of frames still arriving, and queued
+/// messages); control-socket clients are local and not charged.
+struct ChannelSetup: Sendable {
+    let configuration: TransceiverConfiguration
+    let requests: PendingRequests
+    let counters: StatisticsCounters
+    let logThrottle: LogThrottle
+    let budget: MemoryBudget?
+
+    func configure(
+        _ channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, sniffsFraming: Bool = false
     ) throws -> ConnectionChannel {
+        let tap = channel.isLocalSocket ? nil : budget.map { BudgetTap(budget: $0, channel: channel) }
         let connection = PeerConnection(
-            channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration
+            channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration,
+            budget: tap
         )
         let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
+        if let tap {
+            try sync.addHandler(InboundBudgetHandler(tap: tap, stallTimeout: configuration.frameStallTimeout.map(TimeAmount.init)))
+        }
         try sync.addHandler(ReadActivityHandler(activity))
         if sniffsFraming {
             try sync.addHandler(
-                FramingSniffer { framing, context in
-                    let handlers = try framingHandlers(
-                        framing, for: connection, configuration: configuration, logThrottle: logThrottle
-                    )
+                FramingSniffer { [self] framing, context in
+                    let handlers = try framingHandlers(framing, for: connection, tap: tap)
                     try context.pipeline.syncOperations.addHandlers(handlers, position: .after(context.handler))
                 }
             )
         } else {
-            try sync.addHandlers(framingHandlers(.parley, for: connection, configuration: configuration, logThrottle: logThrottle))
+            try sync.addHandlers(framingHandlers(.parley, for: connection, tap: tap))
         }
         if let limit = configuration.messageRateLimit { try sync.addHandler(RateLimitHandler(limit: limit)) }
         try sync.addHandler(
@@ -76,16 +81,16 @@ enum ChannelSetup {
         return ConnectionChannel(frames: frames, connection: connection)
     }
 
-    /// The handlers that turn bytes into Parley frames and back, for one framing.
-    private static func framingHandlers(
-        _ framing: Framing, for connection: PeerConnection, configuration: TransceiverConfiguration, logThrottle: LogThrottle
-    ) throws -> [any ChannelHandler] {
+    /// The handlers that turn bytes into Parley frames and back, for one framing. With a budget, a frame's bytes
+    /// are returned to it as soon as the decoder has completed the frame.
+    private func framingHandlers(_ framing: Framing, for connection: PeerConnection, tap: BudgetTap?) throws -> [any ChannelHandler] {
         switch framing {
         case .parley:
             let sealed = connection.sharedSecret != nil
             // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
             let maximumBodySize = configuration.maximumFrameSize + (sealed ? FrameLayout.sealedOverhead : 0)
-            return [ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize)), FrameEncoder()]
+            let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler<Frame>(tap: $0) { FrameLayout.prefixSize + $0.bodySize }] } ?? []
+            return [ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize))] + credit + [FrameEncoder()]
                 + (sealed ? [FrameProtectionHandler()] : [])
         case .original:
             guard let support = configuration.originalFraming else { throw HandshakeError.originalFramingNotAccepted }
@@ -95,8 +100,9 @@ enum ChannelSetup {
                 guard support.allowedWithoutSecret else { throw HandshakeError.originalFramingNeedsSecret }
                 connection.waiveSecret()
             }
-            return [
-                ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: configuration.maximumFrameSize)),
+            let credit: [any ChannelHandler] =
+                tap.map { [DecodedBudgetHandler<ByteBuffer>(tap: $0) { FrameLayout.prefixSize + $0.readableBytes }] } ?? []
+            return [ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: configuration.maximumFrameSize))] + credit + [
                 OriginalFrameEncoder(),
                 OriginalFramingBridge(
                     translator: support.translator, logger: configuration.logger,

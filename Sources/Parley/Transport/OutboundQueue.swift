@@ -57,8 +57,12 @@ final class OutboundQueue: Sendable {
     private let lowWatermark: Int
     private let state: Mutex<State>
 
-    init(channel: any Channel, highWatermark: Int, lowWatermark: Int) {
+    /// Where queued bytes are charged; nil for a connection outside the node's memory budget.
+    private let budget: BudgetTap?
+
+    init(channel: any Channel, highWatermark: Int, lowWatermark: Int, budget: BudgetTap? = nil) {
         self.channel = channel
+        self.budget = budget
         // At least one byte each, low not above high: otherwise waiting senders could never be woken.
         self.highWatermark = max(1, highWatermark)
         self.lowWatermark = max(1, min(lowWatermark, self.highWatermark))
@@ -85,6 +89,10 @@ final class OutboundQueue: Sendable {
         try state.withLock { state in
             if let error = state.closedError { throw error }
             guard state.queuedBytes < highWatermark, state.waiters.isEmpty else { return false }
+            // Over the node's budget this connection may be the one closed: then nothing is queued.
+            if let budget, !budget.budget.charge(Self.size(of: frame), to: budget.account) {
+                throw ConnectionLimitExceeded.memoryBudget(held: budget.account.held, capacity: budget.budget.capacity)
+            }
             append(frame, to: &state)
             return true
         }
@@ -107,7 +115,11 @@ final class OutboundQueue: Sendable {
         let endNow: Bool = state.withLock { state in
             guard state.ending == nil else { return false }
             state.ending = ending
-            if let last { append(last, to: &state) }
+            if let last {
+                // Charged like any frame, so that its write returns what it took; a closed account ignores both.
+                if let budget { _ = budget.budget.charge(Self.size(of: last), to: budget.account) }
+                append(last, to: &state)
+            }
             if state.closedError == nil { state.closedError = reason }
             return state.queuedBytes == 0 && !state.flushing
         }
@@ -180,6 +192,7 @@ final class OutboundQueue: Sendable {
     /// A batch has left: wakes waiting senders below the low watermark, then writes the next batch or, once all
     /// is written and the queue finished, ends the channel.
     private func written(_ bytes: Int) {
+        if let budget { budget.budget.release(bytes, from: budget.account) }
         let (woken, ending, more) = state.withLock { state -> ([Waiter], Ending?, Bool) in
             state.queuedBytes -= bytes
             state.lastProgress = channel.eventLoop.now

@@ -30,7 +30,7 @@ final class PeerConnection: Sendable, Hashable {
 
     init(
         channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, requests: PendingRequests,
-        configuration: TransceiverConfiguration
+        configuration: TransceiverConfiguration, budget: BudgetTap? = nil
     ) {
         self.channel = channel
         self.requests = requests
@@ -39,7 +39,8 @@ final class PeerConnection: Sendable, Hashable {
         self.outbound = OutboundQueue(
             channel: channel,
             highWatermark: configuration.outboundHighWatermark,
-            lowWatermark: configuration.outboundLowWatermark
+            lowWatermark: configuration.outboundLowWatermark,
+            budget: budget
         )
     }
 

@@ -62,6 +62,12 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("Bytes queued towards one peer before senders wait.", valueName: "bytes"))
     public var maxOutboundQueueBytes: String?
 
+    @Option(name: .long, help: ArgumentHelp("Bytes held at most for all connections: frames arriving and queues (0: no budget).", valueName: "bytes"))
+    public var memoryBudget: String?
+
+    @Option(name: .long, help: ArgumentHelp("Close a connection whose frame in progress gets no byte for this long (0: never).", valueName: "duration"))
+    public var frameStallTimeout: String?
+
     @Option(name: .long, help: ArgumentHelp("Frames a peer may send per second on average (0: no limit).", valueName: "rate"))
     public var maxMessagesPerSecond: String?
 
@@ -96,6 +102,8 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.handshakeTimeout] = handshakeTimeout.map(ConfigurationValue.string)
         values[.idleTimeout] = idleTimeout.map(ConfigurationValue.string)
         values[.maxOutboundQueueBytes] = maxOutboundQueueBytes.map(ConfigurationValue.string)
+        values[.memoryBudget] = memoryBudget.map(ConfigurationValue.string)
+        values[.frameStallTimeout] = frameStallTimeout.map(ConfigurationValue.string)
         values[.maxMessagesPerSecond] = maxMessagesPerSecond.map(ConfigurationValue.string)
         values[.messageBurst] = messageBurst.map(ConfigurationValue.string)
         values[.logLevel] = logLevel.map(ConfigurationValue.string)

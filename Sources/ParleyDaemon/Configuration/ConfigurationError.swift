@@ -12,6 +12,8 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     case usage(String)
     /// `secretFile` names a file that cannot be used as the shared secret (missing, readable by others, ...).
     case unusableSecret(source: ConfigurationSource, SharedSecretError)
+    /// Keys that are each valid but do not work together.
+    case conflict(String)
 
     public var description: String {
         switch self {
@@ -33,6 +35,8 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
             return message
         case .unusableSecret(let source, let error):
             return "bad value for \(ConfigurationKey.secretFile) (from \(source)): \(error)"
+        case .conflict(let problem):
+            return problem
         }
     }
 }

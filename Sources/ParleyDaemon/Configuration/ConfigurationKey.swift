@@ -15,6 +15,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case handshakeTimeout
     case idleTimeout
     case maxOutboundQueueBytes
+    case memoryBudget
+    case frameStallTimeout
     case maxMessagesPerSecond
     case messageBurst
     case logLevel
@@ -77,6 +79,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .handshakeTimeout: "a duration from 0.1 s to 600 s: seconds as a number, or with a unit (500ms, 5s, 2m)"
         case .idleTimeout: "0 (off) or a duration from 1 s to 30 days: seconds as a number, or with a unit (90s, 30m, 2h, 1d)"
         case .maxOutboundQueueBytes: "an integer number of bytes from \(DaemonConfiguration.outboundQueueRange.lowerBound) to \(DaemonConfiguration.outboundQueueRange.upperBound)"
+        case .memoryBudget: "0 (no budget) or an integer number of bytes from \(DaemonConfiguration.memoryBudgetRange.lowerBound) (16 MiB) to \(DaemonConfiguration.memoryBudgetRange.upperBound); at least twice maxFrameSize"
+        case .frameStallTimeout: "0 (off) or a duration from 1 s to 600 s: seconds as a number, or with a unit (10s, 1m)"
         case .maxMessagesPerSecond: "a number from 0 to \(Int(DaemonConfiguration.messageRateRange.upperBound)) (0: no limit)"
         case .messageBurst: "an integer from 1 to \(DaemonConfiguration.messageBurstRange.upperBound)"
         case .logLevel: "one of trace, debug, info, notice, warning, error, critical"

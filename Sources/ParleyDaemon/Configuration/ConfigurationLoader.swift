@@ -42,6 +42,12 @@ public struct ConfigurationLoader: Sendable {
                 try apply(values[key]!, to: key, source: source, in: &configuration)
             }
         }
+        // A budget that one largest frame and its copy on the way out cannot fit would close every peer sending one.
+        if configuration.memoryBudget != 0 && configuration.memoryBudget < 2 * configuration.maxFrameSize {
+            throw .conflict(
+                "memoryBudget (\(configuration.memoryBudget) bytes, from \(configuration.sources[.memoryBudget] ?? .defaults)) must be at least twice maxFrameSize (\(configuration.maxFrameSize) bytes, from \(configuration.sources[.maxFrameSize] ?? .defaults)); raise the budget or lower maxFrameSize"
+            )
+        }
         return configuration
     }
 
@@ -157,6 +163,15 @@ public struct ConfigurationLoader: Sendable {
             configuration.idleTimeout = timeout
         case .maxOutboundQueueBytes:
             configuration.maxOutboundQueueBytes = try integer(in: DaemonConfiguration.outboundQueueRange)
+        case .memoryBudget:
+            let budget = try integer(in: 0...DaemonConfiguration.memoryBudgetRange.upperBound)
+            guard budget == 0 || DaemonConfiguration.memoryBudgetRange.contains(budget) else { throw bad }
+            configuration.memoryBudget = budget
+        case .frameStallTimeout:
+            guard let timeout = Self.duration(value), timeout == .zero || DaemonConfiguration.frameStallTimeoutRange.contains(timeout) else {
+                throw bad
+            }
+            configuration.frameStallTimeout = timeout
         case .maxMessagesPerSecond:
             guard let rate = Self.number(value), DaemonConfiguration.messageRateRange.contains(rate) else { throw bad }
             configuration.maxMessagesPerSecond = rate

@@ -30,6 +30,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `.zero`: off.
     public var idleTimeout: Duration
     public var maxOutboundQueueBytes: Int
+    /// Bytes held at most for all connections together (frames arriving, queues); 0: no budget.
+    public var memoryBudget: Int
+    /// `.zero`: off.
+    public var frameStallTimeout: Duration
     /// 0: no limit.
     public var maxMessagesPerSecond: Double
     public var messageBurst: Int
@@ -52,6 +56,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static let handshakeTimeoutRange = Duration.milliseconds(100)...Duration.seconds(600)
     public static let idleTimeoutRange = Duration.seconds(1)...Duration.seconds(30 * 86400)
     public static let outboundQueueRange = (64 * 1024)...(1 << 30)
+    public static let memoryBudgetRange = (16 << 20)...(1 << 40)
+    public static let frameStallTimeoutRange = Duration.seconds(1)...Duration.seconds(600)
     public static let messageRateRange = 0.0...1_000_000.0
     public static let messageBurstRange = 1...1_000_000
 
@@ -75,6 +81,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .handshakeTimeout: handshakeTimeout != other.handshakeTimeout
             case .idleTimeout: idleTimeout != other.idleTimeout
             case .maxOutboundQueueBytes: maxOutboundQueueBytes != other.maxOutboundQueueBytes
+            case .memoryBudget: memoryBudget != other.memoryBudget
+            case .frameStallTimeout: frameStallTimeout != other.frameStallTimeout
             case .maxMessagesPerSecond: maxMessagesPerSecond != other.maxMessagesPerSecond
             case .messageBurst: messageBurst != other.messageBurst
             case .logLevel: logLevel != other.logLevel
@@ -104,6 +112,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .handshakeTimeout: Self.text(handshakeTimeout)
         case .idleTimeout: Self.text(idleTimeout)
         case .maxOutboundQueueBytes: String(maxOutboundQueueBytes)
+        case .memoryBudget: String(memoryBudget)
+        case .frameStallTimeout: Self.text(frameStallTimeout)
         case .maxMessagesPerSecond: maxMessagesPerSecond == maxMessagesPerSecond.rounded() ? String(Int(maxMessagesPerSecond)) : String(maxMessagesPerSecond)
         case .messageBurst: String(messageBurst)
         case .logLevel: logLevel.rawValue
@@ -127,7 +137,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The transceiver's configuration: listens on all addresses at `port`, identity persisted in the data
     /// directory, discovery (advertise + browse `serviceType`, instance name `name`) unless turned off.
     public func transceiverConfiguration(logger: Logger) -> TransceiverConfiguration {
-        TransceiverConfiguration(
+        var configuration = TransceiverConfiguration(
             name: name,
             identity: .persisted(path: peerIDPath),
             port: port,
@@ -156,6 +166,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
             ),
             logger: logger
         )
+        configuration.memoryBudget = memoryBudget == 0 ? nil : memoryBudget
+        configuration.frameStallTimeout = frameStallTimeout == .zero ? nil : frameStallTimeout
+        return configuration
     }
 }
 
@@ -179,6 +192,8 @@ extension DaemonConfiguration {
             handshakeTimeout: .seconds(5),
             idleTimeout: .seconds(30 * 60),
             maxOutboundQueueBytes: 8 * 1024 * 1024,
+            memoryBudget: 256 * 1024 * 1024,
+            frameStallTimeout: .seconds(10),
             maxMessagesPerSecond: 1000,
             messageBurst: 2000,
             logLevel: .info,

@@ -1,0 +1,219 @@
+import Logging
+import NIOCore
+import ParleyWire
+import Synchronization
+
+/// One budget for the bytes a node holds on behalf of its peers: frames still arriving (charged as their bytes
+/// arrive, never from the length a frame announces) and messages queued towards peers. When a charge would go
+/// over it, the connections holding the most are closed first, with a logged reason, until the charge fits; the
+/// connection charging may be among them. A small-message peer holds a few kilobytes and is never the largest.
+final class MemoryBudget: Sendable {
+    let capacity: Int
+    private let logger: Logger
+    private let logThrottle: LogThrottle
+    private let counters: StatisticsCounters
+
+    private struct State {
+        var used = 0
+        var accounts: [ObjectIdentifier: BudgetAccount] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    init(capacity: Int, logger: Logger, logThrottle: LogThrottle, counters: StatisticsCounters) {
+        self.capacity = capacity
+        self.logger = logger
+        self.logThrottle = logThrottle
+        self.counters = counters
+    }
+
+    /// Bytes held now, over all connections.
+    var used: Int { state.withLock { $0.used } }
+
+    /// An account for one connection; everything it holds is returned when the channel closes.
+    func openAccount(for channel: any Channel) -> BudgetAccount {
+        let account = BudgetAccount(channel: channel)
+        state.withLock { $0.accounts[ObjectIdentifier(account)] = account }
+        channel.closeFuture.whenComplete { _ in self.close(account) }
+        return account
+    }
+
+    /// Charges `bytes` to `account`. Returns false when the charge cannot be kept: the account is closed (now,
+    /// as one of the largest holders, or before); the caller drops what it was about to hold.
+    func charge(_ bytes: Int, to account: BudgetAccount) -> Bool {
+        guard bytes > 0 else { return true }
+        let (kept, evicted) = state.withLock { state -> (Bool, [(BudgetAccount, Int)]) in
+            guard account.isOpen else { return (false, []) }
+            var evicted: [(BudgetAccount, Int)] = []
+            if state.used + bytes > capacity {
+                // Largest first; the charging account counts with what it would hold after this charge.
+                let ranked = state.accounts.values.sorted { held(by: $0, charging: account, bytes) > held(by: $1, charging: account, bytes) }
+                for candidate in ranked where state.used + bytes > capacity {
+                    let amount = candidate.held
+                    candidate.markClosed()
+                    state.accounts[ObjectIdentifier(candidate)] = nil
+                    state.used -= amount
+                    evicted.append((candidate, candidate === account ? amount + bytes : amount))
+                    if candidate === account { break }
+                }
+            }
+            guard account.isOpen, state.used + bytes <= capacity else { return (false, evicted) }
+            account.add(bytes)
+            state.used += bytes
+            return (true, evicted)
+        }
+        for (victim, held) in evicted { evict(victim, held: held) }
+        return kept
+    }
+
+    private func held(by candidate: BudgetAccount, charging account: BudgetAccount, _ bytes: Int) -> Int {
+        candidate.held + (candidate === account ? bytes : 0)
+    }
+
+    /// Returns `bytes` that `account` no longer holds.
+    func release(_ bytes: Int, from account: BudgetAccount) {
+        guard bytes > 0 else { return }
+        state.withLock { state in
+            guard account.isOpen else { return }
+            let returned = min(bytes, account.held)
+            account.add(-returned)
+            state.used -= returned
+        }
+    }
+
+    private func close(_ account: BudgetAccount) {
+        state.withLock { state in
+            guard state.accounts.removeValue(forKey: ObjectIdentifier(account)) != nil else { return }
+            state.used -= account.held
+            account.markClosed()
+        }
+    }
+
+    private func evict(_ account: BudgetAccount, held: Int) {
+        counters.budgetEvictions.add(1, ordering: .relaxed)
+        let error = ConnectionLimitExceeded.memoryBudget(held: held, capacity: capacity)
+        logThrottle.warning(
+            "memory budget full: closing the connection that holds the most",
+            metadata: [
+                "remote": "\(account.channel.remoteAddress.map(PeerConnection.describe) ?? "local")",
+                "held-bytes": "\(held)", "limit": "\(error.limit)",
+            ],
+            to: logger
+        )
+        account.channel.pipeline.fireErrorCaught(error)
+        // The connection's own error handling says goodbye and closes; this bounds it if that cannot run.
+        let channel = account.channel
+        channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+    }
+}
+
+/// A connection's place in the budget: the account, and how much of it is a frame still arriving (shared by the
+/// two inbound handlers, so only touched on the connection's event loop).
+struct BudgetTap: Sendable {
+    let budget: MemoryBudget
+    let account: BudgetAccount
+    let progress: NIOLoopBound<InboundProgress>
+
+    init(budget: MemoryBudget, channel: any Channel) {
+        self.budget = budget
+        self.account = budget.openAccount(for: channel)
+        self.progress = NIOLoopBound(InboundProgress(), eventLoop: channel.eventLoop)
+    }
+}
+
+/// Bytes read and not yet part of a decoded frame: the frame in progress.
+final class InboundProgress {
+    var partial = 0
+}
+
+/// What one connection holds of the ``MemoryBudget``. Mutated only under the budget's lock.
+final class BudgetAccount: Sendable {
+    let channel: any Channel
+    private let amount = Atomic<Int>(0)
+    private let open = Atomic<Bool>(true)
+
+    init(channel: any Channel) { self.channel = channel }
+
+    var held: Int { amount.load(ordering: .relaxed) }
+    var isOpen: Bool { open.load(ordering: .relaxed) }
+    fileprivate func add(_ delta: Int) { amount.add(delta, ordering: .relaxed) }
+    fileprivate func markClosed() { open.store(false, ordering: .relaxed) }
+}
+
+/// Charges each read to the connection's budget account before the framing decoder holds it, and watches the
+/// frame in progress: when a frame is incomplete and no byte of it arrives for `stallTimeout`, the connection is
+/// closed (a slow-frame attack holds memory for as long as it is allowed to).
+final class InboundBudgetHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let tap: BudgetTap
+    private let stallTimeout: TimeAmount?
+    private var stall: SilenceTimer?
+    private var lastRead = NIODeadline.uptimeNanoseconds(0)
+
+    init(tap: BudgetTap, stallTimeout: TimeAmount?) {
+        self.tap = tap
+        self.stallTimeout = stallTimeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let count = unwrapInboundIn(data).readableBytes
+        lastRead = context.eventLoop.now
+        guard tap.budget.charge(count, to: tap.account) else {
+            return  // evicted: the error is on its way; what was read is dropped, not held
+        }
+        tap.progress.value.partial += count
+        context.fireChannelRead(data)
+        watchStall(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stall?.cancel()
+        stall = nil
+    }
+
+    /// A timer runs while the decoder holds part of a frame (the account holds bytes); it ends by itself when
+    /// nothing is held, and starts again with the next partial frame.
+    private func watchStall(context: ChannelHandlerContext) {
+        guard stall == nil, let timeout = stallTimeout, tap.progress.value.partial > 0 else { return }
+        let progress = tap.progress
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        stall = SilenceTimer(on: context.eventLoop, timeout: timeout, lastActivity: {
+            let (handler, _) = loopBound.value
+            guard progress.value.partial > 0 else {
+                handler.stall = nil
+                return nil
+            }
+            return handler.lastRead
+        }) { _ in
+            let (handler, context) = loopBound.value
+            handler.stall = nil
+            context.fireErrorCaught(ConnectionLimitExceeded.stalledFrame(timeout: .nanoseconds(timeout.nanoseconds)))
+        }
+        stall?.start()
+    }
+}
+
+/// Returns a frame's bytes to the budget once the decoder has completed it: from here on it is a message on its
+/// way to a handler, bounded by the channel's backpressure (16 frames), not a partial frame.
+final class DecodedBudgetHandler<Decoded>: ChannelInboundHandler {
+    typealias InboundIn = Decoded
+    typealias InboundOut = Decoded
+
+    private let tap: BudgetTap
+    private let wireSize: (Decoded) -> Int
+
+    init(tap: BudgetTap, wireSize: @escaping (Decoded) -> Int) {
+        self.tap = tap
+        self.wireSize = wireSize
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let size = wireSize(unwrapInboundIn(data))
+        let progress = tap.progress.value
+        progress.partial = max(0, progress.partial - size)
+        tap.budget.release(size, from: tap.account)
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,142 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+@testable import Parley
+import ParleyTestSupport
+import ParleyWire
+import Testing
+
+/// The memory budget and its handlers on EmbeddedChannels: which connection is closed when it fills, that a
+/// frame's bytes are held only while it arrives, and the stall timeout on the loop's clock.
+@Suite("Memory budget without sockets")
+struct MemoryBudgetTests {
+    static func budget(_ capacity: Int) -> (MemoryBudget, StatisticsCounters) {
+        let counters = StatisticsCounters()
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let throttle = LogThrottle(timers: EmbeddedEventLoop())
+        return (MemoryBudget(capacity: capacity, logger: logger, logThrottle: throttle, counters: counters), counters)
+    }
+
+    static func connected() throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
+        return channel
+    }
+
+    static func evicted(_ channel: EmbeddedChannel) -> ConnectionLimitExceeded? {
+        do {
+            try channel.throwIfErrorCaught()
+            return nil
+        } catch {
+            return error as? ConnectionLimitExceeded
+        }
+    }
+
+    @Test("a charge over the budget closes the connections holding the most — never a small holder — and may close the charging one")
+    func eviction() throws {
+        let (budget, counters) = Self.budget(1000)
+        let (large, medium, small) = (try Self.connected(), try Self.connected(), try Self.connected())
+        let (a, b, c) = (budget.openAccount(for: large), budget.openAccount(for: medium), budget.openAccount(for: small))
+        #expect(budget.charge(600, to: a) && budget.charge(300, to: b) && budget.charge(50, to: c))
+        #expect(budget.used == 950)
+
+        // The small one asks for more: the largest holder goes, the small one gets its bytes.
+        #expect(budget.charge(200, to: c))
+        #expect(Self.evicted(large) == .memoryBudget(held: 600, capacity: 1000))
+        #expect(Self.evicted(medium) == nil && Self.evicted(small) == nil)
+        #expect(budget.used == 550)
+        #expect(!budget.charge(1, to: a), "a closed account holds nothing more")
+
+        // The charging connection is itself the largest once charged: it is the one closed, and holds nothing.
+        #expect(!budget.charge(900, to: b))
+        #expect(Self.evicted(medium) == .memoryBudget(held: 1200, capacity: 1000))
+        #expect(budget.used == 250 && Self.evicted(small) == nil)
+        #expect(counters.budgetEvictions.load(ordering: .relaxed) == 2)
+
+        // What a connection holds comes back when it closes; releases never go below zero.
+        budget.release(10_000, from: c)
+        #expect(budget.used == 0)
+        #expect(budget.charge(100, to: c))
+        try small.close().wait()
+        small.embeddedEventLoop.run()
+        #expect(budget.used == 0)
+    }
+
+    static func pipeline(_ budget: MemoryBudget, stall: TimeAmount?) throws -> EmbeddedChannel {
+        let channel = try Self.connected()
+        let tap = BudgetTap(budget: budget, channel: channel)
+        try channel.pipeline.syncOperations.addHandlers([
+            InboundBudgetHandler(tap: tap, stallTimeout: stall),
+            ByteToMessageHandler(FrameDecoder()),
+            DecodedBudgetHandler<Frame>(tap: tap) { FrameLayout.prefixSize + $0.bodySize },
+        ])
+        return channel
+    }
+
+    static func frame(_ bytes: Int) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        Frame.message(MessageFrame(header: MessageHeader(typeName: "test.Big", id: MessageID(1)), payload: ByteBuffer(repeating: 0x41, count: bytes)))
+            .write(to: &buffer)
+        return buffer
+    }
+
+    @Test("a frame is charged as its bytes arrive and returned once decoded; a frame that stops arriving closes at the stall timeout")
+    func inboundAndStall() throws {
+        let (budget, _) = Self.budget(1 << 20)
+        let channel = try Self.pipeline(budget, stall: .seconds(10))
+        var whole = Self.frame(100_000)
+        let size = whole.readableBytes
+        try channel.writeInbound(whole.readSlice(length: 40_000)!)
+        #expect(budget.used == 40_000, "charged as read, not as announced")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        try channel.writeInbound(whole.readSlice(length: 30_000)!)  // progress: the stall clock starts again
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(Self.evicted(channel) == nil)
+        try channel.writeInbound(whole)
+        #expect(budget.used == 0)
+        #expect(try channel.readInbound(as: Frame.self).map { FrameLayout.prefixSize + $0.bodySize } == size)
+
+        // Complete frames, then silence: nothing is held, nothing stalls.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        #expect(Self.evicted(channel) == nil)
+
+        // Half a frame, then nothing for the timeout.
+        try channel.writeInbound(Self.frame(5_000).getSlice(at: 0, length: 100)!)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(9_999))
+        #expect(Self.evicted(channel) == nil)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(Self.evicted(channel) == .stalledFrame(timeout: .seconds(10)))
+    }
+
+    @Test("bytes beyond the budget are not held: the connection is closed and what it sent is dropped")
+    func inboundOverBudget() throws {
+        let (budget, _) = Self.budget(64 * 1024)
+        let small = try Self.pipeline(budget, stall: nil)
+        let large = try Self.pipeline(budget, stall: nil)
+        try small.writeInbound(Self.frame(1_000).getSlice(at: 0, length: 500)!)
+        try large.writeInbound(Self.frame(100_000).getSlice(at: 0, length: 60_000)!)
+        #expect(throws: ConnectionLimitExceeded.memoryBudget(held: 70_000, capacity: 64 * 1024)) {
+            try large.writeInbound(Self.frame(100_000).getSlice(at: 60_000, length: 10_000)!)
+        }
+        #expect(Self.evicted(small) == nil)
+        #expect(budget.used == 500)
+    }
+
+    @Test("queued messages are charged to the budget and returned as the kernel takes them")
+    func outboundQueue() async throws {
+        let (budget, _) = Self.budget(1 << 20)
+        let channel = NIOAsyncTestingChannel()
+        try await channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206))
+        let tap = try await channel.testingEventLoop.executeInContext { BudgetTap(budget: budget, channel: channel) }
+        let queue = OutboundQueue(channel: channel, highWatermark: 1 << 20, lowWatermark: 1 << 10, budget: tap)
+        let note = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: ByteBuffer(repeating: 1, count: 1000)))
+        // Within one turn of the loop: queued, charged, not yet written.
+        let charged = try await channel.testingEventLoop.executeInContext {
+            _ = try queue.enqueueIfRoom(note)
+            return budget.used
+        }
+        #expect(charged == FrameLayout.prefixSize + note.bodySize)
+        await channel.testingEventLoop.run()
+        #expect(budget.used == 0)
+    }
+}
