@@ -112,10 +112,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // parleyd (#4): layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
+        // glibc's allocator tuning for parleyd (malloc.h is not part of Swift's Glibc module).
+        .target(name: "CMallocTuning"),
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, logging, argumentParser,
+                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, logging, argumentParser,
                 serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict

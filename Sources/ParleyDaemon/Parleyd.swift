@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMallocTuning
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -22,6 +23,11 @@ public enum Parleyd {
         // is deliberately opened to the group with chmod, the control socket, which would otherwise be reachable
         // by others for an instant between bind and chmod under a lax umask.
         umask(0o077)
+        // A fixed mmap threshold: buffers of 1 MiB and more (large frames) get pages of their own, returned to the
+        // system when freed. glibc's default raises the threshold after each such free, after which big buffers
+        // come from the heap and stay resident when freed: with the memory budget full of slow frames that made
+        // parleyd's peak 815 MiB against a 256 MiB budget; with this, 337 MiB (scripts/measure-slow-frames).
+        _ = parley_set_mmap_threshold(1 << 20)
         let options: CommandLineOptions
         do {
             options = try CommandLineOptions.parse(arguments)

@@ -82,6 +82,7 @@ final class MemoryBudget: Sendable {
     }
 
     private func close(_ account: BudgetAccount) {
+        account.ending = nil
         state.withLock { state in
             guard state.accounts.removeValue(forKey: ObjectIdentifier(account)) != nil else { return }
             state.used -= account.held
@@ -100,9 +101,15 @@ final class MemoryBudget: Sendable {
             ],
             to: logger
         )
-        account.channel.pipeline.fireErrorCaught(error)
-        // The connection's own error handling says goodbye and closes; this bounds it if that cannot run.
+        // Closed now, not once its handlers get round to the error: until the channel closes, its decoder still
+        // holds the bytes the budget has just taken back.
         let channel = account.channel
+        if let ending = account.ending {
+            account.ending = nil  // it holds the connection, which holds the account
+            ending(error)
+        } else {
+            channel.pipeline.fireErrorCaught(error)
+        }
         channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 }
@@ -131,8 +138,15 @@ final class BudgetAccount: Sendable {
     let channel: any Channel
     private let amount = Atomic<Int>(0)
     private let open = Atomic<Bool>(true)
+    private let endingBox = Mutex<(@Sendable (ConnectionLimitExceeded) -> Void)?>(nil)
 
     init(channel: any Channel) { self.channel = channel }
+
+    /// How the connection ends when the budget closes it (set once its connection exists): say why, then close.
+    var ending: (@Sendable (ConnectionLimitExceeded) -> Void)? {
+        get { endingBox.withLock { $0 } }
+        set { endingBox.withLock { $0 = newValue } }
+    }
 
     var held: Int { amount.load(ordering: .relaxed) }
     var isOpen: Bool { open.load(ordering: .relaxed) }

@@ -35,6 +35,14 @@ struct ChannelSetup: Sendable {
             channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration,
             budget: tap
         )
+        tap?.account.ending = { [connection] error in
+            let reason = DisconnectReason.closedByUs(error.closeCode, message: error.description)
+            connection.noteEnd(reason)
+            connection.outbound.close(TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason))
+            let channel = connection.channel
+            channel.writeAndFlush(Frame.close(CloseFrame(code: error.closeCode, message: error.description)))
+                .whenComplete { _ in channel.close(promise: nil) }
+        }
         let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
         if let tap {
