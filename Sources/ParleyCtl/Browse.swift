@@ -76,8 +76,8 @@ struct Browse: AsyncParsableCommand {
             return
         }
         for service in found {
-            Output.line("\(service.instanceName)  (\(service.type).\(service.domain))")
-            Output.line("  host:      \(service.hostName)")
+            Output.line("\(service.instanceName.shown)  (\(service.type).\(service.domain))")
+            Output.line("  host:      \(service.hostName.shown)")
             Output.line("  port:      \(service.port)")
             Output.line("  addresses: \(service.addresses.map { address in address.connectHost + (address.interfaceName.map { " (\($0))" } ?? "") }.joined(separator: ", "))")
             Output.line("  txt:       \(service.txt.entries.map { entry in entry.value == nil ? entry.key : "\(entry.key)=\(entry.stringValue ?? "<\(entry.value!.count) bytes>")" }.joined(separator: " "))")

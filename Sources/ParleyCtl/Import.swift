@@ -52,9 +52,9 @@ struct Import: AsyncParsableCommand {
         if format.json {
             Output.json(session)
         } else if alreadyInHistory {
-            Output.line("imported before as session \(session.id) (\(session.appName), \(session.entryCount) entries); nothing imported")
+            Output.line("imported before as session \(session.id) (\(session.appName.shown), \(session.entryCount) entries); nothing imported")
         } else {
-            Output.line("imported as session \(session.id) (\(session.appName), \(session.entryCount) entries)")
+            Output.line("imported as session \(session.id) (\(session.appName.shown), \(session.entryCount) entries)")
         }
     }
 

@@ -65,7 +65,7 @@ struct Listen: AsyncParsableCommand {
                     splicing: payload, as: "payload"
                 )
             } else {
-                Output.line("\(message.typeName) from \(peer.name) (\(peer.id.rawValue.prefix(8))): \(String(decoding: payload, as: UTF8.self))")
+                Output.line("\(message.typeName) from \(peer.name.shown) (\(peer.id.rawValue.prefix(8))): \(String(decoding: payload, as: UTF8.self))")
             }
         }
         if types.isEmpty {
@@ -82,9 +82,9 @@ struct Listen: AsyncParsableCommand {
                     for await event in events {
                         switch event {
                         case .connected(let peer):
-                            Output.error("parleyctl: connected to \(peer.name) (\(peer.id.rawValue.prefix(8))) at \(peer.address)")
+                            Output.error("parleyctl: connected to \(peer.name.shown) (\(peer.id.rawValue.prefix(8))) at \(peer.address)")
                         case .disconnected(let peer, let reason):
-                            Output.error("parleyctl: \(peer.name) (\(peer.id.rawValue.prefix(8))) disconnected: \(reason)")
+                            Output.error("parleyctl: \(peer.name.shown) (\(peer.id.rawValue.prefix(8))) disconnected: \(reason)")
                         }
                     }
                 }
@@ -132,7 +132,7 @@ extension Listen {
                     if json {
                         Output.json(MessageRecord(type: message.typeName, from: record, receivedAt: Date()), splicing: message.payload, as: "payload")
                     } else {
-                        Output.line("\(message.typeName) from \(record.name) (\(message.sender.prefix(8))): \(String(decoding: message.payload, as: UTF8.self))")
+                        Output.line("\(message.typeName) from \(record.name.shown) (\(message.sender.prefix(8))): \(String(decoding: message.payload, as: UTF8.self))")
                     }
                 }
             }

@@ -10,8 +10,17 @@ import Synchronization
 enum Output {
     private static let lock = Mutex(())
 
-    static func line(_ text: String) { write(Data((text + "\n").utf8), to: .standardOutput) }
-    static func error(_ text: String) { write(Data((text + "\n").utf8), to: .standardError) }
+    /// Text for people: whatever a peer put in it (names, actions, payloads, error messages) may hold escape
+    /// sequences that would drive the reader's terminal (colours, the title, OSC 52 writing the clipboard); each
+    /// line is shown with those characters escaped (`\x1b`, `\u2028`). `--json` output does not pass here.
+    static func line(_ text: String) { write(Data((forPeople(text) + "\n").utf8), to: .standardOutput) }
+    static func error(_ text: String) { write(Data((forPeople(text) + "\n").utf8), to: .standardError) }
+
+    static func forPeople(_ text: String) -> String {
+        guard text.needsEscapingForPeople else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { String($0).escapedForPeople(maximumBytes: .max) }.joined(separator: "\n")
+    }
     static func bytes(_ data: Data) { write(data, to: .standardOutput) }
 
     private static func write(_ data: Data, to handle: FileHandle) {
@@ -27,7 +36,26 @@ enum Output {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         guard let data = try? encoder.encode(value) else { return }
-        line(String(decoding: data, as: UTF8.self))
+        jsonLine(data)
+    }
+
+    /// A JSON line, exact: only characters JSONEncoder leaves raw inside strings and that a terminal would act on
+    /// (C1 controls, U+2028/U+2029, bidi controls) are written as `\uXXXX`, which is the same JSON value.
+    private static func jsonLine(_ data: Data) {
+        var text = String(decoding: data, as: UTF8.self)
+        if text.needsEscapingForPeople {
+            var escaped = ""
+            for scalar in text.unicodeScalars {
+                if scalar.value >= 0x80, String(scalar).needsEscapingForPeople {
+                    let hex = String(scalar.value, radix: 16)
+                    escaped += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+                } else {
+                    escaped.unicodeScalars.append(scalar)
+                }
+            }
+            text = escaped
+        }
+        write(Data((text + "\n").utf8), to: .standardOutput)
     }
 
     /// A JSON object line with an already-encoded JSON value spliced in under `key`. `raw` is inserted as is if
@@ -49,8 +77,13 @@ enum Output {
         object.append(contentsOf: Data("\"\(key)\":".utf8))
         object.append(spliced)
         object.append(UInt8(ascii: "}"))
-        line(String(decoding: object, as: UTF8.self))
+        jsonLine(object)
     }
+}
+
+extension String {
+    /// A name or other short remote text inside a line: escaped, and cut (with `…`) past 128 bytes.
+    var shown: String { escapedForPeople(maximumBytes: 128) }
 }
 
 enum JSONText {

@@ -103,7 +103,7 @@ struct Peers: AsyncParsableCommand {
             + listings.map { peer in
                 let since = peer.connectedAt.map { "since " + time.string(from: $0) } ?? ""
                 return [
-                    peer.name, peer.id, peer.addresses.joined(separator: ","), peer.connected ? "yes, \(since)" : "no",
+                    peer.name.shown, peer.id.shown, peer.addresses.joined(separator: ",").shown, peer.connected ? "yes, \(since)" : "no",
                     "\(peer.messagesIn)", "\(peer.messagesOut)",
                 ]
             }

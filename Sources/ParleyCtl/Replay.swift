@@ -43,7 +43,7 @@ struct Replay: AsyncParsableCommand {
             return
         }
         for recipient in result.sentTo {
-            Output.line("state \(sequence) sent to \(recipient.name) (\(recipient.id.prefix(8)))")
+            Output.line("state \(sequence) sent to \(recipient.name.shown) (\(recipient.id.prefix(8)))")
         }
     }
 }

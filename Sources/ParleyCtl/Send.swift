@@ -136,7 +136,7 @@ struct Send: AsyncParsableCommand {
         if format.json {
             Output.json(SentRecord(sent: typeName, bytes: bytes, to: peer))
         } else {
-            Output.line("sent \(typeName) (\(bytes) bytes) to \(peer.name) (\(peer.id.prefix(8)))")
+            Output.line("sent \(typeName) (\(bytes) bytes) to \(peer.name.shown) (\(peer.id.prefix(8)))")
         }
     }
 

@@ -47,7 +47,7 @@ struct Sessions: AsyncParsableCommand {
 /// Plain-text columns for the debugger's listings.
 enum Table {
     static func row(_ cells: [String], widths: [Int]) -> String {
-        zip(cells, widths).map { cell, width in
+        zip(cells.map { $0.escapedForPeople(maximumBytes: 160) }, widths).map { cell, width in
             cell.count >= width ? cell + " " : cell.padding(toLength: width, withPad: " ", startingAt: 0)
         }.joined().trimmingCharacters(in: .whitespaces)
     }

@@ -101,6 +101,12 @@ public struct HandshakeStateMachine: Sendable {
                 let remote = peerHello.minimumVersion...max(peerHello.minimumVersion, peerHello.maximumVersion)
                 return .fail(.incompatibleVersion(local: minimumVersion...maximumVersion, remote: remote), notifyPeer: true)
             }
+            // Checked before it is parsed: a hello as large as a frame would cost a decode, then a log line, as large.
+            guard peerHello.body.readableBytes <= Hello.maximumBodySize else {
+                return .fail(
+                    .malformedHello("the hello is \(peerHello.body.readableBytes) bytes; at most \(Hello.maximumBodySize) are accepted"),
+                    notifyPeer: true)
+            }
             let decoded: Hello
             do {
                 decoded = try JSONDecoder().decode(Hello.self, from: Data(peerHello.body.readableBytesView))
@@ -110,6 +116,7 @@ public struct HandshakeStateMachine: Sendable {
             guard UUID(uuidString: decoded.peerID) != nil else {
                 return .fail(.malformedHello("peerID \"\(decoded.peerID)\" is not a UUID"), notifyPeer: true)
             }
+            if let problem = decoded.problem { return .fail(.malformedHello(problem), notifyPeer: true) }
             guard var authenticator else {
                 if decoded.auth != nil { return .fail(.secretRequiredByPeer, notifyPeer: true) }
                 return .established(Outcome(version: upper, hello: decoded), send: role == .acceptor ? [.hello(localHello)] : [])

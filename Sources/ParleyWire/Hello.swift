@@ -14,6 +14,23 @@ public struct Hello: Codable, Sendable, Hashable {
     /// open mode.
     public var auth: AuthOffer?
 
+    /// The largest hello body accepted (64 KiB): a name, a few capabilities and about a thousand type names.
+    public static let maximumBodySize = 64 * 1024
+    /// A peer's name is a DNS-SD instance label: at most 63 bytes of UTF-8.
+    public static let maximumNameLength = 63
+
+    /// What makes this hello unacceptable, or nil: a name longer than a DNS-SD label, a type name longer than the
+    /// protocol allows.
+    public var problem: String? {
+        if name.utf8.count > Self.maximumNameLength {
+            return "the name is \(name.utf8.count) bytes; at most \(Self.maximumNameLength) (a DNS-SD label)"
+        }
+        if let long = accepts.first(where: { $0.utf8.isEmpty || $0.utf8.count > FrameLayout.maximumTypeNameLength }) {
+            return "an accepted type name is \(long.utf8.count) bytes; 1 to \(FrameLayout.maximumTypeNameLength) are allowed"
+        }
+        return nil
+    }
+
     public init(peerID: String, name: String, capabilities: [String] = [], accepts: [String] = [], auth: AuthOffer? = nil) {
         self.peerID = peerID
         self.name = name

@@ -78,6 +78,23 @@ struct DebuggerTests {
         }
     }
 
+    @Test("an action text that would drive the reader's terminal (OSC 52 writes the clipboard) is shown escaped; --json keeps it exact")
+    func escapedActions() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let action = "\u{1B}]52;c;ZXZpbA==\u{07}\u{9B}2J\u{2028}evil"
+        let app = try Self.originalApp(port: daemon.port, sends: [(action, Self.states[0], [])], expect: 0)
+        let entries = try await Self.waitForHistory(daemon, count: 1)
+        #expect(entries.first?["action"] as? String == action, "--json is exact")
+        #expect(try await app.exitStatus(within: .seconds(20)) == 0)
+        let text = try await daemon.ctl(["history"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains(#"\x1b]52;c;ZXZpbA==\x07\x9b2J\u2028evil"#), "\(text.stdout)")
+        #expect(!text.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B || $0.value == 0x2028 })
+        let shown = try await daemon.ctl(["show", String(entries.first?["sequence"] as? Int ?? 0)])
+        #expect(shown.stdout.contains(#"action:     \x1b]52;c;"#), "\(shown.stdout)")
+        try await daemon.stop()
+    }
+
     @Test("history --follow lists what is kept, then prints each new entry once as it is recorded; Ctrl-C ends it with 0, parleyd stopping with 5")
     func followHistory() async throws {
         let daemon = try await Daemon(staticPeer: nil)

@@ -13,6 +13,16 @@ struct LogLineTests {
         )
         #expect(line.hasPrefix("<6>parley: peer connection closed"))
         #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
-        #expect(line.contains(#"x\u{0}<0>forged\n<2>also\r\u{1B}[31mred\u{7F}"#))
+        #expect(line.contains(#"x\x00<0>forged\n<2>also\r\x1b[31mred\x7f"#))
+    }
+
+    @Test("C1 controls, U+2028/U+2029 and bidi overrides are escaped too, and a value from the network is bounded")
+    func unicodeAndLength() {
+        let name = "a\u{9B}31m\u{2028}b\u{202E}c" + String(repeating: "x", count: 100_000)
+        let line = DaemonLogHandler.line(level: .info, label: "parley", message: "m", metadata: ["peer-name": .string(name)], format: .human)
+        #expect(line.contains(#"a\x9b31m\u2028b\u202ec"#))
+        #expect(!line.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x202E })
+        #expect(line.utf8.count < 1200, "\(line.utf8.count) bytes")
+        #expect(line.hasSuffix("…"))
     }
 }

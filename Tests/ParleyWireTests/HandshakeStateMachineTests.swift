@@ -83,6 +83,31 @@ struct HandshakeStateMachineTests {
         }
     }
 
+    @Test("a hello over 64 KiB is refused unparsed; a name longer than a DNS-SD label or an over-long type name is refused")
+    func helloLimits() {
+        let name63 = String(repeating: "n", count: 63)
+        var fits = Self.machine(.acceptor)
+        guard case .established = fits.receive(Self.hello(json: #"{"peerID":"\#(Self.peerID)","name":"\#(name63)","capabilities":[],"accepts":["a.B"]}"#)) else {
+            Issue.record("a 63-byte name was refused")
+            return
+        }
+        var longName = Self.machine(.acceptor)
+        #expect(
+            longName.receive(Self.hello(json: #"{"peerID":"\#(Self.peerID)","name":"\#(name63)é","capabilities":[],"accepts":[]}"#))
+                == .fail(.malformedHello("the name is 65 bytes; at most 63 (a DNS-SD label)"), notifyPeer: true))
+        var longType = Self.machine(.acceptor)
+        let type = String(repeating: "t", count: 1025)
+        #expect(
+            longType.receive(Self.hello(json: #"{"peerID":"\#(Self.peerID)","name":"x","capabilities":[],"accepts":["\#(type)"]}"#))
+                == .fail(.malformedHello("an accepted type name is 1025 bytes; 1 to 1024 are allowed"), notifyPeer: true))
+        // Not even valid JSON: the size alone refuses it, before any parsing.
+        var huge = Self.machine(.acceptor)
+        let body = String(repeating: "x", count: Hello.maximumBodySize + 1)
+        #expect(
+            huge.receive(Self.hello(json: body))
+                == .fail(.malformedHello("the hello is 65537 bytes; at most 65536 are accepted"), notifyPeer: true))
+    }
+
     @Test("anything but a hello first is a violation, on either side")
     func unexpected() {
         var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello)

@@ -72,28 +72,16 @@ public struct DaemonLogHandler: LogHandler {
             text = "\(timestamp()) \(level) \(label): \(message)"
         }
         for key in metadata.keys.sorted() {
-            text += " \(key)=\(quoted(String(describing: metadata[key]!)))"
+            // Bounded: a value can be remote text (a peer's name, a reason it sent) as long as a frame.
+            text += " \(key)=\(quoted(String(describing: metadata[key]!).excerpt(maximumBytes: maximumValueBytes)))"
         }
-        // One event, one line: a newline (or NUL, CR, an escape sequence…) coming from a peer's name or any other
-        // remote text would otherwise forge a second journal record or drive the terminal.
-        return escapingControlCharacters(text)
+        // One event, one line: a newline (or NUL, CR, an escape sequence, U+2028…) coming from a peer's name or any
+        // other remote text would otherwise forge a second journal record or drive the terminal.
+        return text.needsEscapingForPeople ? text.escapedForPeople(maximumBytes: .max) : text
     }
 
-    /// Replaces every C0 control character and DEL with a visible escape (`\n`, `\u{1B}`, …).
-    static func escapingControlCharacters(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x0A: escaped += "\\n"
-            case 0x0D: escaped += "\\r"
-            case 0x09: escaped += "\\t"
-            case 0..<0x20, 0x7F: escaped += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
+    /// The most of one metadata value a log line shows.
+    static let maximumValueBytes = 1024
 
     /// sd-daemon.h: SD_DEBUG 7, SD_INFO 6, SD_NOTICE 5, SD_WARNING 4, SD_ERR 3, SD_CRIT 2.
     public static func journalPriority(_ level: Logger.Level) -> Int {
