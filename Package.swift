@@ -27,6 +27,8 @@ let package = Package(
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
         .library(name: "ParleyAvahi", targets: ["ParleyAvahi"]),
         .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
+        // The debugger's value types and JSON scanner; a product so that the fuzz package can reach them.
+        .library(name: "ParleyDebugger", targets: ["ParleyDebugger"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
         .executable(name: "parley-bench", targets: ["ParleyBench"]),

@@ -11,6 +11,7 @@ let strict: [SwiftSetting] = [
 
 let parleyWire = Target.Dependency.product(name: "ParleyWire", package: "Parley")
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let parleyDebugger = Target.Dependency.product(name: "ParleyDebugger", package: "Parley")
 
 let package = Package(
     name: "ParleyFuzz",
@@ -30,5 +31,8 @@ let package = Package(
         .executableTarget(name: "HandshakeFuzzer", dependencies: ["FuzzSupport", parleyWire, nioCore], swiftSettings: strict),
         // The payload decoders a peer reaches: hello JSON, close, error-reply, message header, ping/pong.
         .executableTarget(name: "PayloadFuzzer", dependencies: ["FuzzSupport", parleyWire, nioCore], swiftSettings: strict),
+        // What an app's bytes reach in the debugger: the JSON scanner and parser (compared), the original framing's
+        // payload, the typed record.
+        .executableTarget(name: "DebuggerFuzzer", dependencies: ["FuzzSupport", parleyDebugger, nioCore], swiftSettings: strict),
     ]
 )

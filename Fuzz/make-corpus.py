@@ -117,6 +117,16 @@ seeds = {
         "close-body": payload_input(kind_selector("close"), close(9, b"another connection to this peer is kept")[6:]),
         "unknown-kind": payload_input(RAW_SELECTOR, b"\x7fbody"),
     },
+    # DebuggerFuzzer: a selector (0 JSON, 1 original-framing payload, 2 typed record), then the document.
+    "debugger": {
+        "json-object": b"\x00" + b'{"count":1.10,"big":12345678901234567890,"items":[{"title":"milk"}],"z":null,"a":true}',
+        "json-array": b"\x00" + b'[1,2,[3,{"a":"\\u00e9\\ud83d\\ude00"}],-0.5e10]',
+        "json-truncated": b"\x00" + b'{"a":',
+        "json-lone-surrogate": b"\x00" + b'"\\ud800"',
+        "original-payload": b"\x01" + original_json,
+        "original-bad": b"\x01" + b'{"state":"not an object","action":1}',
+        "record": b"\x02" + struct.pack("<II", 5, 7) + b"tap.1" + b'{"n":1}',
+    },
 }
 
 for target, files in seeds.items():

@@ -16,8 +16,14 @@ final class DebuggerService: Sendable {
     /// The named action filters of the configuration; a reload replaces them.
     private let filters: Mutex<[String: ActionTextFilter]>
     private let logger: Logger
-    /// The open session of each connected app.
-    private let openSessions = Mutex<[PeerID: Int64]>([:])
+    /// The open session of each connected app, and the connection it arrives on: a later connection with the same
+    /// peer id (a reconnect, or someone claiming the id) gets a session of its own.
+    private let openSessions = Mutex<[PeerID: OpenSession]>([:])
+
+    private struct OpenSession {
+        var id: Int64
+        var connection: UInt64
+    }
     /// Local clients following the history (`parleyctl history --follow`), with what they follow.
     private let followers = Mutex<[PeerID: DebuggerControl.Follow]>([:])
 
@@ -52,7 +58,12 @@ final class DebuggerService: Sendable {
     /// Ends the session of an app whose connection ended.
     func peerDisconnected(_ peer: Peer) async {
         _ = followers.withLock { $0.removeValue(forKey: peer.id) }
-        guard let session = openSessions.withLock({ $0.removeValue(forKey: peer.id) }) else { return }
+        // Only the session of the connection that ended: a newer connection of the same peer keeps its own.
+        guard let session = openSessions.withLock({ sessions -> Int64? in
+            guard let open = sessions[peer.id], open.connection == peer.connectionID else { return nil }
+            sessions[peer.id] = nil
+            return open.id
+        }) else { return }
         do {
             try await store.endSession(session)
             logger.info("debugger session ended", metadata: ["session": "\(session)", "peer-id": "\(peer.id)"])
@@ -67,7 +78,7 @@ final class DebuggerService: Sendable {
             defer { sessions.removeAll() }
             return Array(sessions.values)
         }
-        for session in open { try? await store.endSession(session) }
+        for session in open { try? await store.endSession(session.id) }
         try? await store.close()
     }
 
@@ -111,11 +122,17 @@ final class DebuggerService: Sendable {
     }
 
     private func sessionID(for peer: Peer) async throws -> Int64 {
-        if let open = openSessions.withLock({ $0[peer.id] }) { return open }
+        let open = openSessions.withLock { $0[peer.id] }
+        if let open, open.connection == peer.connectionID { return open.id }
+        if let open {
+            // The same id on a new connection: the old connection's session ends here, not in the newcomer's hands.
+            try? await store.endSession(open.id)
+            logger.info("debugger session ended: its peer id arrived on a new connection", metadata: ["session": "\(open.id)", "peer-id": "\(peer.id)"])
+        }
         // Shown in `parleyctl sessions`, so that people can tell the two kinds of app apart.
         let kind: SessionSummary.Kind = peer.capabilities.contains(OriginalFraming.capability) ? .original : .parley
         let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind)
-        openSessions.withLock { $0[peer.id] = session.id }
+        openSessions.withLock { $0[peer.id] = OpenSession(id: session.id, connection: peer.connectionID) }
         logger.info(
             "debugger session started",
             metadata: ["session": "\(session.id)", "peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "kind": "\(kind)"]
@@ -196,8 +213,10 @@ final class DebuggerService: Sendable {
             targets = PeerSelector.select(selector, among: apps, id: \.id.rawValue, name: \.name)
             guard !targets.isEmpty else { throw DebuggerError.noSuchApp(selector, connected: apps) }
         } else {
+            // The connection the session arrived on, if it is still there; not whoever holds its peer id now.
             let session = try await store.session(entry.summary.session)
-            guard let own = apps.first(where: { $0.id.rawValue == session.peerID }) else {
+            let carrier = openSessions.withLock { sessions in sessions.values.first { $0.id == session.id }?.connection }
+            guard let own = apps.first(where: { $0.id.rawValue == session.peerID && $0.connectionID == carrier }) else {
                 throw DebuggerError.sessionAppGone(session, connected: apps)
             }
             targets = [own]
@@ -205,7 +224,7 @@ final class DebuggerService: Sendable {
         guard !targets.isEmpty else { throw DebuggerError.noApps }
         var sent: [DebuggerControl.ReplayResult.Recipient] = []
         for target in targets {
-            try await transceiver.sendRaw(typeName: StateRestore.messageType, payload: entry.state, to: target.id)
+            try await transceiver.sendRaw(typeName: StateRestore.messageType, payload: entry.state, toConnectionOf: target)
             sent.append(.init(name: target.name, id: target.id.rawValue))
             logger.info(
                 "state replayed",

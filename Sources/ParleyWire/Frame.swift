@@ -129,6 +129,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let memoryBudget = ErrorCode(rawValue: 23)
     /// A frame began to arrive and stopped: no byte of it for the node's frame stall timeout.
     public static let stalledFrame = ErrorCode(rawValue: 24)
+    /// The hello claims the peer id of a peer connected from another address.
+    public static let peerIDInUse = ErrorCode(rawValue: 15)
     /// One side requires a shared secret and the other has none (or an app that cannot authenticate connected).
     public static let authenticationRequired = ErrorCode(rawValue: 14)
 
@@ -153,6 +155,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .rateLimited: "rate-limited"
         case .memoryBudget: "memory-budget"
         case .stalledFrame: "stalled-frame"
+        case .peerIDInUse: "peer-id-in-use"
         case .authenticationRequired: "authentication-required"
         default: "code-\(rawValue)"
         }

@@ -196,6 +196,8 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     case peerHasNoSecret
     /// After the hellos of an authenticated handshake, something other than the peer's proof arrived.
     case missingProof(received: String)
+    /// The hello claims the id of a peer that is connected from another address; the connected one keeps it.
+    case peerIDInUse(String, connectedFrom: String)
     /// An app in the original Swift Talk debugger framing connected to a node that does not accept that framing.
     case originalFramingNotAccepted
     /// An app in the original framing (which cannot authenticate) connected to a node that requires a secret.
@@ -221,6 +223,8 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
             "this node requires a shared secret and the peer has none; configure secretFile (TransceiverConfiguration.sharedSecret) on the peer with this node's secret"
         case .missingProof(let name):
             "expected the peer's auth frame (its proof of the shared secret), received a \(name) frame"
+        case .peerIDInUse(let id, let connectedFrom):
+            "peer id \(id) is already connected from \(connectedFrom); a connection from another address cannot take it over (if this is that peer after a network change, it is let in once the old connection is found dead, within the heartbeat timeout)"
         case .originalFramingNotAccepted:
             "an app in the original Swift Talk debugger framing (first byte 0xCE) connected, but this node does not accept that framing; closed"
         case .originalFramingNeedsSecret:
@@ -238,6 +242,7 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .wrongSecret: .authenticationFailed
         case .secretRequiredByPeer, .peerHasNoSecret, .originalFramingNeedsSecret: .authenticationRequired
         case .originalFramingNotAccepted: .protocolViolation
+        case .peerIDInUse: .peerIDInUse
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Parley
 import ParleyDebugger
 import ParleyRemoteDebugger
 import ParleyTestSupport
@@ -76,6 +77,41 @@ struct DebuggerTests {
         return result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
+    }
+
+    @Test("a new connection with a connected app's peer id gets a session of its own; a replay of the old session does not reach it")
+    func newConnectionNewSession() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let id = PeerID()
+        func app(_ name: String, restored: Inbox<String>) -> Transceiver {
+            let app = Transceiver(configuration: TransceiverConfiguration(name: name, identity: .fixed(id), listenHost: nil))
+            app.receiveRaw(typeName: StateRestore.messageType) { message, _ in restored.put(String(buffer: message.payload)) }
+            return app
+        }
+        let (firstRestored, secondRestored) = (Inbox<String>(), Inbox<String>())
+        let first = app("app", restored: firstRestored)
+        let second = app("app", restored: secondRestored)
+        try await first.start()
+        try await second.start()
+        let endpoint = Endpoint(host: "127.0.0.1", port: daemon.port)
+        let toFirst = try await first.connect(to: endpoint)
+        try await first.sendRaw(typeName: StateRecord.messageType, payload: StateRecord(action: "one", state: ByteBuffer(string: #"{"n":1}"#)).encoded(), to: toFirst.id)
+        _ = try await Self.waitForHistory(daemon, count: 1)
+        // The same id, the same host: a reconnect as far as anyone can tell. It replaces the first connection.
+        let toSecond = try await second.connect(to: endpoint)
+        try await second.sendRaw(typeName: StateRecord.messageType, payload: StateRecord(action: "two", state: ByteBuffer(string: #"{"n":2}"#)).encoded(), to: toSecond.id)
+        let entries = try await Self.waitForHistory(daemon, count: 2)
+        let sessions = Set(entries.compactMap { $0["session"] as? Int })
+        #expect(sessions.count == 2, "the second connection inherited the first one's session: \(entries)")
+
+        let old = try await daemon.ctl(["replay", String(entries[0]["sequence"] as? Int ?? 0)])
+        #expect(old.status == 1, "\(old)")
+        let new = try await daemon.ctl(["replay", String(entries[1]["sequence"] as? Int ?? 0)])
+        #expect(new.status == 0, "\(new)")
+        #expect(try await secondRestored.take() == [#"{"n":2}"#])
+        await first.stop()
+        await second.stop()
+        try await daemon.stop()
     }
 
     @Test("an action text that would drive the reader's terminal (OSC 52 writes the clipboard) is shown escaped; --json keeps it exact")

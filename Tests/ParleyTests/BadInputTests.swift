@@ -31,6 +31,25 @@ struct BadInputTests {
         }
     }
 
+    @Test("frames pipelined right behind the hello, then the end of the stream, in one write: every one is handled")
+    func pipelinedThenEOF() async throws {
+        let server = makeTransceiver("server")
+        let handled = Inbox<String>()
+        server.receiveRaw(typeName: "test.Pipelined") { message, _ in handled.put(String(buffer: message.payload)) }
+        try await withRunning([server]) {
+            let socket = try RawSocket(port: server.listeningPort!)
+            var bytes = ByteBuffer()
+            rawHello().write(to: &bytes)
+            for index in 1...20 {
+                Frame.message(MessageFrame(header: MessageHeader(typeName: "test.Pipelined", id: MessageID(UInt64(index))), payload: ByteBuffer(string: "\(index)")))
+                    .write(to: &bytes)
+            }
+            socket.write(Array(bytes.readableBytesView))
+            socket.shutdownWrite()
+            #expect(try await handled.take(20) == (1...20).map(String.init))
+        }
+    }
+
     @Test("a length above the maximum closes that connection with frame-too-large")
     func oversizedFrame() async throws {
         try await withServer(maximumFrameSize: 1024) { server, logs in

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import NIOEmbedded
 import NIOCore
 @testable import Parley
 import ParleyTestSupport
@@ -37,6 +39,24 @@ struct LimitsTests {
 
     static func message(_ typeName: String, id: UInt64) -> Frame {
         .message(MessageFrame(header: MessageHeader(typeName: typeName, id: MessageID(id)), payload: ByteBuffer(string: "{}")))
+    }
+
+    // MARK: - Connections that never speak
+
+    @Test("connections that never send a byte cannot lock a new peer out: they hold only the pending pool, whose oldest silent member makes room")
+    func silentFlood() async throws {
+        try await withServer({
+            $0.maximumPendingConnections = 8
+            $0.maximumPendingConnectionsPerAddress = 4
+        }) { server, _, _, logs in
+            var silent: [RawSocket] = []
+            for index in 0..<16 { silent.append(try RawSocket(port: server.listeningPort!, from: "127.0.0.\(index % 4 + 2)")) }
+            // 16 silent connections against a pool of 8: the 8 oldest were closed to make room for the newer ones.
+            #expect(await eventually { server.statistics.silentConnectionsClosed == 8 })
+            #expect(server.admission.pendingCount == 8)
+            #expect(!logs.records(mentioning: "closed the oldest one that never sent a byte").isEmpty)
+            _ = silent
+        }
     }
 
     // MARK: - Connections in all
@@ -320,6 +340,52 @@ struct TokenBucketTests {
 
 @Suite("Connection admission")
 struct ConnectionAdmissionTests {
+    static func admission(pending: Int, perAddress: Int = 8) -> ConnectionAdmission {
+        var configuration = TransceiverConfiguration(name: "test", identity: .ephemeral)
+        configuration.maximumPendingConnections = pending
+        configuration.maximumPendingConnectionsPerAddress = perAddress
+        configuration.logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        return ConnectionAdmission(configuration: configuration, counters: StatisticsCounters(), logThrottle: LogThrottle(timers: EmbeddedEventLoop()))
+    }
+
+    static func channel(from address: String) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(ipAddress: address, port: 40000)).wait()
+        return channel
+    }
+
+    @Test("connections that have not completed a handshake have a pool of their own: a full pool makes room by closing the oldest silent one, and refuses only when all have spoken")
+    func pendingPool() throws {
+        let admission = Self.admission(pending: 2)
+        let (a, b) = (try Self.channel(from: "10.0.0.1"), try Self.channel(from: "10.0.0.2"))
+        #expect(try admission.admit(a)?.handshakeClockStartsAtAccept == false)
+        #expect(try admission.admit(b)?.handshakeClockStartsAtAccept == true, "the pool is now full: under pressure")
+        // Full: the oldest silent one (a) is closed for the newcomer, whose clock starts at once (pressure).
+        let c = try Self.channel(from: "10.0.0.3")
+        #expect(try admission.admit(c)?.handshakeClockStartsAtAccept == true)
+        #expect(!a.isActive && b.isActive)
+        a.embeddedEventLoop.run()
+        #expect(admission.pendingCount == 2)
+        // Both have spoken: nobody to make room with, so the next is refused.
+        admission.spoke(b)
+        admission.spoke(c)
+        let d = try Self.channel(from: "10.0.0.4")
+        #expect(try admission.admit(d) == nil)
+        // A completed handshake leaves the pool: room again, and it never counted against its peers.
+        admission.established(b)
+        #expect(try admission.admit(try Self.channel(from: "10.0.0.5")) != nil)
+        #expect(b.isActive)
+    }
+
+    @Test("the pending pool has a per-address limit")
+    func pendingPerAddress() throws {
+        let admission = Self.admission(pending: 10, perAddress: 2)
+        #expect(try admission.admit(try Self.channel(from: "10.0.0.9")) != nil)
+        #expect(try admission.admit(try Self.channel(from: "10.0.0.9")) != nil)
+        #expect(try admission.admit(try Self.channel(from: "10.0.0.9")) == nil)
+        #expect(try admission.admit(try Self.channel(from: "10.0.0.8")) != nil)
+    }
+
     @Test("an IPv4 peer seen through a dual-stack listener is counted under its plain IPv4 address")
     func addressKey() throws {
         #expect(ConnectionAdmission.addressKey(try SocketAddress(ipAddress: "::ffff:192.168.1.20", port: 7206)) == "192.168.1.20")

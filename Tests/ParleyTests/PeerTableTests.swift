@@ -74,4 +74,20 @@ struct PeerTableTests {
         #expect(table.connection(for: Self.small) == 2)
         #expect(table.expireHandover(of: Self.small) == nil)
     }
+
+    @Test("a connection the remote dialled that claims a connected peer's id from another host is refused; from the same host it replaces")
+    func claims() {
+        var table = PeerTable<Int>()
+        func from(_ connection: Int, _ host: String, dialer: PeerID = Self.large) -> PeerTable<Int>.Candidate {
+            var candidate = Self.candidate(connection, peer: Self.large, dialer: dialer)
+            candidate.host = host
+            return candidate
+        }
+        #expect(table.register(from(1, "10.0.0.2")) == .connected)
+        #expect(table.register(from(2, "10.0.0.66")) == .claimRefused(connectedFrom: "10.0.0.2"))
+        #expect(table.connection(for: Self.large) == 1, "the connected one keeps the id")
+        #expect(table.register(from(3, "10.0.0.2")) == .replaced(old: 1), "a reconnect from the same host")
+        // Connections this node dialled are its own choice: two addresses of one peer are not a claim.
+        #expect(table.register(from(4, "10.0.0.3", dialer: Self.small)) == .replaced(old: 3))
+    }
 }

@@ -68,12 +68,16 @@ struct TwoProcessTests {
             let killedAt = ContinuousClock.now
             await streamer.kill()
             var disconnected: Peer?
+            var others: [String] = []  // why any other peer left, for the failure message (seen once in 10 full runs)
             for await event in events {
-                if case .disconnected(let peer, _) = event, peer.id.rawValue == streamer.peerID {
+                guard case .disconnected(let peer, let reason) = event else { continue }
+                if peer.id.rawValue == streamer.peerID {
                     disconnected = peer
                     break
                 }
+                others.append("\(peer.name): \(reason)")
             }
+            #expect(others.isEmpty, "\(others)")
             #expect(disconnected != nil)
             #expect(ContinuousClock.now - killedAt < .seconds(5))
             let progress = await tracker.progress

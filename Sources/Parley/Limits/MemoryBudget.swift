@@ -217,6 +217,9 @@ final class DecodedBudgetHandler<Decoded>: ChannelInboundHandler {
 
     private let tap: BudgetTap
     private let wireSize: (Decoded) -> Int
+    /// Bytes of frames completed during this read, returned to the budget together when the read completes:
+    /// one lock of the shared budget per socket read, not one per small message.
+    private var completed = 0
 
     init(tap: BudgetTap, wireSize: @escaping (Decoded) -> Int) {
         self.tap = tap
@@ -227,7 +230,15 @@ final class DecodedBudgetHandler<Decoded>: ChannelInboundHandler {
         let size = wireSize(unwrapInboundIn(data))
         let progress = tap.progress.value
         progress.partial = max(0, progress.partial - size)
-        tap.budget.release(size, from: tap.account)
+        completed += size
         context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if completed > 0 {
+            tap.budget.release(completed, from: tap.account)
+            completed = 0
+        }
+        context.fireChannelReadComplete()
     }
 }

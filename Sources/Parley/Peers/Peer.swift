@@ -57,13 +57,18 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
     /// The message type names the peer said it handles.
     public let accepts: [String]
     public let connectedAt: Date
+    /// Which connection this peer value was made for (unique in this process). Two values with the same `id` but
+    /// different connections are the same peer on different connections: a reconnect, or someone else claiming
+    /// the id. Not part of equality.
+    public let connectionID: UInt64
     /// Connected over the control socket (a local tool such as parleyctl), not over the network.
     public var isLocal: Bool { address.hasPrefix("unix:") }
 
     public init(
         id: PeerID, name: String, address: String, protocolVersion: UInt16,
-        capabilities: [String] = [], accepts: [String] = [], connectedAt: Date = Date()
+        capabilities: [String] = [], accepts: [String] = [], connectedAt: Date = Date(), connectionID: UInt64 = 0
     ) {
+        self.connectionID = connectionID
         self.id = id
         self.name = name
         self.address = address
@@ -77,7 +82,7 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
     func keepingConnectionTime(of earlier: Peer) -> Peer {
         Peer(
             id: id, name: name, address: address, protocolVersion: protocolVersion,
-            capabilities: capabilities, accepts: accepts, connectedAt: earlier.connectedAt
+            capabilities: capabilities, accepts: accepts, connectedAt: earlier.connectedAt, connectionID: connectionID
         )
     }
 

@@ -67,15 +67,15 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
 
     /// A connection completed its handshake with `peer`. Reports the peer connected (and opens the gate for those
     /// waiting for it) when it is new; otherwise says which connection is the duplicate to retire.
-    func register(_ connection: Connection, peer: Peer, dialer: PeerID) -> PeerTable<Connection>.RegisterAction {
+    func register(_ connection: Connection, peer: Peer, dialer: PeerID, host: String? = nil) -> PeerTable<Connection>.RegisterAction {
         let (action, waiters) = state.withLock { state -> (PeerTable<Connection>.RegisterAction, [Waiter<Peer>]) in
-            let action = state.table.register(.init(connection: connection, peer: peer, dialer: dialer))
+            let action = state.table.register(.init(connection: connection, peer: peer, dialer: dialer, host: host))
             switch action {
             case .connected:
                 for subscriber in state.subscribers.values { subscriber.yield(.connected(peer)) }
             case .handedOver:
                 break  // connected all along: no event, but the gate may open now that it can be sent to
-            case .replaced, .duplicate:
+            case .replaced, .duplicate, .claimRefused:
                 return (action, [])
             }
             let opened = state.gateWaiters.filter { $0.value.matches(peer) }

@@ -4,7 +4,10 @@
 /// dialled each other at the same moment, or a reconnect raced an old connection), both sides must drop the
 /// same one without talking about it, so the rule depends only on facts both sides share:
 /// - connections dialled by different peers: keep the one dialled by the peer with the smaller id;
-/// - connections dialled by the same peer: keep the newer one (the older is usually a dead link not yet noticed).
+/// - connections dialled by the same peer: keep the newer one (the older is usually a dead link not yet noticed),
+///   if it comes from the same host; a connection the remote dialled that claims the id of a peer connected from
+///   another address is refused (in open mode anyone can write any id in a hello: the claim must not take over the
+///   connection, nor what is sent to it).
 ///
 /// The side that decides first closes the loser with a `duplicate-connection` goodbye. When that loser was the
 /// other side's active connection, the other side has not yet finished its handshake on the winner: the peer is
@@ -15,6 +18,8 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
         var peer: Peer
         /// The id of the peer that dialled this connection.
         var dialer: PeerID
+        /// The remote IP address (nil for the control socket).
+        var host: String? = nil
     }
 
     enum RegisterAction: Sendable, Equatable {
@@ -24,6 +29,9 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
         case replaced(old: Connection)
         /// The peer is already connected by a connection that wins; close this one as a duplicate.
         case duplicate
+        /// The remote dialled this connection claiming the id of a peer connected from another address
+        /// (`connectedFrom`): refuse it; the connected one keeps the id.
+        case claimRefused(connectedFrom: String)
         /// The peer was being handed over (its remote side kept another connection): this is that connection. The
         /// peer stayed connected throughout; nothing to report.
         case handedOver
@@ -69,6 +77,9 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
         }
         let newWins: Bool
         if existing.dialer == candidate.dialer {
+            if candidate.dialer == candidate.peer.id, let connectedFrom = existing.host, let host = candidate.host, host != connectedFrom {
+                return .claimRefused(connectedFrom: connectedFrom)
+            }
             newWins = true
         } else {
             newWins = candidate.dialer < existing.dialer

@@ -172,7 +172,8 @@ extension Transceiver {
         let id = PeerID(rawValue: hello.peerID)!
         let peer = Peer(
             id: id, name: hello.name, address: connection.remoteAddress,
-            protocolVersion: outcome.version, capabilities: hello.capabilities, accepts: hello.accepts
+            protocolVersion: outcome.version, capabilities: hello.capabilities, accepts: hello.accepts,
+            connectionID: connection.id
         )
         if id == localID {
             let error = HandshakeError.refusedByPeer(code: .connectedToSelf, message: "connected to itself")
@@ -186,7 +187,8 @@ extension Transceiver {
             channel.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
         }
         connection.peer = peer
-        register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
+        if connection.role == .acceptor { admission.established(channel) }
+        try register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
         channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
         return peer
     }
@@ -200,8 +202,9 @@ extension Transceiver {
     }
 
     /// Puts the peer in the registry; reports it, or retires whichever connection is the duplicate.
-    private func register(_ connection: PeerConnection, peer: Peer, dialer: PeerID, logger: Logger) {
-        switch registry.register(connection, peer: peer, dialer: dialer) {
+    private func register(_ connection: PeerConnection, peer: Peer, dialer: PeerID, logger: Logger) throws {
+        let host = connection.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey)
+        switch registry.register(connection, peer: peer, dialer: dialer, host: host) {
         case .connected:
             logger.log(level: peer.isLocal ? .debug : .info, "peer connected", metadata: ["version": "\(peer.protocolVersion)"])
         case .handedOver:
@@ -212,6 +215,13 @@ extension Transceiver {
         case .duplicate:
             logger.info("peer already connected; this connection is closed as a duplicate")
             retire(connection)
+        case .claimRefused(let connectedFrom):
+            // Anyone can write any id in an open-mode hello: the connection that holds the id keeps it. Logged
+            // (throttled) as a failed handshake by the caller.
+            let error = HandshakeError.peerIDInUse(peer.id.rawValue, connectedFrom: connectedFrom)
+            connection.peer = nil
+            refuse(connection, error)
+            throw error
         }
     }
 

@@ -122,7 +122,12 @@ extension Transceiver {
     /// of the queue leaves for that long (routers use it so that one stalled reader cannot hold up the others).
     public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID, stallTimeout: Duration? = nil) async throws {
         try checkSendable(typeName: typeName, payload: payload)
-        let connection = try connection(to: peer)
+        try await sendRaw(typeName: typeName, payload: payload, on: try connection(to: peer), peer: peer, stallTimeout: stallTimeout)
+    }
+
+    private func sendRaw(
+        typeName: String, payload: ByteBuffer, on connection: PeerConnection, peer: PeerID, stallTimeout: Duration?
+    ) async throws {
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
         do {
             try await connection.send(.message(MessageFrame(header: header, payload: payload)), stallTimeout: stallTimeout)
@@ -130,6 +135,16 @@ extension Transceiver {
             throw TransceiverError.peerNotReading(peer, stalledFor: stallTimeout ?? .zero)
         }
         counters.messagesSent.add(1, ordering: .relaxed)
+    }
+
+    /// Sends an already-encoded payload to `peer` on the very connection `peer` was handed out for: if that
+    /// connection has ended, even if the same peer id is connected again meanwhile, it throws
+    /// ``TransceiverError/peerNotConnected(_:)``. For what belongs to one connection (a debugger session's state).
+    public func sendRaw(typeName: String, payload: ByteBuffer, toConnectionOf peer: Peer) async throws {
+        try checkSendable(typeName: typeName, payload: payload)
+        let connection = try connection(to: peer.id)
+        guard connection.id == peer.connectionID else { throw TransceiverError.peerNotConnected(peer.id) }
+        try await sendRaw(typeName: typeName, payload: payload, on: connection, peer: peer.id, stallTimeout: nil)
     }
 
     /// Sends `value` and waits up to `timeout` for the peer's reply, decoded as `Reply`.

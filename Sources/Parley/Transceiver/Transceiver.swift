@@ -53,7 +53,8 @@ public final class Transceiver: Service, Sendable {
             configuration: configuration, requests: requests, counters: counters, logThrottle: logThrottle,
             budget: configuration.memoryBudget.map {
                 MemoryBudget(capacity: $0, logger: configuration.logger, logThrottle: logThrottle, counters: counters)
-            }
+            },
+            admission: admission
         )
     }
 
@@ -305,8 +306,11 @@ public final class Transceiver: Service, Sendable {
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(host: host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
-                        guard try admission.admit(channel) else { return nil }
-                        return try setup.configure(channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true)
+                        guard let admitted = try admission.admit(channel) else { return nil }
+                        return try setup.configure(
+                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true,
+                            handshakeClockStartsAtAccept: admitted.handshakeClockStartsAtAccept
+                        )
                     }
                 }
         } catch {
@@ -330,7 +334,7 @@ public final class Transceiver: Service, Sendable {
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
-                        guard try admission.admit(channel) else { return nil }
+                        guard try admission.admit(channel) != nil else { return nil }
                         // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
                         return try setup.configure(channel, role: .acceptor, sharedSecret: nil)
                     }

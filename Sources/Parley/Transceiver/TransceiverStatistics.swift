@@ -26,6 +26,8 @@ public struct TransceiverStatistics: Sendable, Hashable, Codable {
     public var budgetEvictions = 0
     /// Connections closed because a frame they had begun stopped arriving.
     public var stalledFrames = 0
+    /// Connections that never sent a byte, closed to make room in the pool of pending connections.
+    public var silentConnectionsClosed = 0
 }
 
 /// The live counters behind ``TransceiverStatistics``.
@@ -43,6 +45,7 @@ final class StatisticsCounters: Sendable {
     let rateLimitedConnections = Atomic<Int>(0)
     let budgetEvictions = Atomic<Int>(0)
     let stalledFrames = Atomic<Int>(0)
+    let silentConnectionsClosed = Atomic<Int>(0)
 
     var snapshot: TransceiverStatistics {
         TransceiverStatistics(
@@ -58,7 +61,8 @@ final class StatisticsCounters: Sendable {
             idleConnectionsClosed: idleConnectionsClosed.load(ordering: .relaxed),
             rateLimitedConnections: rateLimitedConnections.load(ordering: .relaxed),
             budgetEvictions: budgetEvictions.load(ordering: .relaxed),
-            stalledFrames: stalledFrames.load(ordering: .relaxed)
+            stalledFrames: stalledFrames.load(ordering: .relaxed),
+            silentConnectionsClosed: silentConnectionsClosed.load(ordering: .relaxed)
         )
     }
 }

@@ -26,9 +26,12 @@ struct ChannelSetup: Sendable {
     let counters: StatisticsCounters
     let logThrottle: LogThrottle
     let budget: MemoryBudget?
+    /// Told when an accepted connection first speaks (it is then no longer one to close to make room).
+    let admission: ConnectionAdmission?
 
     func configure(
-        _ channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, sniffsFraming: Bool = false
+        _ channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, sniffsFraming: Bool = false,
+        handshakeClockStartsAtAccept: Bool = false
     ) throws -> ConnectionChannel {
         let tap = channel.isLocalSocket ? nil : budget.map { BudgetTap(budget: $0, channel: channel) }
         let connection = PeerConnection(
@@ -66,7 +69,8 @@ struct ChannelSetup: Sendable {
                 // Open: the peer's hello. With a secret: its hello, then its proof of the secret. (An app in the
                 // original framing meets either: its first frame arrives as a hello and a message at once.)
                 frames: sharedSecret == nil ? 1 : 2,
-                startsWithFirstByte: role == .acceptor
+                startsWithFirstByte: role == .acceptor && !handshakeClockStartsAtAccept,
+                onFirstBytes: role == .acceptor ? { [admission] in admission?.spoke(channel) } : nil
             )
         )
         try sync.addHandler(

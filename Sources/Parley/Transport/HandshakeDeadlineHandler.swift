@@ -18,12 +18,14 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     /// Handshake frames still to arrive before the deadline is met.
     private var remaining: Int
     private let startsWithFirstByte: Bool
+    private let onFirstBytes: (() -> Void)?
     private var deadline: SilenceTimer?
 
-    init(timeout: TimeAmount, frames: Int = 1, startsWithFirstByte: Bool) {
+    init(timeout: TimeAmount, frames: Int = 1, startsWithFirstByte: Bool, onFirstBytes: (() -> Void)? = nil) {
         self.timeout = timeout
         self.remaining = frames
         self.startsWithFirstByte = startsWithFirstByte
+        self.onFirstBytes = onFirstBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -37,6 +39,7 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ReadActivityHandler.FirstBytes {
+            onFirstBytes?()
             arm(context: context)
         } else {
             context.fireUserInboundEventTriggered(event)

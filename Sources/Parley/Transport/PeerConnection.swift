@@ -14,6 +14,9 @@ final class PeerConnection: Sendable, Hashable {
 
     let channel: any Channel
     let role: ConnectionRole
+    /// Unique in this process: ``Peer/connectionID`` of the peer on this connection.
+    let id = PeerConnection.nextID.add(1, ordering: .relaxed).newValue
+    private static let nextID = Atomic<UInt64>(0)
     /// The secret this connection authenticates with: the node's for TCP, none for the control socket (and none for
     /// an app in the original framing let in without one: see ``waiveSecret()``).
     var sharedSecret: SharedSecret? { secret.withLock { $0 } }
