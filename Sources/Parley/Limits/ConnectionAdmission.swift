@@ -47,8 +47,13 @@ final class ConnectionAdmission: Sendable {
         var channel: any Channel
         var address: String?
         var order: UInt64
+        var acceptedAt: NIODeadline
         var silent = true
     }
+
+    /// How long a connection may stay silent before it can be closed to make room: a burst of peers connecting
+    /// at once has not had the time to send its hellos.
+    static let silentGrace = TimeAmount.seconds(1)
 
     private struct State {
         var network = 0
@@ -84,7 +89,7 @@ final class ConnectionAdmission: Sendable {
         maximumConnections = configuration.maximumConnections
         maximumPerAddress = configuration.maximumConnectionsPerAddress
         maximumPending = configuration.maximumPendingConnections
-        maximumPendingPerAddress = configuration.maximumPendingConnectionsPerAddress
+        maximumPendingPerAddress = configuration.maximumPendingConnectionsPerAddress ?? configuration.maximumConnectionsPerAddress
         maximumRefusing = max(64, configuration.maximumConnections ?? 256)
         firstByteTimeout = TimeAmount(configuration.handshakeTimeout)
         logger = configuration.logger
@@ -101,18 +106,24 @@ final class ConnectionAdmission: Sendable {
         let address = local ? nil : channel.remoteAddress.flatMap(Self.addressKey)
         let key = ObjectIdentifier(channel)
         let decision = state.withLock { state -> (refusal: (Limit, answer: Bool)?, evicted: (any Channel)?, underPressure: Bool) in
-            let held = local ? state.local : state.network
+            // The connection limits count connections that completed their handshake; the others have the pending
+            // pool, so that they can never refuse a peer that proved who it is.
+            let held = local ? state.local : state.network - state.pending.count
             var limit: Limit?
             var evict: ObjectIdentifier?
             if let maximum = maximumConnections, held >= maximum {
                 limit = .total(maximum)
-            } else if let address, let maximum = maximumPerAddress, state.perAddress[address, default: 0] >= maximum {
+            } else if let address, let maximum = maximumPerAddress,
+                state.perAddress[address, default: 0] - state.pendingPerAddress[address, default: 0] >= maximum
+            {
                 limit = .perAddress(maximum, address: address)
             } else if !local, let address, let maximum = maximumPendingPerAddress, state.pendingPerAddress[address, default: 0] >= maximum {
                 limit = .pendingPerAddress(maximum, address: address)
             } else if !local, let maximum = maximumPending, state.pending.count >= maximum {
                 // Room is made by the oldest connection that has not said a word; one that is mid-handshake stays.
-                evict = state.pending.filter { $0.value.silent }.min { $0.value.order < $1.value.order }?.key
+                let now = channel.eventLoop.now
+                evict = state.pending.filter { $0.value.silent && now - $0.value.acceptedAt >= Self.silentGrace }
+                    .min { $0.value.order < $1.value.order }?.key
                 if evict == nil { limit = .pending(maximum) }
             }
             guard let limit else {
@@ -123,7 +134,7 @@ final class ConnectionAdmission: Sendable {
                 var underPressure = false
                 if !local {
                     state.nextOrder += 1
-                    state.pending[key] = Pending(channel: channel, address: address, order: state.nextOrder)
+                    state.pending[key] = Pending(channel: channel, address: address, order: state.nextOrder, acceptedAt: channel.eventLoop.now)
                     if let address { state.pendingPerAddress[address, default: 0] += 1 }
                     underPressure = maximumPending.map { state.pending.count * 2 > $0 } ?? false
                 }

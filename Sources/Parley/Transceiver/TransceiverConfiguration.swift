@@ -40,12 +40,12 @@ public struct TransceiverConfiguration: Sendable {
     public var idleTimeout: Duration?
     /// Accepted TCP connections that have not completed their handshake, held at once: a pool of their own, so that
     /// connections that never say who they are cannot take the slots of peers that did. When it is full, the
-    /// oldest one that has not sent a byte is closed to make room; if every one has spoken, the newcomer is refused
-    /// with `too-many-connections`. From half full on, a new connection's handshake clock starts at accept rather
-    /// than at its first byte. `nil`: no separate pool.
-    public var maximumPendingConnections: Int? = 64
-    /// Connections from one IP address in that pool at once. `nil`: no limit.
-    public var maximumPendingConnectionsPerAddress: Int? = 8
+    /// oldest one that has not sent a byte for a second since it was accepted is closed to make room; if there is
+    /// none, the newcomer is refused with `too-many-connections`. From half full on, a new connection's handshake
+    /// clock starts at accept rather than at its first byte. `nil`: no separate pool.
+    public var maximumPendingConnections: Int? = 256
+    /// Connections from one IP address in that pool at once; `nil`: ``maximumConnectionsPerAddress``.
+    public var maximumPendingConnectionsPerAddress: Int? = nil
     /// Bytes this node holds at most for all its connections together: frames still arriving (charged as their
     /// bytes arrive) and messages queued towards peers. Over it, the connections holding the most are closed with
     /// `memory-budget`. `nil`: no budget (each connection is still bounded by the frame size and its queue).
