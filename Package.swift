@@ -119,7 +119,8 @@ let package = Package(
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, logging, argumentParser,
+                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, nioPosix, logging,
+                argumentParser,
                 serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict

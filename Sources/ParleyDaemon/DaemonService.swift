@@ -60,7 +60,8 @@ public struct DaemonService: Sendable {
             throw error
         }
         let debugger = DebuggerService(
-            transceiver: transceiver, store: store, filters: configuration.actionFilters, logger: logger
+            transceiver: transceiver, store: store, filters: configuration.actionFilters,
+            diffMaxBytes: configuration.diffMaxBytes, logger: logger
         )
         debugger.install()
         router.install { try await self.reload(reloader, debugger: debugger) }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import Parley
 import ParleyControl
 import ParleyDebugger
@@ -27,7 +28,11 @@ final class DebuggerService: Sendable {
     /// Local clients following the history (`parleyctl history --follow`), with what they follow.
     private let followers = Mutex<[PeerID: DebuggerControl.Follow]>([:])
 
-    init(transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], logger: Logger) {
+    /// `diffMaxBytes`: the two states of a diff together.
+    private let diffMaxBytes: Int
+
+    init(transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], diffMaxBytes: Int, logger: Logger) {
+        self.diffMaxBytes = diffMaxBytes
         self.transceiver = transceiver
         self.store = store
         self.filters = Mutex(filters)
@@ -197,9 +202,12 @@ final class DebuggerService: Sendable {
             throw DebuggerError.firstOfSession(request.to, session: to.summary.session)
         }
         let from = try await store.entry(fromSequence, includeScreenshot: false)
-        return DebuggerControl.DiffResult(
-            from: from.summary, to: to.summary, diff: try StateDiff(old: from.state, new: to.state)
-        )
+        let size = from.state.readableBytes + to.state.readableBytes
+        guard size <= diffMaxBytes else { throw DebuggerError.diffTooLarge(bytes: size, limit: diffMaxBytes) }
+        // Seconds of CPU for large states: on NIO's blocking-work pool (one thread per core), never on an event
+        // loop, where it would stall every connection of that loop.
+        let diff = try await NIOThreadPool.singleton.runIfActive { try StateDiff(old: from.state, new: to.state) }
+        return DebuggerControl.DiffResult(from: from.summary, to: to.summary, diff: diff)
     }
 
     /// Sends an entry's state, byte for byte as recorded, to the apps chosen, as `parley.debugger.restore`.
@@ -280,6 +288,7 @@ enum DebuggerError: Error, CustomStringConvertible {
     case noSuchApp(String, connected: [Peer])
     case sessionAppGone(SessionSummary, connected: [Peer])
     case noApps
+    case diffTooLarge(bytes: Int, limit: Int)
 
     var description: String {
         switch self {
@@ -291,6 +300,8 @@ enum DebuggerError: Error, CustomStringConvertible {
             "the app of session \(session.id) (\(session.appName)) is not connected; choose one with --to or use --all" + Self.list(connected)
         case .noApps:
             "no debugger app is connected"
+        case .diffTooLarge(let bytes, let limit):
+            "the two states are \(bytes) bytes together, above diffMaxBytes (\(limit)): a diff of states this large takes seconds of CPU and several times their size in memory; raise diffMaxBytes in parleyd's configuration to allow it"
         }
     }
 

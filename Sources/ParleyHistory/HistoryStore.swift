@@ -177,16 +177,16 @@ public final class HistoryStore: Sendable {
     /// The state must be JSON (it is validated here, so that every stored state can be diffed and exported);
     /// it is stored byte for byte.
     public func append(_ record: StateRecord, to session: Int64, at date: Date = Date()) async throws(HistoryStoreError) -> EntrySummary {
-        do {
-            try JSONSkimmer.validate(record.state)
-        } catch {
-            throw .invalidState(error)
-        }
         let time = Timestamp(date)
         let state = Data(record.state.readableBytesView)
         let screenshot = Data(record.screenshot.readableBytesView)
         let limits = self.limits
         let (sequence, dropped) = try await write("append an entry") { db -> (Int64, Int) in
+            // Validated here, on the database's own queue: a 60 MiB state takes a while to scan, and the caller may
+            // be on an event loop serving other connections.
+            if case .failure(let error) = Result(catching: { () throws(JSONError) in try JSONSkimmer.validate(record.state) }) {
+                throw HistoryStoreError.invalidState(error)
+            }
             // Plain SQL rather than the query interface: this runs for every state an app sends.
             guard let open = try SessionRecord.fetchOne(db, sql: "SELECT * FROM session WHERE id = ?", arguments: [session]), !open.importing else {
                 throw HistoryStoreError.noSuchSession(session)

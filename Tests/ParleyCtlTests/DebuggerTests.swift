@@ -79,6 +79,29 @@ struct DebuggerTests {
         }
     }
 
+    @Test("a diff of states larger together than diffMaxBytes is refused with the limit and how to raise it; below it, it is computed")
+    func diffLimit() async throws {
+        let daemon = try await Daemon(staticPeer: nil, arguments: ["--diff-max-bytes", String(1 << 20)])
+        let app = Transceiver(configuration: TransceiverConfiguration(name: "big-app", identity: .ephemeral, listenHost: nil))
+        try await app.start()
+        let parleyd = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+        for (index, size) in [300_000, 300_000, 900_000].enumerated() {
+            let state = #"{"n":\#(index),"text":""# + String(repeating: "x", count: size) + #""}"#
+            try await app.sendRaw(
+                typeName: StateRecord.messageType, payload: StateRecord(action: "step.\(index)", state: ByteBuffer(string: state)).encoded(),
+                to: parleyd.id)
+        }
+        let entries = try await Self.waitForHistory(daemon, count: 3)
+        let sequences = entries.compactMap { $0["sequence"] as? Int }
+        let small = try await daemon.ctl(["diff", String(sequences[1])])
+        #expect(small.status == 0 && small.stdout.contains("n"), "\(small)")
+        let large = try await daemon.ctl(["diff", String(sequences[2])])
+        #expect(large.status == 1, "\(large)")
+        #expect(large.stderr.contains("above diffMaxBytes (1048576)") && large.stderr.contains("raise diffMaxBytes"), "\(large.stderr)")
+        await app.stop()
+        try await daemon.stop()
+    }
+
     @Test("a new connection with a connected app's peer id gets a session of its own; a replay of the old session does not reach it")
     func newConnectionNewSession() async throws {
         let daemon = try await Daemon(staticPeer: nil)

@@ -190,8 +190,9 @@ struct PipelineHandlerTests {
         .message(MessageFrame(header: MessageHeader(typeName: "test.Note", id: MessageID(id)), payload: ByteBuffer(string: "{}")))
     }
 
-    @Test("heartbeats: a ping every interval, pings answered, and silence past the timeout closes — any read resets it")
-    func heartbeat() throws {
+    /// A connected channel with the read activity, the frame decoder and heartbeats at `interval`/`timeout`, started
+    /// as after a handshake.
+    static func heartbeating(interval: TimeAmount, timeout: TimeAmount) throws -> (EmbeddedChannel, PeerConnection) {
         let channel = EmbeddedChannel()
         let activity = ReadActivity()
         let connection = PeerConnection(
@@ -201,8 +202,16 @@ struct PipelineHandlerTests {
         try channel.pipeline.syncOperations.addHandlers([
             ReadActivityHandler(activity),
             ByteToMessageHandler(FrameDecoder()),
-            HeartbeatHandler(interval: .seconds(1), timeout: .seconds(3), activity: activity, connection: connection),
+            HeartbeatHandler(interval: interval, timeout: timeout, activity: activity, connection: connection),
         ])
+        try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
+        channel.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+        return (channel, connection)
+    }
+
+    @Test("heartbeats: a ping every interval, pings answered, and silence past the timeout closes — any read resets it")
+    func heartbeat() throws {
+        let (channel, connection) = try Self.heartbeating(interval: .seconds(1), timeout: .seconds(3))
         func bytes(_ frame: Frame) -> ByteBuffer {
             var buffer = ByteBuffer()
             frame.write(to: &buffer)
@@ -211,8 +220,6 @@ struct PipelineHandlerTests {
         /// What a socket channel with auto-read does after each read; an EmbeddedChannel does not. Without it the
         /// handler sees reading paused (our own backpressure) and, rightly, does not blame the peer.
         func readOn() { channel.pipeline.read() }
-        try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
-        channel.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
 
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
         #expect(try channel.readOutbound(as: Frame.self) == .ping(1))
@@ -236,19 +243,7 @@ struct PipelineHandlerTests {
     @Test("sending nonstop to a peer that only answers pings keeps it; one that does not answer is closed although we send")
     func heartbeatWhileSending() throws {
         for answers in [true, false] {
-            let channel = EmbeddedChannel()
-            let activity = ReadActivity()
-            let connection = PeerConnection(
-                channel: channel, role: .acceptor, sharedSecret: nil, requests: PendingRequests(),
-                configuration: TransceiverConfiguration(name: "test")
-            )
-            try channel.pipeline.syncOperations.addHandlers([
-                ReadActivityHandler(activity),
-                ByteToMessageHandler(FrameDecoder()),
-                HeartbeatHandler(interval: .milliseconds(500), timeout: .milliseconds(2500), activity: activity, connection: connection),
-            ])
-            try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
-            channel.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Start(), promise: nil)
+            let (channel, connection) = try Self.heartbeating(interval: .milliseconds(500), timeout: .milliseconds(2500))
             var pings = 0
             // Five seconds, twice the timeout, of a message every 5 ms from our side.
             for step in 1...1000 where channel.isActive {

@@ -62,6 +62,9 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("Bytes queued towards one peer before senders wait.", valueName: "bytes"))
     public var maxOutboundQueueBytes: String?
 
+    @Option(name: .long, help: ArgumentHelp("The two states of a diff together, at most.", valueName: "bytes"))
+    public var diffMaxBytes: String?
+
     @Option(name: .long, help: ArgumentHelp("Bytes held at most for all connections: frames arriving and queues (0: no budget).", valueName: "bytes"))
     public var memoryBudget: String?
 
@@ -103,6 +106,7 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.idleTimeout] = idleTimeout.map(ConfigurationValue.string)
         values[.maxOutboundQueueBytes] = maxOutboundQueueBytes.map(ConfigurationValue.string)
         values[.memoryBudget] = memoryBudget.map(ConfigurationValue.string)
+        values[.diffMaxBytes] = diffMaxBytes.map(ConfigurationValue.string)
         values[.frameStallTimeout] = frameStallTimeout.map(ConfigurationValue.string)
         values[.maxMessagesPerSecond] = maxMessagesPerSecond.map(ConfigurationValue.string)
         values[.messageBurst] = messageBurst.map(ConfigurationValue.string)

@@ -163,6 +163,8 @@ public struct ConfigurationLoader: Sendable {
             configuration.idleTimeout = timeout
         case .maxOutboundQueueBytes:
             configuration.maxOutboundQueueBytes = try integer(in: DaemonConfiguration.outboundQueueRange)
+        case .diffMaxBytes:
+            configuration.diffMaxBytes = try integer(in: DaemonConfiguration.diffMaxBytesRange)
         case .memoryBudget:
             let budget = try integer(in: 0...DaemonConfiguration.memoryBudgetRange.upperBound)
             guard budget == 0 || DaemonConfiguration.memoryBudgetRange.contains(budget) else { throw bad }

@@ -40,6 +40,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level
     /// The debugger history's retention limits.
     public var historyLimits: RetentionLimits
+    /// The two states of a `parleyctl diff` together, at most (a diff costs seconds and several times this in memory).
+    public var diffMaxBytes: Int
     /// Named action filters for `parleyctl history --filter NAME`.
     public var actionFilters: [String: ActionTextFilter]
     /// The shared secret file; `nil`: open mode. Loaded (and checked) by ``ConfigurationLoader``.
@@ -57,6 +59,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static let idleTimeoutRange = Duration.seconds(1)...Duration.seconds(30 * 86400)
     public static let outboundQueueRange = (64 * 1024)...(1 << 30)
     public static let memoryBudgetRange = (16 << 20)...(1 << 40)
+    public static let diffMaxBytesRange = (1 << 20)...(1 << 30)
     public static let frameStallTimeoutRange = Duration.seconds(1)...Duration.seconds(600)
     public static let messageRateRange = 0.0...1_000_000.0
     public static let messageBurstRange = 1...1_000_000
@@ -82,6 +85,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .idleTimeout: idleTimeout != other.idleTimeout
             case .maxOutboundQueueBytes: maxOutboundQueueBytes != other.maxOutboundQueueBytes
             case .memoryBudget: memoryBudget != other.memoryBudget
+            case .diffMaxBytes: diffMaxBytes != other.diffMaxBytes
             case .frameStallTimeout: frameStallTimeout != other.frameStallTimeout
             case .maxMessagesPerSecond: maxMessagesPerSecond != other.maxMessagesPerSecond
             case .messageBurst: messageBurst != other.messageBurst
@@ -113,6 +117,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .idleTimeout: Self.text(idleTimeout)
         case .maxOutboundQueueBytes: String(maxOutboundQueueBytes)
         case .memoryBudget: String(memoryBudget)
+        case .diffMaxBytes: String(diffMaxBytes)
         case .frameStallTimeout: Self.text(frameStallTimeout)
         case .maxMessagesPerSecond: maxMessagesPerSecond == maxMessagesPerSecond.rounded() ? String(Int(maxMessagesPerSecond)) : String(maxMessagesPerSecond)
         case .messageBurst: String(messageBurst)
@@ -198,6 +203,7 @@ extension DaemonConfiguration {
             messageBurst: 2000,
             logLevel: .info,
             historyLimits: .default,
+            diffMaxBytes: 32 << 20,
             actionFilters: [:],
             secretFile: nil,
             sharedSecret: nil,
