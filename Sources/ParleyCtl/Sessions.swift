@@ -22,7 +22,15 @@ struct Sessions: AsyncParsableCommand {
     @OptionGroup var format: OutputOptions
 
     func run() async throws {
-        let sessions = try await daemon.ask(DebuggerControl.Sessions(), expecting: DebuggerControl.SessionList.self).sessions
+        var sessions: [SessionSummary] = []
+        var after: Int64?
+        try await daemon.session { client in
+            repeat {
+                let page = try await client.control(DebuggerControl.Sessions(after: after), expecting: DebuggerControl.SessionList.self)
+                sessions += page.sessions
+                after = page.nextAfter
+            } while after != nil
+        }
         if format.json {
             sessions.forEach { Output.json($0) }
             return

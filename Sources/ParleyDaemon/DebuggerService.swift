@@ -159,8 +159,12 @@ final class DebuggerService: Sendable {
     // MARK: - Control requests
 
     private func installControl() {
-        local(DebuggerControl.Sessions.self) { [store] _ in
-            DebuggerControl.SessionList(sessions: try await store.sessions())
+        local(DebuggerControl.Sessions.self) { [store] request in
+            let limit = min(max(1, request.limit ?? DebuggerControl.Sessions.pageSize), DebuggerControl.Sessions.pageSize)
+            // One more than the page, to know whether another page follows.
+            let found = try await store.sessions(after: request.after, limit: limit + 1)
+            let page = Array(found.prefix(limit))
+            return DebuggerControl.SessionList(sessions: page, nextAfter: found.count > limit ? page.last?.id : nil)
         }
         local(DebuggerControl.History.self) { [self] request in
             let query = EntryQuery(session: request.session, filter: request.filter, after: request.after, limit: request.limit)

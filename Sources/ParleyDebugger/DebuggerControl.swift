@@ -4,16 +4,28 @@ import ParleyWire
 /// The debugger's control requests, answered by parleyd to local clients (parleyctl) on its control socket.
 /// Wire names are `parley.debugger.*`; payloads are JSON. A LAN peer asking gets an error reply.
 public enum DebuggerControl {
-    /// → ``SessionList``: every session, newest first.
+    /// → ``SessionList``: sessions in id order, a page at a time (`after` the last id seen, at most `limit`,
+    /// default and maximum 500), so that no answer can outgrow a frame however many sessions the history keeps.
     public struct Sessions: Codable, Sendable, NamedMessage {
         public static let messageType = "parley.debugger.Sessions"
-        public init() {}
+        public static let pageSize = 500
+        public var after: Int64?
+        public var limit: Int?
+        public init(after: Int64? = nil, limit: Int? = nil) {
+            self.after = after
+            self.limit = limit
+        }
     }
 
     public struct SessionList: Codable, Sendable, NamedMessage {
         public static let messageType = "parley.debugger.SessionList"
         public var sessions: [SessionSummary]
-        public init(sessions: [SessionSummary]) { self.sessions = sessions }
+        /// Where the next page starts (`Sessions.after`); nil on the last page.
+        public var nextAfter: Int64?
+        public init(sessions: [SessionSummary], nextAfter: Int64? = nil) {
+            self.sessions = sessions
+            self.nextAfter = nextAfter
+        }
     }
 
     /// → ``Entries``: entries in sequence order, optionally of one session and through an action filter;

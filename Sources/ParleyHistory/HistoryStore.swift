@@ -142,9 +142,13 @@ public final class HistoryStore: Sendable {
     }
 
     /// Every session, oldest first, with the count and size of the entries it still has.
-    public func sessions() async throws(HistoryStoreError) -> [SessionSummary] {
+    /// Sessions in id order: all of them, or those after `after`, at most `limit`.
+    public func sessions(after: Int64? = nil, limit: Int? = nil) async throws(HistoryStoreError) -> [SessionSummary] {
         try await read("list sessions") { db in
-            try SessionSummaryRecord.fetchAll(db, sql: Self.sessionQuery + " GROUP BY s.id ORDER BY s.id").map(\.summary)
+            try SessionSummaryRecord.fetchAll(
+                db, sql: Self.sessionQuery + " AND s.id > ? GROUP BY s.id ORDER BY s.id LIMIT ?",
+                arguments: [after ?? Int64.min, limit ?? -1]
+            ).map(\.summary)
         }
     }
 

@@ -204,6 +204,20 @@ struct HistoryStoreTests {
     }
 
 
+    @Test("sessions are listed in id order, a page at a time")
+    func sessionPages() async throws {
+        try await withStore { store, _ in
+            var ids: [Int64] = []
+            for index in 0..<5 {
+                ids.append(try await store.beginSession(peerID: "p\(index)", appName: "App \(index)", kind: .parley, at: testTime(Double(index))).id)
+            }
+            #expect(try await store.sessions().map(\.id) == ids)
+            #expect(try await store.sessions(limit: 2).map(\.id) == Array(ids[0..<2]))
+            #expect(try await store.sessions(after: ids[1], limit: 2).map(\.id) == Array(ids[2..<4]))
+            #expect(try await store.sessions(after: ids[4]).isEmpty)
+        }
+    }
+
     @Test("a history file that is not a database is refused with a failure a caller can match, and is left as it was")
     func notADatabase() async throws {
         try await withTemporaryDirectory { directory in
