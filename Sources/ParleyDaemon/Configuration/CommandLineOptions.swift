@@ -53,6 +53,9 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("Connections accepted at once from one IP address (0: no limit).", valueName: "count"))
     public var maxConnectionsPerAddress: String?
 
+    @Option(name: .long, help: ArgumentHelp("Connections held before their handshake, in a pool of their own (0: no pool).", valueName: "count"))
+    public var maxPendingConnections: String?
+
     @Option(name: .long, help: ArgumentHelp("Time a new connection has to send its hello.", valueName: "duration"))
     public var handshakeTimeout: String?
 
@@ -105,6 +108,7 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.handshakeTimeout] = handshakeTimeout.map(ConfigurationValue.string)
         values[.idleTimeout] = idleTimeout.map(ConfigurationValue.string)
         values[.maxOutboundQueueBytes] = maxOutboundQueueBytes.map(ConfigurationValue.string)
+        values[.maxPendingConnections] = maxPendingConnections.map(ConfigurationValue.string)
         values[.memoryBudget] = memoryBudget.map(ConfigurationValue.string)
         values[.diffMaxBytes] = diffMaxBytes.map(ConfigurationValue.string)
         values[.frameStallTimeout] = frameStallTimeout.map(ConfigurationValue.string)

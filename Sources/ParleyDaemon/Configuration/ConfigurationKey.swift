@@ -12,6 +12,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case maxFrameSize
     case maxConnections
     case maxConnectionsPerAddress
+    case maxPendingConnections
     case handshakeTimeout
     case idleTimeout
     case maxOutboundQueueBytes
@@ -77,6 +78,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .maxFrameSize: "an integer number of bytes from \(DaemonConfiguration.maxFrameSizeRange.lowerBound) to \(DaemonConfiguration.maxFrameSizeRange.upperBound)"
         case .maxConnections: "an integer from 0 to \(DaemonConfiguration.connectionLimitRange.upperBound) (0: no limit)"
         case .maxConnectionsPerAddress: "an integer from 0 to \(DaemonConfiguration.connectionLimitRange.upperBound) (0: no limit)"
+        case .maxPendingConnections: "an integer from 0 to \(DaemonConfiguration.connectionLimitRange.upperBound) (0: no separate pool for connections before their handshake)"
         case .handshakeTimeout: "a duration from 0.1 s to 600 s: seconds as a number, or with a unit (500ms, 5s, 2m)"
         case .idleTimeout: "0 (off) or a duration from 1 s to 30 days: seconds as a number, or with a unit (90s, 30m, 2h, 1d)"
         case .maxOutboundQueueBytes: "an integer number of bytes from \(DaemonConfiguration.outboundQueueRange.lowerBound) to \(DaemonConfiguration.outboundQueueRange.upperBound)"

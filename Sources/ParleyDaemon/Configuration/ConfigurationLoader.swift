@@ -153,6 +153,8 @@ public struct ConfigurationLoader: Sendable {
             configuration.maxConnections = try integer(in: DaemonConfiguration.connectionLimitRange)
         case .maxConnectionsPerAddress:
             configuration.maxConnectionsPerAddress = try integer(in: DaemonConfiguration.connectionLimitRange)
+        case .maxPendingConnections:
+            configuration.maxPendingConnections = try integer(in: DaemonConfiguration.connectionLimitRange)
         case .handshakeTimeout:
             guard let timeout = Self.duration(value), DaemonConfiguration.handshakeTimeoutRange.contains(timeout) else { throw bad }
             configuration.handshakeTimeout = timeout

@@ -26,6 +26,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxConnections: Int
     /// 0: no limit.
     public var maxConnectionsPerAddress: Int
+    /// Connections before their handshake, held in a pool of their own; 0: no pool.
+    public var maxPendingConnections: Int
     public var handshakeTimeout: Duration
     /// `.zero`: off.
     public var idleTimeout: Duration
@@ -81,6 +83,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .maxFrameSize: maxFrameSize != other.maxFrameSize
             case .maxConnections: maxConnections != other.maxConnections
             case .maxConnectionsPerAddress: maxConnectionsPerAddress != other.maxConnectionsPerAddress
+            case .maxPendingConnections: maxPendingConnections != other.maxPendingConnections
             case .handshakeTimeout: handshakeTimeout != other.handshakeTimeout
             case .idleTimeout: idleTimeout != other.idleTimeout
             case .maxOutboundQueueBytes: maxOutboundQueueBytes != other.maxOutboundQueueBytes
@@ -113,6 +116,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .maxFrameSize: String(maxFrameSize)
         case .maxConnections: String(maxConnections)
         case .maxConnectionsPerAddress: String(maxConnectionsPerAddress)
+        case .maxPendingConnections: String(maxPendingConnections)
         case .handshakeTimeout: Self.text(handshakeTimeout)
         case .idleTimeout: Self.text(idleTimeout)
         case .maxOutboundQueueBytes: String(maxOutboundQueueBytes)
@@ -172,6 +176,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             logger: logger
         )
         configuration.memoryBudget = memoryBudget == 0 ? nil : memoryBudget
+        configuration.maximumPendingConnections = maxPendingConnections == 0 ? nil : maxPendingConnections
         configuration.frameStallTimeout = frameStallTimeout == .zero ? nil : frameStallTimeout
         return configuration
     }
@@ -194,6 +199,7 @@ extension DaemonConfiguration {
             maxFrameSize: 64 * 1024 * 1024,
             maxConnections: 256,
             maxConnectionsPerAddress: 16,
+            maxPendingConnections: 256,
             handshakeTimeout: .seconds(5),
             idleTimeout: .seconds(30 * 60),
             maxOutboundQueueBytes: 8 * 1024 * 1024,
