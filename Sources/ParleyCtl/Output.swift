@@ -46,9 +46,9 @@ enum Output {
         if text.needsEscapingForPeople {
             var escaped = ""
             for scalar in text.unicodeScalars {
-                if scalar.value >= 0x80, String(scalar).needsEscapingForPeople {
-                    let hex = String(scalar.value, radix: 16)
-                    escaped += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+                // JSONEncoder already escapes the C0 controls; these it leaves raw.
+                if scalar.value >= 0x80, scalar.isUnsafeForPeople {
+                    escaped += scalar.unicodeEscaped
                 } else {
                     escaped.unicodeScalars.append(scalar)
                 }

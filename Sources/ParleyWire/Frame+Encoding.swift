@@ -1,6 +1,9 @@
 import NIOCore
 
 extension Frame {
+    /// The number of bytes this frame takes on the wire: the 5-byte prefix and the body.
+    public var wireSize: Int { FrameLayout.prefixSize + bodySize }
+
     /// The number of body bytes (after the 5-byte prefix) this frame encodes to.
     public var bodySize: Int {
         switch self {

@@ -32,8 +32,7 @@ extension String {
             case 0x0D: shown = "\\r"
             case 0x09: shown = "\\t"
             case 0..<0x20, 0x7F...0x9F: shown = "\\x" + Self.hex(scalar.value, digits: 2)
-            case 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C:
-                shown = "\\u" + Self.hex(scalar.value, digits: 4)
+            case _ where scalar.isUnsafeForPeople: shown = scalar.unicodeEscaped
             default: shown = String(scalar)
             }
             guard bytes + shown.utf8.count <= maximumBytes else { return result + "…" }
@@ -43,18 +42,25 @@ extension String {
         return result
     }
 
-    /// Whether ``escapedForPeople(maximumBytes:)`` would change anything (so that plain text costs no copy).
-    public var needsEscapingForPeople: Bool {
-        unicodeScalars.contains { scalar in
-            switch scalar.value {
-            case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
-            default: false
-            }
-        }
-    }
+    /// Whether ``escapedForPeople(maximumBytes:)`` would escape anything (so that plain text costs no copy).
+    public var needsEscapingForPeople: Bool { unicodeScalars.contains(where: \.isUnsafeForPeople) }
 
-    private static func hex(_ value: UInt32, digits: Int) -> String {
+    fileprivate static func hex(_ value: UInt32, digits: Int) -> String {
         let text = String(value, radix: 16)
         return String(repeating: "0", count: Swift.max(0, digits - text.count)) + text
     }
+}
+
+extension Unicode.Scalar {
+    /// One of the characters ``Swift/String/escapedForPeople(maximumBytes:)`` escapes: C0 and C1 controls, DEL,
+    /// the line and paragraph separators, and the bidirectional marks, embeddings, overrides and isolates.
+    public var isUnsafeForPeople: Bool {
+        switch value {
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
+        default: false
+        }
+    }
+
+    /// `\uXXXX`: the form both a person and a JSON parser read (for characters of the Basic Multilingual Plane).
+    public var unicodeEscaped: String { "\\u" + String.hex(value, digits: 4) }
 }

@@ -65,10 +65,13 @@ struct MemoryBudgetTests {
     static func pipeline(_ budget: MemoryBudget, stall: TimeAmount?) throws -> EmbeddedChannel {
         let channel = try Self.connected()
         let tap = BudgetTap(budget: budget, channel: channel)
+        let activity = ReadActivity()
+        // As ChannelSetup builds it: the read activity the stall timer watches is noted right after the charge.
         try channel.pipeline.syncOperations.addHandlers([
-            InboundBudgetHandler(tap: tap, stallTimeout: stall),
+            InboundBudgetHandler(tap: tap, activity: activity, stallTimeout: stall),
+            ReadActivityHandler(activity),
             ByteToMessageHandler(FrameDecoder()),
-            DecodedBudgetHandler<Frame>(tap: tap) { FrameLayout.prefixSize + $0.bodySize },
+            DecodedBudgetHandler<Frame>(tap: tap, wireSize: \.wireSize),
         ])
         return channel
     }
@@ -94,7 +97,7 @@ struct MemoryBudgetTests {
         #expect(Self.evicted(channel) == nil)
         try channel.writeInbound(whole)
         #expect(budget.used == 0)
-        #expect(try channel.readInbound(as: Frame.self).map { FrameLayout.prefixSize + $0.bodySize } == size)
+        #expect(try channel.readInbound(as: Frame.self)?.wireSize == size)
 
         // Complete frames, then silence: nothing is held, nothing stalls.
         channel.embeddedEventLoop.advanceTime(by: .seconds(60))
@@ -135,8 +138,17 @@ struct MemoryBudgetTests {
             _ = try queue.enqueueIfRoom(note)
             return budget.used
         }
-        #expect(charged == FrameLayout.prefixSize + note.bodySize)
+        #expect(charged == note.wireSize)
         await channel.testingEventLoop.run()
         #expect(budget.used == 0)
+
+        // A message the budget cannot hold is not queued: the sender gets the limit, and the connection is closed.
+        let (small, _) = Self.budget(512)
+        let full = NIOAsyncTestingChannel()
+        try await full.connect(to: SocketAddress(ipAddress: "10.0.0.3", port: 7206))
+        let fullTap = try await full.testingEventLoop.executeInContext { BudgetTap(budget: small, channel: full) }
+        let refusing = OutboundQueue(channel: full, highWatermark: 1 << 20, lowWatermark: 1 << 10, budget: fullTap)
+        #expect(throws: ConnectionLimitExceeded.self) { try refusing.enqueueIfRoom(note) }
+        #expect(small.used == 0 && refusing.queuedBytes == 0)
     }
 }

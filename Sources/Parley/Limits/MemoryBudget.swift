@@ -101,16 +101,15 @@ final class MemoryBudget: Sendable {
             ],
             to: logger
         )
-        // Closed now, not once its handlers get round to the error: until the channel closes, its decoder still
-        // holds the bytes the budget has just taken back.
-        let channel = account.channel
         if let ending = account.ending {
             account.ending = nil  // it holds the connection, which holds the account
             ending(error)
         } else {
+            // A channel without a connection's ending (tests): the pipeline hears of it, and it closes in a second.
+            let channel = account.channel
             channel.pipeline.fireErrorCaught(error)
+            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         }
-        channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 }
 
@@ -155,25 +154,26 @@ final class BudgetAccount: Sendable {
 }
 
 /// Charges each read to the connection's budget account before the framing decoder holds it, and watches the
-/// frame in progress: when a frame is incomplete and no byte of it arrives for `stallTimeout`, the connection is
-/// closed (a slow-frame attack holds memory for as long as it is allowed to).
+/// frame in progress: when a frame is incomplete and no byte of it arrives for `stallTimeout` (by the connection's
+/// ``ReadActivity``, which the next handler updates on every read), the connection is closed (a slow-frame attack
+/// holds memory for as long as it is allowed to).
 final class InboundBudgetHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private let tap: BudgetTap
+    private let activity: ReadActivity
     private let stallTimeout: TimeAmount?
     private var stall: SilenceTimer?
-    private var lastRead = NIODeadline.uptimeNanoseconds(0)
 
-    init(tap: BudgetTap, stallTimeout: TimeAmount?) {
+    init(tap: BudgetTap, activity: ReadActivity, stallTimeout: TimeAmount?) {
         self.tap = tap
+        self.activity = activity
         self.stallTimeout = stallTimeout
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let count = unwrapInboundIn(data).readableBytes
-        lastRead = context.eventLoop.now
         guard tap.budget.charge(count, to: tap.account) else {
             return  // evicted: the error is on its way; what was read is dropped, not held
         }
@@ -199,7 +199,7 @@ final class InboundBudgetHandler: ChannelInboundHandler {
                 handler.stall = nil
                 return nil
             }
-            return handler.lastRead
+            return handler.activity.lastRead
         }) { _ in
             let (handler, context) = loopBound.value
             handler.stall = nil

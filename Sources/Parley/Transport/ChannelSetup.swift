@@ -38,18 +38,23 @@ struct ChannelSetup: Sendable {
             channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration,
             budget: tap
         )
+        // Evicted by the budget: ended at once, the way a protocol error ends a connection (goodbye, then close,
+        // within a second), without waiting for its handlers to reach an error: until the channel closes, its
+        // decoder still holds the bytes the budget has already taken back.
         tap?.account.ending = { [connection] error in
             let reason = DisconnectReason.closedByUs(error.closeCode, message: error.description)
             connection.noteEnd(reason)
-            connection.outbound.close(TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason))
-            let channel = connection.channel
-            channel.writeAndFlush(Frame.close(CloseFrame(code: error.closeCode, message: error.description)))
-                .whenComplete { _ in channel.close(promise: nil) }
+            connection.outbound.finish(
+                sending: .close(CloseFrame(code: error.closeCode, message: error.description)), then: .close, timeout: .seconds(1),
+                reason: TransceiverError.connectionClosed(connection.peer?.id ?? PeerID(), reason: reason)
+            )
         }
         let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
         if let tap {
-            try sync.addHandler(InboundBudgetHandler(tap: tap, stallTimeout: configuration.frameStallTimeout.map(TimeAmount.init)))
+            try sync.addHandler(
+                InboundBudgetHandler(tap: tap, activity: activity, stallTimeout: configuration.frameStallTimeout.map(TimeAmount.init))
+            )
         }
         try sync.addHandler(ReadActivityHandler(activity))
         if sniffsFraming {
@@ -101,7 +106,7 @@ struct ChannelSetup: Sendable {
             let sealed = connection.sharedSecret != nil
             // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
             let maximumBodySize = configuration.maximumFrameSize + (sealed ? FrameLayout.sealedOverhead : 0)
-            let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler<Frame>(tap: $0) { FrameLayout.prefixSize + $0.bodySize }] } ?? []
+            let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler<Frame>(tap: $0, wireSize: \.wireSize)] } ?? []
             return [ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize))] + credit + [FrameEncoder()]
                 + (sealed ? [FrameProtectionHandler()] : [])
         case .original:

@@ -187,7 +187,7 @@ final class OutboundQueue: Sendable {
         }
     }
 
-    private static func size(of frame: Frame) -> Int { FrameLayout.prefixSize + frame.bodySize }
+    private static func size(of frame: Frame) -> Int { frame.wireSize }
 
     /// A batch has left: wakes waiting senders below the low watermark, then writes the next batch or, once all
     /// is written and the queue finished, ends the channel.
