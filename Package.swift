@@ -16,6 +16,9 @@ let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", packa
 let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
+let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
 
 let package = Package(
     name: "Parley",
@@ -44,6 +47,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // The web debugger's HTTP server. Its traits (swift-configuration support, full Foundation) are not needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
@@ -94,6 +102,16 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The web debugger (#12): HTTP routes, the JSON API, the live stream, access control and the embedded pages
+        // (Assets/, embedded by scripts/embed-web-assets). What it shows comes through `WebDebuggerBackend`, which
+        // parleyd implements; this target knows neither the transceiver nor the store.
+        .target(
+            name: "ParleyWeb",
+            dependencies: ["ParleyDebugger", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore, nioFoundation, logging, serviceLifecycle],
+            exclude: ["Assets"],
+            swiftSettings: strict
+        ),
+
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
         // The Listr example (#4): a to-do list answering CLI commands; its command types live in a library so
@@ -119,7 +137,8 @@ let package = Package(
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", nioCore, nioPosix, logging,
+                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", "ParleyWeb", nioCore,
+                nioPosix, logging, metrics, prometheus,
                 argumentParser,
                 serviceLifecycle, unixSignals,
             ],
@@ -188,7 +207,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDaemonTests",
-            dependencies: ["ParleyDaemon", "ParleyControl", "Parleyd", "ParleyTestSupport"],
+            dependencies: [
+                "ParleyDaemon", "ParleyControl", "ParleyDebugger", "ParleyHistory", "ParleyWeb", "Parleyd", "ParleyTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strict
         ),
         // Load and fault tests (#6): real parleyd processes on loopback under many peers, slow and stalled peers,

@@ -114,11 +114,14 @@ public enum Control {
         public var peerCount: Int
         public var uptimeSeconds: Double
         public var version: String
+        /// The web debugger's URL (with its access token when one is configured); nil when it is off.
+        public var webURL: String?
 
         public init(
             name: String, peerID: String, port: Int, discovery: String, advertisedName: String?,
-            peerCount: Int, uptimeSeconds: Double, version: String
+            peerCount: Int, uptimeSeconds: Double, version: String, webURL: String? = nil
         ) {
+            self.webURL = webURL
             self.name = name
             self.peerID = peerID
             self.port = port

@@ -17,6 +17,8 @@ final class ControlRouter: Sendable {
     private let configuration: DaemonConfiguration
     /// Local client → the types it subscribed to (empty: every type).
     private let subscriptions = Mutex<[PeerID: Set<String>]>([:])
+    /// Set once the web debugger listens (`parleyctl web`, `parleyctl status`).
+    let webURL = Mutex<String?>(nil)
 
     init(transceiver: Transceiver, configuration: DaemonConfiguration, logger: Logger) {
         self.transceiver = transceiver
@@ -24,26 +26,29 @@ final class ControlRouter: Sendable {
         self.logger = logger
     }
 
+    /// The LAN peers connected, then those known from discovery but not connected.
+    func peerList() -> [Control.PeerInfo] {
+        let connected = lanPeers().map {
+            Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0))
+        }
+        // Known but not connected: Parley services on the LAN (not this node itself) without a connection.
+        let connectedIDs = Set(connected.map(\.id))
+        let ownID = transceiver.localPeerID?.rawValue
+        // TXT ids are normalised the way handshake ids are (lowercase UUIDs); anything else is not a Parley peer.
+        let known = transceiver.discoveredServices
+            .compactMap { service in service.peerID.flatMap(PeerID.init(rawValue:)).map { (service, $0.rawValue) } }
+            .filter { _, id in id != ownID && !connectedIDs.contains(id) }
+            .map { service, id in
+                var info = Control.PeerInfo(discovered: service)
+                info.id = id
+                return info
+            }
+        return connected + known
+    }
+
     /// Registers the control handlers and the router. Call before the transceiver starts.
     func install(reload: @escaping @Sendable () async throws -> Control.ReloadResult) {
-        transceiver.respond(to: Control.Peers.self, localOnly: true) { [self] _, peer in
-            let connected = lanPeers().map {
-                Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0))
-            }
-            // Known but not connected: Parley services on the LAN (not this node itself) without a connection.
-            let connectedIDs = Set(connected.map(\.id))
-            let ownID = transceiver.localPeerID?.rawValue
-            // TXT ids are normalised the way handshake ids are (lowercase UUIDs); anything else is not a Parley peer.
-            let known = transceiver.discoveredServices
-                .compactMap { service in service.peerID.flatMap(PeerID.init(rawValue:)).map { (service, $0.rawValue) } }
-                .filter { _, id in id != ownID && !connectedIDs.contains(id) }
-                .map { service, id in
-                    var info = Control.PeerInfo(discovered: service)
-                    info.id = id
-                    return info
-                }
-            return Control.PeerList(peers: connected + known)
-        }
+        transceiver.respond(to: Control.Peers.self, localOnly: true) { [self] _, _ in Control.PeerList(peers: peerList()) }
         transceiver.respond(to: Control.WaitForPeer.self, localOnly: true) { [self] request, peer in
             let wanted = request.wanted
             let found = try await transceiver.waitForPeer(
@@ -65,7 +70,8 @@ final class ControlRouter: Sendable {
                 advertisedName: advertised,
                 peerCount: lanPeers().count,
                 uptimeSeconds: Double((ContinuousClock.now - started).components.seconds),
-                version: Parleyd.version
+                version: Parleyd.version,
+                webURL: webURL.withLock { $0 }
             )
         }
         transceiver.respond(to: Control.Subscribe.self, localOnly: true) { [self] request, peer in

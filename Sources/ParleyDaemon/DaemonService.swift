@@ -3,6 +3,7 @@ import Logging
 import Parley
 import ParleyControl
 import ParleyHistory
+import ParleyWeb
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -65,20 +66,25 @@ public struct DaemonService: Sendable {
         )
         debugger.install()
         router.install { try await self.reload(reloader, debugger: debugger) }
+        let web = makeWebServer(transceiver: transceiver, store: store, debugger: debugger, router: router)
 
         // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down
         // in reverse order: first the supervisor (STOPPING=1), then the transceiver drains (replies being computed
         // go out, peers are told, queues flush); the history is closed after both.
         let supervisor = Supervisor(
-            daemon: self, transceiver: transceiver, events: events, router: router, debugger: debugger,
+            daemon: self, transceiver: transceiver, events: events, router: router, debugger: debugger, web: web,
             hangups: hangups, reloader: reloader
         )
+        // The web server after the transceiver: it shuts down first (its pages' live streams end), while the
+        // transceiver still answers what they asked.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: transceiver, successTerminationBehavior: .gracefullyShutdownGroup)
+        ]
+        if let web { services.append(.init(service: web, successTerminationBehavior: .gracefullyShutdownGroup)) }
+        services.append(.init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: transceiver, successTerminationBehavior: .gracefullyShutdownGroup),
-                    .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
@@ -102,6 +108,7 @@ public struct DaemonService: Sendable {
         let events: AsyncStream<PeerEvent>
         let router: ControlRouter
         let debugger: DebuggerService
+        let web: WebServer?
         let hangups: UnixSignalsSequence
         let reloader: Reloader
 
@@ -109,8 +116,15 @@ public struct DaemonService: Sendable {
             try await transceiver.waitUntilListening()
             // A SIGTERM while we wait for avahi-daemon must not be held up for the whole wait.
             await cancelWhenGracefulShutdown { await daemon.waitForDiscoveryToSettle(transceiver) }
+            var webURL: String?
+            if let web {
+                // nil: it could not listen, and its error is ending the group.
+                guard let port = await web.waitUntilListening() else { return }
+                webURL = web.configuration.url(port: port, includingToken: false)
+                router.webURL.withLock { $0 = web.configuration.url(port: port, includingToken: true) }
+            }
             daemon.send("READY=1\nSTATUS=\(DaemonService.status(peerCount: 0))\nMAINPID=\(getpid())")
-            daemon.announceReady(transceiver)
+            daemon.announceReady(transceiver, webURL: webURL)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await daemon.reportPeerCount(events, transceiver: transceiver, router: router, debugger: debugger) }
                 if let interval = daemon.notifier.watchdogInterval {
@@ -130,7 +144,22 @@ public struct DaemonService: Sendable {
         }
     }
 
-    private func announceReady(_ transceiver: Transceiver) {
+    /// The web debugger, unless `webListen` is off.
+    private func makeWebServer(transceiver: Transceiver, store: HistoryStore, debugger: DebuggerService, router: ControlRouter) -> WebServer? {
+        guard let listen = configuration.webListen else { return nil }
+        let metrics = DaemonMetrics(transceiver: transceiver, store: store)
+        let backend = DaemonWebBackend(
+            debugger: debugger, router: router, metrics: metrics, authenticatesPeers: configuration.sharedSecret != nil
+        )
+        let names = [DaemonConfiguration.defaultName(), DaemonConfiguration.defaultName() + ".local", configuration.name, configuration.name + ".local"]
+        return WebServer(
+            configuration: WebConfiguration(host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: names),
+            backend: backend, events: debugger.events, assets: WebAssets(directory: configuration.webAssetsDirectory),
+            metricsFactory: metrics.factory, logger: logger
+        )
+    }
+
+    private func announceReady(_ transceiver: Transceiver, webURL: String?) {
         logAuthenticationMode(port: transceiver.listeningPort ?? configuration.port)
         logger.notice(
             "parleyd ready",
@@ -141,6 +170,7 @@ public struct DaemonService: Sendable {
                 "discovery": "\(transceiver.discoveryStatus)",
                 "data-directory": "\(configuration.dataDirectory)",
                 "control-socket": "\(configuration.controlSocket)",
+                "web": "\(webURL ?? "off")",
             ]
         )
     }

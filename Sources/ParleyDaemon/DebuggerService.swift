@@ -6,6 +6,7 @@ import Parley
 import ParleyControl
 import ParleyDebugger
 import ParleyHistory
+import ParleyWeb
 import Synchronization
 
 /// parleyd as the remote state debugger: records the states apps send (`parley.debugger.record` messages, which is
@@ -13,7 +14,7 @@ import Synchronization
 /// `parley.debugger.*` control requests of parleyctl: sessions, history, show, diff, replay, export, import.
 final class DebuggerService: Sendable {
     private let transceiver: Transceiver
-    private let store: HistoryStore
+    let store: HistoryStore
     /// The named action filters of the configuration; a reload replaces them.
     private let filters: Mutex<[String: ActionTextFilter]>
     private let logger: Logger
@@ -30,8 +31,14 @@ final class DebuggerService: Sendable {
 
     /// `diffMaxBytes`: the two states of a diff together.
     private let diffMaxBytes: Int
+    /// Recorded entries and session changes, for the web debugger's open pages.
+    let events: LiveEvents
 
-    init(transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], diffMaxBytes: Int, logger: Logger) {
+    init(
+        transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], diffMaxBytes: Int, events: LiveEvents = LiveEvents(),
+        logger: Logger
+    ) {
+        self.events = events
         self.diffMaxBytes = diffMaxBytes
         self.transceiver = transceiver
         self.store = store
@@ -72,6 +79,7 @@ final class DebuggerService: Sendable {
         do {
             try await store.endSession(session)
             logger.info("debugger session ended", metadata: ["session": "\(session)", "peer-id": "\(peer.id)"])
+            if let ended = try? await store.session(session) { events.publish(.sessionEnded(WebSession(summary: ended, live: false))) }
         } catch {
             logger.warning("cannot end debugger session", metadata: ["session": "\(session)", "reason": "\(error)"])
         }
@@ -97,6 +105,7 @@ final class DebuggerService: Sendable {
                 "state recorded",
                 metadata: ["sequence": "\(entry.sequence)", "session": "\(session)", "action": "\(record.action)"]
             )
+            events.publish(.entry(entry))
             await notifyFollowers(of: entry)
         } catch {
             throw rejected(error, from: peer)
@@ -136,14 +145,37 @@ final class DebuggerService: Sendable {
         }
         // Shown in `parleyctl sessions`, so that people can tell the two kinds of app apart.
         let kind: SessionSummary.Kind = peer.capabilities.contains(OriginalFraming.capability) ? .original : .parley
-        let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind)
+        let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind, host: Self.host(of: peer.address))
         openSessions.withLock { $0[peer.id] = OpenSession(id: session.id, connection: peer.connectionID) }
+        events.publish(.sessionStarted(WebSession(summary: session, live: true)))
         logger.info(
             "debugger session started",
             metadata: ["session": "\(session.id)", "peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "kind": "\(kind)"]
         )
         return session.id
     }
+
+    /// Deletes an ended session and its entries, and tells the open web pages.
+    func deleteSession(_ id: Int64) async throws {
+        try await store.deleteSession(id)
+        events.publish(.sessionDeleted(id: id))
+        logger.info("debugger session deleted", metadata: ["session": "\(id)"])
+    }
+
+    /// `10.0.0.7:50123` → `10.0.0.7`; `[fe80::1%eth0]:50123` → `fe80::1%eth0`.
+    static func host(of address: String) -> String {
+        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+            return String(address[address.index(after: address.startIndex)..<close])
+        }
+        guard let colon = address.lastIndex(of: ":") else { return address }
+        return String(address[..<colon])
+    }
+
+    /// The sessions whose apps are connected now.
+    var liveSessions: Set<Int64> { Set(openSessions.withLock { $0.values.map(\.id) }) }
+
+    /// The named filters of the configuration.
+    var namedFilters: [String: ActionTextFilter] { filters.withLock { $0 } }
 
     /// Logs why a record was not stored (the transceiver logs the handler's error too, but without saying that
     /// nothing was kept) and returns the error for the handler to throw.
@@ -177,6 +209,17 @@ final class DebuggerService: Sendable {
         local(DebuggerControl.Replay.self) { [self] request in try await replay(request) }
         local(DebuggerControl.Export.self) { [self] request in try await export(request) }
         local(DebuggerControl.Import.self) { [self] request in try await importPiece(request) }
+        local(DebuggerControl.DeleteSessions.self) { [self] request in
+            if let session = request.session {
+                try await deleteSession(session)
+                return DebuggerControl.Deleted(sessions: [session])
+            }
+            guard let before = request.endedBefore else { return DebuggerControl.Deleted(sessions: []) }
+            let deleted = try await store.deleteSessions(endedBefore: before)
+            for id in deleted { events.publish(.sessionDeleted(id: id)) }
+            if !deleted.isEmpty { logger.info("debugger sessions pruned", metadata: ["sessions": "\(deleted.count)"]) }
+            return DebuggerControl.Deleted(sessions: deleted)
+        }
         local(DebuggerControl.Filters.self) { [self] _ in DebuggerControl.FilterList(filters: filters.withLock { $0 }) }
         transceiver.respond(to: DebuggerControl.Follow.self, localOnly: true) { [self] request, client in
             // A named filter that does not exist is refused now, not silently matched against nothing later.
@@ -195,7 +238,7 @@ final class DebuggerService: Sendable {
         transceiver.respond(to: type, localOnly: true) { request, _ in try await answer(request) }
     }
 
-    private func diff(_ request: DebuggerControl.Diff) async throws -> DebuggerControl.DiffResult {
+    func diff(_ request: DebuggerControl.Diff) async throws -> DebuggerControl.DiffResult {
         let to = try await store.entry(request.to, includeScreenshot: false)
         let fromSequence: Int64
         if let given = request.from {
@@ -215,7 +258,7 @@ final class DebuggerService: Sendable {
     }
 
     /// Sends an entry's state, byte for byte as recorded, to the apps chosen, as `parley.debugger.restore`.
-    private func replay(_ request: DebuggerControl.Replay) async throws -> DebuggerControl.ReplayResult {
+    func replay(_ request: DebuggerControl.Replay) async throws -> DebuggerControl.ReplayResult {
         let entry = try await store.entry(request.sequence, includeScreenshot: false)
         let apps = transceiver.peers.filter { !$0.isLocal && $0.accepts.contains(StateRestore.messageType) }
         let targets: [Peer]

@@ -217,4 +217,23 @@ public enum DebuggerControl {
         public var filters: [String: ActionTextFilter]
         public init(filters: [String: ActionTextFilter]) { self.filters = filters }
     }
+
+    /// → ``Deleted``: deletes ended sessions with their entries — the one `session` names, or (`endedBefore`)
+    /// every session that ended before that time. A session still recording is refused.
+    public struct DeleteSessions: Codable, Sendable, NamedMessage {
+        public static let messageType = "parley.debugger.DeleteSessions"
+        public var session: Int64?
+        public var endedBefore: Date?
+        public init(session: Int64? = nil, endedBefore: Date? = nil) {
+            self.session = session
+            self.endedBefore = endedBefore
+        }
+    }
+
+    public struct Deleted: Codable, Sendable, NamedMessage {
+        public static let messageType = "parley.debugger.Deleted"
+        /// The sessions deleted, in id order.
+        public var sessions: [Int64]
+        public init(sessions: [Int64]) { self.sessions = sessions }
+    }
 }

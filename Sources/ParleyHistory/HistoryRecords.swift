@@ -16,6 +16,7 @@ struct SessionRecord: FetchableRecord, MutablePersistableRecord {
     var peerID: String
     var appName: String
     var kind: SessionSummary.Kind
+    var host = ""
     var imported = false
     /// An import still in progress: invisible to every query until it commits.
     var importing = false
@@ -23,13 +24,14 @@ struct SessionRecord: FetchableRecord, MutablePersistableRecord {
     var ended: Timestamp?
 
     init(
-        id: Int64? = nil, peerID: String, appName: String, kind: SessionSummary.Kind, imported: Bool = false,
+        id: Int64? = nil, peerID: String, appName: String, kind: SessionSummary.Kind, host: String = "", imported: Bool = false,
         importing: Bool = false, started: Timestamp, ended: Timestamp? = nil
     ) {
         self.id = id
         self.peerID = peerID
         self.appName = appName
         self.kind = kind
+        self.host = host
         self.imported = imported
         self.importing = importing
         self.started = started
@@ -47,6 +49,7 @@ struct SessionRecord: FetchableRecord, MutablePersistableRecord {
                 failure: DatabaseFailure(kind: .unreadableRow, message: "unknown session kind \"\(kindName)\"; was it written by a newer parleyd?"))
         }
         self.kind = kind
+        host = row["host"]
         imported = row["imported"]
         importing = row["importing"]
         started = Timestamp(milliseconds: row["started"])
@@ -58,6 +61,7 @@ struct SessionRecord: FetchableRecord, MutablePersistableRecord {
         container["peerID"] = peerID
         container["appName"] = appName
         container["kind"] = kind.rawValue
+        container["host"] = host
         container["imported"] = imported
         container["importing"] = importing
         container["started"] = started.milliseconds
@@ -75,6 +79,7 @@ struct SessionSummaryRecord: Decodable, FetchableRecord {
     var peerID: String
     var appName: String
     var kind: SessionSummary.Kind
+    var host: String
     var imported: Bool
     var started: Timestamp
     var ended: Timestamp?
@@ -83,8 +88,8 @@ struct SessionSummaryRecord: Decodable, FetchableRecord {
 
     var summary: SessionSummary {
         SessionSummary(
-            id: id, peerID: peerID, appName: appName, kind: kind, imported: imported, started: started.date,
-            ended: ended?.date, entryCount: entryCount, bytes: bytes
+            id: id, peerID: peerID, appName: appName, kind: kind, host: host.isEmpty ? nil : host, imported: imported,
+            started: started.date, ended: ended?.date, entryCount: entryCount, bytes: bytes
         )
     }
 }

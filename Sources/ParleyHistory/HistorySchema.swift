@@ -58,6 +58,10 @@ enum HistorySchema {
             // Sessions of apps in the original Swift Talk debugger framing were recorded as kind "legacy".
             try db.execute(sql: "UPDATE session SET kind = 'original' WHERE kind = 'legacy'")
         }
+        migrator.registerMigration("v3: the address each app connected from") { db in
+            // Empty for sessions recorded before, and for imported ones.
+            try db.execute(sql: "ALTER TABLE session ADD COLUMN host TEXT NOT NULL DEFAULT ''")
+        }
         return migrator
     }
 }

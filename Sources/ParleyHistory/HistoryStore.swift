@@ -122,14 +122,45 @@ public final class HistoryStore: Sendable {
     // MARK: - Sessions
 
     /// Starts a session for an app that has just connected.
-    public func beginSession(peerID: String, appName: String, kind: SessionSummary.Kind, at start: Date = Date()) async throws(HistoryStoreError) -> SessionSummary {
+    public func beginSession(
+        peerID: String, appName: String, kind: SessionSummary.Kind, host: String? = nil, at start: Date = Date()
+    ) async throws(HistoryStoreError) -> SessionSummary {
         let started = Timestamp(start)
         let record = try await write("begin a session") { db -> SessionRecord in
-            var record = SessionRecord(peerID: peerID, appName: appName, kind: kind, started: started)
+            var record = SessionRecord(peerID: peerID, appName: appName, kind: kind, host: host ?? "", started: started)
             try record.insert(db)
             return record
         }
-        return SessionSummary(id: record.id ?? 0, peerID: peerID, appName: appName, kind: kind, started: started.date)
+        return SessionSummary(id: record.id ?? 0, peerID: peerID, appName: appName, kind: kind, host: host, started: started.date)
+    }
+
+    /// Deletes an ended session with all its entries. A session still recording is refused
+    /// (``HistoryStoreError/sessionLive(_:)``): its app would go on adding to a session nobody can see.
+    public func deleteSession(_ id: Int64) async throws(HistoryStoreError) {
+        try await write("delete a session") { db in
+            try Self.requireSession(id, in: db)
+            guard try Bool.fetchOne(db, sql: "SELECT ended IS NOT NULL FROM session WHERE id = ?", arguments: [id]) == true else {
+                throw HistoryStoreError.sessionLive(id)
+            }
+            // Entries first (the totals triggers count them down), then the session.
+            try db.execute(sql: "DELETE FROM entry WHERE session = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// Deletes every ended session that ended before `date`, with its entries; returns the ids deleted.
+    public func deleteSessions(endedBefore date: Date) async throws(HistoryStoreError) -> [Int64] {
+        let cutoff = Timestamp(date).milliseconds
+        return try await write("prune sessions") { db -> [Int64] in
+            let ids = try Int64.fetchAll(
+                db, sql: "SELECT id FROM session WHERE importing = 0 AND ended IS NOT NULL AND ended < ? ORDER BY id", arguments: [cutoff]
+            )
+            for id in ids {
+                try db.execute(sql: "DELETE FROM entry WHERE session = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
+            }
+            return ids
+        }
     }
 
     /// Marks a session ended (its app disconnected). Ending it again changes nothing.
@@ -152,6 +183,16 @@ public final class HistoryStore: Sendable {
         }
     }
 
+    /// Sessions newest first: those with an id below `before` (all when nil), at most `limit`.
+    public func sessions(before: Int64?, limit: Int) async throws(HistoryStoreError) -> [SessionSummary] {
+        try await read("list sessions") { db in
+            try SessionSummaryRecord.fetchAll(
+                db, sql: Self.sessionQuery + " AND s.id < ? GROUP BY s.id ORDER BY s.id DESC LIMIT ?",
+                arguments: [before ?? Int64.max, limit]
+            ).map(\.summary)
+        }
+    }
+
     public func session(_ id: Int64) async throws(HistoryStoreError) -> SessionSummary {
         let found = try await read("read a session") { db in
             try SessionSummaryRecord.fetchOne(db, sql: Self.sessionQuery + " AND s.id = ? GROUP BY s.id", arguments: [id])?.summary
@@ -162,7 +203,7 @@ public final class HistoryStore: Sendable {
 
     /// Sessions with their entry count and size, as ``SessionSummaryRecord``s; callers add conditions and GROUP BY.
     static let sessionQuery = """
-        SELECT s.id, s.peerID, s.appName, s.kind, s.imported, s.started, s.ended,
+        SELECT s.id, s.peerID, s.appName, s.kind, s.host, s.imported, s.started, s.ended,
                COUNT(e.sequence) AS entryCount, COALESCE(SUM(e.stateSize + e.screenshotSize), 0) AS bytes
         FROM session s LEFT JOIN entry e ON e.session = s.id
         WHERE s.importing = 0
@@ -298,6 +339,48 @@ public final class HistoryStore: Sendable {
         }
         guard let found else { throw .noSuchEntry(sequence) }
         return found
+    }
+
+    /// The entries recorded just before and just after `sequence` in its session (nil at either end).
+    public func neighbours(of sequence: Int64) async throws(HistoryStoreError) -> (previous: Int64?, next: Int64?) {
+        let found = try await read("find an entry's neighbours") { db -> (Int64?, Int64?)? in
+            guard let session = try Int64.fetchOne(db, sql: "SELECT session FROM entry WHERE sequence = ?", arguments: [sequence]) else {
+                return nil
+            }
+            let previous = try Int64.fetchOne(
+                db, sql: "SELECT MAX(sequence) FROM entry WHERE session = ? AND sequence < ?", arguments: [session, sequence])
+            let next = try Int64.fetchOne(
+                db, sql: "SELECT MIN(sequence) FROM entry WHERE session = ? AND sequence > ?", arguments: [session, sequence])
+            return (previous, next)
+        }
+        guard let found else { throw .noSuchEntry(sequence) }
+        return found
+    }
+
+    /// Where entry `sequence` is among the entries of `session` that pass `filter`: how many come before it. Nil
+    /// if it is not in the session or does not pass.
+    public func position(
+        of sequence: Int64, session: Int64, filter: ActionTextFilter?, namedFilters: [String: ActionTextFilter] = [:]
+    ) async throws(HistoryStoreError) -> Int? {
+        var condition = "entry.session = ?"
+        var arguments: StatementArguments = [session]
+        if let filter {
+            do {
+                condition += " AND " + (try ActionFilterSQL.condition(for: filter.resolved(in: namedFilters), column: "entry.action", arguments: &arguments))
+            } catch {
+                throw .invalidFilter(error)
+            }
+        }
+        let matching = condition
+        let matchingArguments = arguments
+        return try await read("find an entry's position") { db -> Int? in
+            try Self.requireSession(session, in: db)
+            guard try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM entry WHERE \(matching) AND entry.sequence = ?", arguments: matchingArguments + [sequence]
+            ) != nil else { return nil }
+            return try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM entry WHERE \(matching) AND entry.sequence < ?", arguments: matchingArguments + [sequence])
+        }
     }
 
     /// Entries and bytes in the whole history (what the limits are compared with).

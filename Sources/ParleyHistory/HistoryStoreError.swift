@@ -9,6 +9,8 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
     case noSuchSession(Int64)
     /// Appending to a session that has ended: the app's connection is gone; begin a new session.
     case sessionEnded(Int64)
+    /// The session is still recording (its app is connected); it cannot be deleted.
+    case sessionLive(Int64)
     case noSuchEntry(Int64)
     /// The state to append is not JSON; the history only keeps states it can diff and export.
     case invalidState(JSONError)
@@ -33,6 +35,8 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
             "there is no session \(id) in the history (parleyctl sessions lists them)"
         case .sessionEnded(let id):
             "session \(id) has ended; a reconnecting app gets a new session"
+        case .sessionLive(let id):
+            "session \(id) is still recording (its app is connected); delete it once the app has disconnected"
         case .noSuchEntry(let sequence):
             "there is no entry \(sequence) in the history (it may have been dropped by retention; parleyctl history lists what is kept)"
         case .invalidState(let error):

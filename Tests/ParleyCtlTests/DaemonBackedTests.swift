@@ -26,7 +26,8 @@ struct DaemonBackedTests {
                 "parleyd",
                 ["--no-discovery", "--port", "0", "--name", "testd", "--control-socket", socket, "--data-directory", self.directory.path]
                     + (staticPeer.map { ["--static-peer", "127.0.0.1:\($0)"] } ?? []) + arguments,
-                environment: ["PARLEY_CONFIG": configFile.path]
+                // The web debugger on a free port: tests run side by side.
+                environment: ["PARLEY_CONFIG": configFile.path, "PARLEY_WEB_LISTEN": "127.0.0.1:0"]
             )
             _ = try await child.waitFor(in: \.stderr) { $0.contains("parleyd ready") ? true : nil }
             port = try await child.waitFor(in: \.stderr) { text in
@@ -52,7 +53,7 @@ struct DaemonBackedTests {
         func second(socket: String, data: String) throws -> Child {
             try Child(
                 "parleyd", ["--no-discovery", "--port", "0", "--name", "second", "--control-socket", socket, "--data-directory", data],
-                environment: ["PARLEY_CONFIG": config])
+                environment: ["PARLEY_CONFIG": config, "PARLEY_WEB_LISTEN": "127.0.0.1:0"])
         }
         let sameData = try second(socket: daemon.directory.appendingPathComponent("other.sock").path, data: daemon.directory.path)
         #expect(try await sameData.exitStatus(within: .seconds(20)) == 1)

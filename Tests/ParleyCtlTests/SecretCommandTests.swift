@@ -62,7 +62,7 @@ extension SecretCommandTests {
             "parleyd",
             ["--no-discovery", "--port", "0", "--name", "secured", "--control-socket", directory.appendingPathComponent("d.sock").path,
              "--data-directory", directory.path, "--secret-file", secret],
-            environment: ["PARLEY_CONFIG": config.path]
+            environment: ["PARLEY_CONFIG": config.path, "PARLEY_WEB_LISTEN": "127.0.0.1:0"]
         )
         let port = try await daemon.waitFor(in: \.stderr) { text in
             text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { number(after: " port=", in: String($0)) }

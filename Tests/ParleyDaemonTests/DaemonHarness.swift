@@ -24,6 +24,8 @@ final class DaemonProcess: @unchecked Sendable {
         var environment = environment
         environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         environment["HOME"] = environment["HOME"] ?? directory.path
+        // The web debugger on a free port (tests run side by side), unless the test chooses.
+        environment["PARLEY_WEB_LISTEN"] = environment["PARLEY_WEB_LISTEN"] ?? "127.0.0.1:0"
         process.environment = environment
         process.standardError = output.pipe.fileHandleForWriting
         process.standardOutput = output.pipe.fileHandleForWriting

@@ -49,7 +49,8 @@ struct InstallTests {
         )
         _ = try await daemon.waitUntilReady()
         daemon.signal(SIGTERM)
-        #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
+        let status = await daemon.waitForExit(timeout: .seconds(5))
+        #expect(status == 0, "parleyd did not exit with 0 within 5 s of SIGTERM (status: \(status.map(String.init) ?? "still running")); log:\n\(daemon.log)")
 
         let removed = try await Self.script(["--prefix", prefix, "--uninstall"], destdir: stage)
         #expect(removed.status == 0, "\(removed.output)")

@@ -23,7 +23,8 @@ final class DaemonProcess: Sendable {
             "parleyd",
             ["--no-discovery", "--port", "0", "--name", "faultd", "--control-socket", socket, "--data-directory", self.directory.path]
                 + arguments,
-            environment: ["PARLEY_CONFIG": configFile.path]
+            // The web debugger on a free port: tests run side by side.
+            environment: ["PARLEY_CONFIG": configFile.path, "PARLEY_WEB_LISTEN": "127.0.0.1:0"]
         )
         port = try await child.waitFor(in: \.stderr) { text in
             text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { number(after: " port=", in: String($0)) }

@@ -39,6 +39,7 @@ extension Transceiver {
             }
         } catch let error as HandshakeError {
             counters.protocolErrors.add(1, ordering: .relaxed)
+            counters.handshakeFailures.add(1, ordering: .relaxed)
             logThrottle.warning("handshake failed; connection closed", metadata: ["reason": "\(error)"], to: logger)
             handshakeResult?.resume(throwing: TransceiverError.handshakeFailed(job.endpoint, error))
             handshakeResult = nil
@@ -324,6 +325,7 @@ extension Transceiver {
     private func deliver(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
         connection.messagesIn.add(1, ordering: .relaxed)
         counters.messagesReceived.add(1, ordering: .relaxed)
+        counters.payloadBytesReceived.add(message.payload.readableBytes, ordering: .relaxed)
         guard connection.handlerBegins() else { return }
         await handle(message, from: peer, on: connection, logger: logger)
         if connection.handlerEnds() { finishForShutdown(connection) }
@@ -385,6 +387,8 @@ extension Transceiver {
                 try await connection.send(frame, stallTimeout: configuration.slowPeerTimeout)
             }
             counters.messagesSent.add(1, ordering: .relaxed)
+            // A reply's body: its payload and its few bytes of header.
+            counters.payloadBytesSent.add(frame.bodySize, ordering: .relaxed)
         } catch is OutboundQueueStalled {
             if let peer = connection.peer { dropSlowPeer(peer, connection) }
         } catch {

@@ -92,6 +92,7 @@ extension Transceiver {
                     do {
                         try await connection.send(frame, stallTimeout: timeout)
                         self.counters.messagesSent.add(1, ordering: .relaxed)
+                        self.counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
                         return true
                     } catch is OutboundQueueStalled {
                         self.dropSlowPeer(peer, connection)
@@ -135,6 +136,7 @@ extension Transceiver {
             throw TransceiverError.peerNotReading(peer, stalledFor: stallTimeout ?? .zero)
         }
         counters.messagesSent.add(1, ordering: .relaxed)
+        counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
     }
 
     /// Sends an already-encoded payload to `peer` on the very connection `peer` was handed out for: if that
@@ -182,6 +184,7 @@ extension Transceiver {
             throw TransceiverError.replyTimedOut(type: typeName, peer: peer, timeout: timeout)
         }
         counters.messagesSent.add(1, ordering: .relaxed)
+        counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
         switch reply {
         case .message(let message): return message
         case .error(let error): throw TransceiverError.remoteError(code: error.code, message: error.message)

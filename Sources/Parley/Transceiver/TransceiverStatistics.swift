@@ -4,6 +4,11 @@ import Synchronization
 public struct TransceiverStatistics: Sendable, Hashable, Codable {
     public var messagesReceived = 0
     public var messagesSent = 0
+    /// Payload bytes of the messages received and sent (frame headers not counted).
+    public var payloadBytesReceived = 0
+    public var payloadBytesSent = 0
+    /// Connections whose handshake failed (bad hello, wrong secret, timeout).
+    public var handshakeFailures = 0
     /// Messages whose type has no handler here.
     public var unknownType = 0
     /// Messages whose payload did not decode as the handler's type.
@@ -34,6 +39,9 @@ public struct TransceiverStatistics: Sendable, Hashable, Codable {
 final class StatisticsCounters: Sendable {
     let messagesReceived = Atomic<Int>(0)
     let messagesSent = Atomic<Int>(0)
+    let payloadBytesReceived = Atomic<Int>(0)
+    let payloadBytesSent = Atomic<Int>(0)
+    let handshakeFailures = Atomic<Int>(0)
     let unknownType = Atomic<Int>(0)
     let undecodable = Atomic<Int>(0)
     let handlerFailures = Atomic<Int>(0)
@@ -51,6 +59,9 @@ final class StatisticsCounters: Sendable {
         TransceiverStatistics(
             messagesReceived: messagesReceived.load(ordering: .relaxed),
             messagesSent: messagesSent.load(ordering: .relaxed),
+            payloadBytesReceived: payloadBytesReceived.load(ordering: .relaxed),
+            payloadBytesSent: payloadBytesSent.load(ordering: .relaxed),
+            handshakeFailures: handshakeFailures.load(ordering: .relaxed),
             unknownType: unknownType.load(ordering: .relaxed),
             undecodable: undecodable.load(ordering: .relaxed),
             handlerFailures: handlerFailures.load(ordering: .relaxed),

@@ -29,6 +29,7 @@ final class ReplyResolver: ChannelInboundHandler {
             }
             connection.messagesIn.add(1, ordering: .relaxed)
             counters.messagesReceived.add(1, ordering: .relaxed)
+            counters.payloadBytesReceived.add(message.payload.readableBytes, ordering: .relaxed)
             let reply = InboundMessage(header: message.header, payload: message.payload)
             if !connection.resolve(replyTo, with: .success(.message(reply))) {
                 counters.lateReplies.add(1, ordering: .relaxed)

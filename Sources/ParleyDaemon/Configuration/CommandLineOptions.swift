@@ -89,6 +89,15 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Flag(inversion: .prefixedNo, help: "With a secret: still accept apps in the original Swift Talk debugger framing (0xCE), unauthenticated.")
     public var allowOriginalFramingWithoutSecret: Bool?
 
+    @Option(name: .long, help: ArgumentHelp("Where the web debugger listens, or off (default 127.0.0.1:7207).", valueName: "host:port"))
+    public var webListen: String?
+
+    @Option(name: .long, help: ArgumentHelp("The web debugger's access token file (mode 0600); needed to listen beyond loopback.", valueName: "file"))
+    public var webTokenFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Serve the web debugger's pages from this folder (for working on them).", valueName: "dir"))
+    public var webAssetsDirectory: String?
+
     public init() {}
 
     /// The values given on the command line, by key.
@@ -117,6 +126,9 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.logLevel] = logLevel.map(ConfigurationValue.string)
         values[.secretFile] = secretFile.map(ConfigurationValue.string)
         values[.allowOriginalFramingWithoutSecret] = allowOriginalFramingWithoutSecret.map(ConfigurationValue.bool)
+        values[.webListen] = webListen.map(ConfigurationValue.string)
+        values[.webTokenFile] = webTokenFile.map(ConfigurationValue.string)
+        values[.webAssetsDirectory] = webAssetsDirectory.map(ConfigurationValue.string)
         return values
     }
 }

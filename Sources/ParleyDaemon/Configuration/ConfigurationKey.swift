@@ -27,6 +27,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case actionFilters
     case secretFile
     case allowOriginalFramingWithoutSecret
+    case webListen
+    case webTokenFile
+    case webAssetsDirectory
 
     public var description: String { rawValue }
 
@@ -93,6 +96,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .actionFilters: "an object of named action filters: a glob string, {\"all\": true}, {\"not\": F}, {\"anyOf\": [F…]}, {\"allExcept\": [F…]} or {\"filter\": \"name\"} (docs/debugger.md)"
         case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret (parleyctl secret generate)"
         case .allowOriginalFramingWithoutSecret: "true or false (on/off, yes/no, 1/0)"
+        case .webListen: "HOST:PORT ([v6]:PORT for IPv6; port 0: any free port) or off"
+        case .webTokenFile: "an absolute path to a file only its owner can access, holding the web debugger's access token (parleyctl secret generate)"
+        case .webAssetsDirectory: "an absolute path to a folder holding the web debugger's pages (for working on them; default: the pages built into parleyd)"
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Parley
 import ParleyDebugger
+import ParleyWeb
 
 /// Builds parleyd's configuration from four layers, each key taken from the highest layer that sets it:
 /// command-line flags, then `PARLEY_…` environment variables, then the config file, then the defaults.
@@ -43,6 +44,11 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         // A budget that one largest frame and its copy on the way out cannot fit would close every peer sending one.
+        if let web = configuration.webListen, configuration.webToken == nil,
+            let problem = WebConfiguration(host: web.host, port: web.port).problem
+        {
+            throw .conflict("webListen \(web) (from \(configuration.sources[.webListen] ?? .defaults)): \(problem)")
+        }
         if configuration.memoryBudget != 0 && configuration.memoryBudget < 2 * configuration.maxFrameSize {
             throw .conflict(
                 "memoryBudget (\(configuration.memoryBudget) bytes, from \(configuration.sources[.memoryBudget] ?? .defaults)) must be at least twice maxFrameSize (\(configuration.maxFrameSize) bytes, from \(configuration.sources[.maxFrameSize] ?? .defaults)); raise the budget or lower maxFrameSize"
@@ -202,6 +208,27 @@ public struct ConfigurationLoader: Sendable {
         case .allowOriginalFramingWithoutSecret:
             guard let on = Self.boolean(value) else { throw bad }
             configuration.allowOriginalFramingWithoutSecret = on
+        case .webListen:
+            guard case .string(let text) = value else { throw bad }
+            if text.lowercased() == "off" {
+                configuration.webListen = nil
+            } else {
+                guard let endpoint = Endpoint(text) ?? Self.anyPortEndpoint(text) else { throw bad }
+                configuration.webListen = endpoint
+            }
+        case .webTokenFile:
+            guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
+            do {
+                // The same rules as the shared secret: owner-only, and enough randomness to be worth checking.
+                let secret = try SharedSecret(contentsOfFile: path, accessCheck: secretAccessCheck(for: path))
+                configuration.webToken = secret.fileText.trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch {
+                throw .unusableSecret(source: source, error)
+            }
+            configuration.webTokenFile = path
+        case .webAssetsDirectory:
+            guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
+            configuration.webAssetsDirectory = path
         }
         configuration.sources[key] = source
     }
@@ -232,6 +259,12 @@ public struct ConfigurationLoader: Sendable {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], directory.hasPrefix("/") else { return .ownerOnly }
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         return path.hasPrefix(prefix) && !path.contains("/../") ? .systemdCredential : .ownerOnly
+    }
+
+    /// `HOST:0`: the web debugger on any free port (tests), which `Endpoint` does not accept for peers.
+    private static func anyPortEndpoint(_ text: String) -> Endpoint? {
+        guard text.hasSuffix(":0"), let endpoint = Endpoint(String(text.dropLast()) + "1") else { return nil }
+        return Endpoint(host: endpoint.host, port: 0)
     }
 
     /// A JSON integer, or text holding one (environment, flags).

@@ -51,6 +51,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The secret read from ``secretFile``. Not part of equality: a reload compares the path.
     public var sharedSecret: SharedSecret?
     public var allowOriginalFramingWithoutSecret: Bool
+    /// Where the web debugger listens; nil: off.
+    public var webListen: Endpoint?
+    public var webTokenFile: String?
+    /// The token read from ``webTokenFile``. Not part of equality: a reload compares the path.
+    public var webToken: String?
+    public var webAssetsDirectory: String?
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -98,6 +104,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .actionFilters: actionFilters != other.actionFilters
             case .secretFile: secretFile != other.secretFile
             case .allowOriginalFramingWithoutSecret: allowOriginalFramingWithoutSecret != other.allowOriginalFramingWithoutSecret
+            case .webListen: webListen != other.webListen
+            case .webTokenFile: webTokenFile != other.webTokenFile
+            case .webAssetsDirectory: webAssetsDirectory != other.webAssetsDirectory
             }
         }
     }
@@ -131,6 +140,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .actionFilters: actionFilters.keys.sorted().map { "\($0)=\(actionFilters[$0]!)" }.joined(separator: " ")
         case .secretFile: secretFile ?? "none (open)"
         case .allowOriginalFramingWithoutSecret: String(allowOriginalFramingWithoutSecret)
+        case .webListen: webListen?.description ?? "off"
+        case .webTokenFile: webTokenFile ?? "none"
+        case .webAssetsDirectory: webAssetsDirectory ?? "built in"
         }
     }
 
@@ -214,6 +226,10 @@ extension DaemonConfiguration {
             secretFile: nil,
             sharedSecret: nil,
             allowOriginalFramingWithoutSecret: false,
+            webListen: Endpoint(host: "127.0.0.1", port: 7207),
+            webTokenFile: nil,
+            webToken: nil,
+            webAssetsDirectory: nil,
             sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
         )
     }

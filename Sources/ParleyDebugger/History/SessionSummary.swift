@@ -21,6 +21,9 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public var peerID: String
     public var appName: String
     public var kind: Kind
+    /// The address the app connected from, as people write it (`10.0.0.7`, `fe80::1%eth0`); nil for imported
+    /// sessions and for sessions recorded before parleyd kept it.
+    public var host: String?
     /// Read from an export file rather than recorded from a connection.
     public var imported: Bool
     public var started: Date
@@ -32,11 +35,15 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     /// State and screenshot bytes of those entries.
     public var bytes: Int64
 
-    public init(id: Int64, peerID: String, appName: String, kind: Kind, imported: Bool = false, started: Date, ended: Date? = nil, entryCount: Int = 0, bytes: Int64 = 0) {
+    public init(
+        id: Int64, peerID: String, appName: String, kind: Kind, host: String? = nil, imported: Bool = false, started: Date, ended: Date? = nil,
+        entryCount: Int = 0, bytes: Int64 = 0
+    ) {
         self.id = id
         self.peerID = peerID
         self.appName = appName
         self.kind = kind
+        self.host = host
         self.imported = imported
         self.started = started
         self.ended = ended

@@ -1,0 +1,66 @@
+import Metrics
+import Parley
+import ParleyHistory
+import Prometheus
+import Synchronization
+
+/// parleyd's metrics in Prometheus' text format, through swift-metrics with a factory of parleyd's own (no global
+/// bootstrap, so that several parleyds can run in one test process). The transceiver keeps its counts in atomics
+/// on the hot path; they are read when someone scrapes `/metrics`, and the counters here advance by the difference.
+final class DaemonMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    let factory: PrometheusMetricsFactory
+    private let transceiver: Transceiver
+    private let store: HistoryStore
+    /// The counts at the previous scrape.
+    private let reported = Mutex<[String: Int]>([:])
+
+    init(transceiver: Transceiver, store: HistoryStore) {
+        self.transceiver = transceiver
+        self.store = store
+        factory = PrometheusMetricsFactory(registry: registry)
+    }
+
+    func exposition() async -> String {
+        let statistics = transceiver.statistics
+        let counters: [(label: String, dimensions: [(String, String)], value: Int)] = [
+            ("parley_messages_total", [("direction", "in")], statistics.messagesReceived),
+            ("parley_messages_total", [("direction", "out")], statistics.messagesSent),
+            ("parley_payload_bytes_total", [("direction", "in")], statistics.payloadBytesReceived),
+            ("parley_payload_bytes_total", [("direction", "out")], statistics.payloadBytesSent),
+            ("parley_handshake_failures_total", [], statistics.handshakeFailures),
+            ("parley_dropped_messages_total", [("reason", "unknown-type")], statistics.unknownType),
+            ("parley_dropped_messages_total", [("reason", "undecodable")], statistics.undecodable),
+            ("parley_dropped_messages_total", [("reason", "handler-failed")], statistics.handlerFailures),
+            ("parley_dropped_messages_total", [("reason", "late-reply")], statistics.lateReplies),
+            ("parley_closed_connections_total", [("reason", "protocol-error")], statistics.protocolErrors),
+            ("parley_closed_connections_total", [("reason", "slow-peer")], statistics.slowPeersDropped),
+            ("parley_closed_connections_total", [("reason", "idle")], statistics.idleConnectionsClosed),
+            ("parley_closed_connections_total", [("reason", "rate-limit")], statistics.rateLimitedConnections),
+            ("parley_closed_connections_total", [("reason", "memory-budget")], statistics.budgetEvictions),
+            ("parley_closed_connections_total", [("reason", "stalled-frame")], statistics.stalledFrames),
+            ("parley_closed_connections_total", [("reason", "silent")], statistics.silentConnectionsClosed),
+            ("parley_refused_connections_total", [], statistics.connectionsRefused),
+        ]
+        let deltas = reported.withLock { reported in
+            counters.map { counter -> Int in
+                let key = counter.label + counter.dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+                defer { reported[key] = counter.value }
+                return counter.value - (reported[key] ?? 0)
+            }
+        }
+        for (counter, delta) in zip(counters, deltas) {
+            // Created every time: the factory hands back the one registered under this name and these labels.
+            let metric = Counter(label: counter.label, dimensions: counter.dimensions, factory: factory)
+            if delta > 0 { metric.increment(by: delta) } else { metric.increment(by: 0) }
+        }
+        let peers = transceiver.peers
+        Gauge(label: "parley_peers", dimensions: [("kind", "lan")], factory: factory).record(peers.filter { !$0.isLocal }.count)
+        Gauge(label: "parley_peers", dimensions: [("kind", "local")], factory: factory).record(peers.filter(\.isLocal).count)
+        if let totals = try? await store.totals() {
+            Gauge(label: "parley_history_entries", factory: factory).record(totals.entries)
+            Gauge(label: "parley_history_bytes", factory: factory).record(Double(totals.bytes))
+        }
+        return registry.emitToString()
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import NIOCore
+import Parley
+import ParleyControl
+import ParleyDebugger
+import ParleyHistory
+import ParleyWeb
+import Synchronization
+
+/// parleyd's answers to the web debugger: the debugger service and its history store, the peers the control
+/// router lists, the metrics. Each domain error becomes a problem document a person can read.
+struct DaemonWebBackend: WebDebuggerBackend {
+    let debugger: DebuggerService
+    let router: ControlRouter
+    let metrics: DaemonMetrics
+    /// With a shared secret, every LAN peer in the typed protocol has proved it.
+    let authenticatesPeers: Bool
+
+    private var store: HistoryStore { debugger.store }
+
+    func sessions(before: Int64?, limit: Int) async throws -> [WebSession] {
+        let live = debugger.liveSessions
+        return try await mapped { try await store.sessions(before: before, limit: limit) }
+            .map { WebSession(summary: $0, live: live.contains($0.id)) }
+    }
+
+    func session(_ id: Int64) async throws -> WebSession {
+        let summary = try await mapped { try await store.session(id) }
+        return WebSession(summary: summary, live: debugger.liveSessions.contains(id))
+    }
+
+    func deleteSession(_ id: Int64) async throws {
+        try await mapped { try await debugger.deleteSession(id) }
+    }
+
+    func entries(session: Int64, filter: ActionTextFilter?, offset: Int, limit: Int) async throws -> (entries: [EntrySummary], total: Int) {
+        let page = try await mapped {
+            try await store.entries(session: session, filter: filter, offset: offset, limit: limit, namedFilters: debugger.namedFilters)
+        }
+        return (page.items, page.total)
+    }
+
+    func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> Int? {
+        try await mapped { try await store.position(of: sequence, session: session, filter: filter, namedFilters: debugger.namedFilters) }
+    }
+
+    func entry(_ sequence: Int64) async throws -> WebEntry {
+        try await mapped {
+            let detail = try await store.entry(sequence, includeScreenshot: false)
+            let (previous, next) = try await store.neighbours(of: sequence)
+            return WebEntry(entry: detail.summary, previous: previous, next: next)
+        }
+    }
+
+    func state(of sequence: Int64) async throws -> ByteBuffer {
+        try await mapped { try await store.entry(sequence, includeScreenshot: false).state }
+    }
+
+    func screenshot(of sequence: Int64) async throws -> ByteBuffer {
+        try await mapped { try await store.entry(sequence, includeScreenshot: true).screenshot }
+    }
+
+    func diff(from: Int64?, to: Int64) async throws -> DebuggerControl.DiffResult {
+        try await mapped { try await debugger.diff(DebuggerControl.Diff(from: from, to: to)) }
+    }
+
+    func replay(_ sequence: Int64, to: String?, all: Bool) async throws -> DebuggerControl.ReplayResult {
+        try await mapped { try await debugger.replay(DebuggerControl.Replay(sequence: sequence, to: to, all: all)) }
+    }
+
+    func export(session: Int64, into write: (ByteBuffer) async throws -> Void) async throws {
+        var cursor: HistoryExportCursor?
+        repeat {
+            let chunk = try await mapped { [cursor] in try await store.exportChunk(session: session, cursor: cursor) }
+            try await write(chunk.data)
+            cursor = chunk.next
+        } while cursor != nil
+    }
+
+    func beginImport() -> any WebHistoryImport { Import(store: store, events: debugger.events, live: debugger.liveSessions) }
+
+    func peers() async -> [WebPeer] {
+        router.peerList().map { info in
+            WebPeer(
+                name: info.name, id: info.id, address: info.address, addresses: info.addresses, kind: info.kind,
+                connected: info.connected, connectedAt: info.connected ? info.connectedAt : nil, accepts: info.accepts,
+                authenticated: authenticatesPeers && info.connected && info.kind == Control.PeerInfo.parleyKind,
+                messagesIn: info.messagesIn, messagesOut: info.messagesOut
+            )
+        }
+    }
+
+    func filters() -> [String: ActionTextFilter] { debugger.namedFilters }
+
+    func metrics() async -> String { await metrics.exposition() }
+
+    /// Feeds an upload to the store's import, line by line; the first line is the header.
+    private final class Import: WebHistoryImport {
+        let store: HistoryStore
+        let events: LiveEvents
+        let live: Set<Int64>
+        private let progress = Mutex<HistoryImport?>(nil)
+        /// Set when the header names a session imported before: the rest of the file is not read.
+        private let existing = Mutex<Int64?>(nil)
+
+        init(store: HistoryStore, events: LiveEvents, live: Set<Int64>) {
+            self.store = store
+            self.events = events
+            self.live = live
+        }
+
+        func add(lines: ByteBuffer) async throws {
+            guard existing.withLock({ $0 }) == nil else { return }
+            var lines = lines
+            var current = progress.withLock { $0 }
+            if current == nil {
+                let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
+                let header = lines.readSlice(length: newline ?? lines.readableBytes)!
+                do {
+                    current = try await store.beginImport(header: header)
+                } catch .alreadyInHistory(let session) {
+                    existing.withLock { $0 = session }
+                    return
+                } catch {
+                    throw DaemonWebBackend.problem(for: error)
+                }
+            }
+            guard var started = current else { return }
+            if lines.readableBytes > 0 {
+                do {
+                    try await store.continueImport(&started, lines: lines)
+                } catch {
+                    try? await store.abandonImport(started)
+                    progress.withLock { $0 = nil }
+                    throw DaemonWebBackend.problem(for: error)
+                }
+            }
+            progress.withLock { $0 = started }
+        }
+
+        func finish() async throws -> (session: SessionSummary, alreadyInHistory: Bool) {
+            if let session = existing.withLock({ $0 }) {
+                return (try await DaemonWebBackend.mappedStatic { try await self.store.session(session) }, true)
+            }
+            guard let started = progress.withLock({ $0 }) else {
+                throw WebProblem.badRequest("the file is empty: an export starts with its header line (docs/debugger.md, Export format)")
+            }
+            let session = try await DaemonWebBackend.mappedStatic { try await self.store.finishImport(started) }
+            events.publish(.sessionEnded(WebSession(summary: session, live: false)))
+            return (session, false)
+        }
+    }
+
+    // MARK: - Errors
+
+    private func mapped<T>(_ body: () async throws -> T) async throws -> T { try await Self.mappedStatic(body) }
+
+    static func mappedStatic<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw problem(for: error)
+        }
+    }
+
+    /// The status code each failure gets; the text is the one parleyctl prints for it.
+    static func problem(for error: any Error) -> any Error {
+        switch error {
+        case let problem as WebProblem:
+            return problem
+        case let error as HistoryStoreError:
+            switch error {
+            case .noSuchSession, .noSuchEntry: return WebProblem.notFound(error.description)
+            case .sessionLive, .sessionEnded, .alreadyInHistory: return WebProblem.conflict(error.description)
+            case .invalidFilter, .invalidImport, .invalidState: return WebProblem.badRequest(error.description)
+            case .exportIncomplete: return WebProblem(.conflict, "Export incomplete", detail: error.description)
+            case .cannotOpen, .invalidLimits, .database: return WebProblem(.internalServerError, "History unavailable", detail: error.description)
+            }
+        case let error as DebuggerError:
+            switch error {
+            case .firstOfSession: return WebProblem.badRequest(error.description)
+            case .diffTooLarge: return WebProblem(.contentTooLarge, "Diff too large", detail: error.description)
+            case .noSuchApp, .sessionAppGone, .noApps: return WebProblem(.conflict, "No app to replay to", detail: error.description)
+            }
+        default:
+            return error
+        }
+    }
+}

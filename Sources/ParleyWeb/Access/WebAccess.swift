@@ -1,0 +1,132 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Who may use the web debugger, checked before any route runs:
+///
+/// * `Host` must be a name parleyd answers to (421 otherwise): a page on another site cannot reach parleyd by
+///   rebinding its own DNS name to 127.0.0.1.
+/// * With a token, every request carries it (`Authorization: Bearer`) or the session cookie a browser gets by
+///   opening `/?token=…` once; otherwise 401 and nothing else.
+/// * Without a token (loopback only), reading is open; a request that changes something (any method but GET and
+///   HEAD) needs the session cookie, which the page receives with its HTML, and, when the browser sends `Origin`,
+///   our own origin: another site in the same browser cannot replay or delete.
+struct WebAccess<Context: RequestContext>: RouterMiddleware {
+    let token: String?
+    let allowedHosts: Set<String>
+    /// The session cookie's value: random per parleyd run, so a restart signs every browser out.
+    let sessionSecret: String
+
+    static var cookieName: String { "parley_web" }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let authority = request.head.authority, allowedHosts.contains(Self.hostName(of: authority)) else {
+            throw WebProblem(
+                .misdirectedRequest, "Unknown host",
+                detail: "this server answers to \(allowedHosts.sorted().joined(separator: ", ")) only; open the URL that parleyctl web prints"
+            )
+        }
+        let hasSession = request.cookies[Self.cookieName].map { constantTimeEqual($0.value, sessionSecret) } ?? false
+        let hasToken = bearerToken(of: request).map { offered in token.map { constantTimeEqual(offered, $0) } ?? false } ?? false
+
+        if let token {
+            // The URL parleyctl web prints: trade the token for the cookie and take it out of the address bar.
+            if request.method == .get, let offered = request.uri.queryParameters.get("token") {
+                guard constantTimeEqual(offered, token) else { throw Self.unauthorized }
+                var response = Response(status: .seeOther, headers: [.location: request.uri.path])
+                response.setCookie(sessionCookie)
+                return response
+            }
+            guard hasSession || hasToken else { throw Self.unauthorized }
+        }
+        if request.method != .get && request.method != .head {
+            guard hasToken || (hasSession && isSameOrigin(request)) else {
+                throw WebProblem(
+                    .forbidden, "Not allowed from here",
+                    detail: "changing the history or replaying needs the web debugger's own page (its session cookie) or the access token; reload the page if parleyd restarted"
+                )
+            }
+        }
+        return try await next(request, context)
+    }
+
+    var sessionCookie: Cookie {
+        Cookie(name: Self.cookieName, value: sessionSecret, path: "/", httpOnly: true, sameSite: .strict)
+    }
+
+    static var unauthorized: WebProblem {
+        WebProblem(.unauthorized, "Unauthorized", detail: "a valid access token is required: open the URL that parleyctl web prints")
+    }
+
+    private func bearerToken(of request: Request) -> String? {
+        guard let value = request.headers[.authorization], value.lowercased().hasPrefix("bearer ") else { return nil }
+        return String(value.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// No `Origin` (same-origin GET navigations, curl) or our own.
+    private func isSameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin] else {
+            return request.headers[HTTPField.Name("Sec-Fetch-Site")!].map { $0 == "same-origin" || $0 == "none" } ?? true
+        }
+        guard let authority = request.head.authority else { return false }
+        return origin.lowercased() == "http://\(authority.lowercased())"
+    }
+
+    /// `example.org:7207` → `example.org`; `[::1]:7207` → `[::1]`.
+    static func hostName(of authority: String) -> String {
+        let lower = authority.lowercased()
+        if lower.hasPrefix("[") { return lower.firstIndex(of: "]").map { String(lower[...$0]) } ?? lower }
+        if let colon = lower.lastIndex(of: ":") { return String(lower[..<colon]) }
+        return lower
+    }
+
+    /// The names a request may carry in `Host`: loopback, the listen address, and the ones configured.
+    static func allowedHosts(for configuration: WebConfiguration) -> Set<String> {
+        var names: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+        for name in [configuration.host] + configuration.extraHostNames where !name.isEmpty {
+            let lower = name.lowercased()
+            names.insert(lower.contains(":") && !lower.hasPrefix("[") ? "[\(lower)]" : lower)
+        }
+        return names
+    }
+}
+
+/// Equal strings compared without an early exit, so that the time taken says nothing about how much of a guess
+/// was right (the length still shows; tokens are of a fixed length).
+func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
+    let a = Array(lhs.utf8)
+    let b = Array(rhs.utf8)
+    var difference = UInt8(a.count == b.count ? 0 : 1)
+    for index in 0..<max(a.count, b.count) {
+        difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+    }
+    return difference == 0
+}
+
+/// Headers on every answer: a Content-Security-Policy that allows only our own scripts, styles and images (no
+/// inline script, no eval), no framing, no MIME sniffing, no referrer (URLs may carry a session id).
+struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
+    static var contentSecurityPolicy: String {
+        "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let problem as WebProblem {
+            response = try problem.response(from: request, context: context)
+        } catch let error as HTTPError {
+            response = try WebProblem(error.status, error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase)
+                .response(from: request, context: context)
+        } catch {
+            context.logger.warning("web request failed", metadata: ["path": "\(request.uri.path)", "reason": "\(error)"])
+            response = try WebProblem(.internalServerError, "Internal error", detail: "\(error)").response(from: request, context: context)
+        }
+        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        return response
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Where the web debugger listens and who may use it.
+public struct WebConfiguration: Sendable, Hashable {
+    /// The address to bind: an IP address or host name.
+    public var host: String
+    /// 0: any free port (tests).
+    public var port: Int
+    /// The access token; nil: no token (allowed on loopback only, see ``problem``).
+    public var token: String?
+    /// Names that requests may carry in `Host` besides the loopback names and `host`, e.g. this machine's name.
+    public var extraHostNames: [String]
+
+    public init(host: String, port: Int, token: String? = nil, extraHostNames: [String] = []) {
+        self.host = host
+        self.port = port
+        self.token = token
+        self.extraHostNames = extraHostNames
+    }
+
+    public static let defaultPort = 7207
+    public static let defaultHost = "127.0.0.1"
+
+    /// Whether `host` is a loopback address or name: only there may the web debugger run without a token.
+    public var isLoopback: Bool { Self.isLoopback(host) }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let name = host.lowercased()
+        return name == "localhost" || name == "::1" || name == "[::1]" || name.hasPrefix("127.")
+    }
+
+    /// Why this configuration cannot be used, or nil.
+    public var problem: String? {
+        if !isLoopback && token == nil {
+            return "the web debugger would listen on \(host), which is not loopback, without a token: anyone on the network could read every recorded state and replay states to your apps; set webTokenFile (parleyctl secret generate --output FILE makes one), or listen on 127.0.0.1"
+        }
+        if !(0...65535).contains(port) { return "port \(port) is not a TCP port (0–65535)" }
+        return nil
+    }
+
+    /// The URL people open (with the token when one is set, so that the browser receives its cookie).
+    public func url(port boundPort: Int, includingToken: Bool) -> String {
+        let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
+        let hostPart = shownHost.contains(":") ? "[\(shownHost)]" : shownHost
+        var url = "http://\(hostPart):\(boundPort)/"
+        if includingToken, let token {
+            url += "?token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
+        }
+        return url
+    }
+}

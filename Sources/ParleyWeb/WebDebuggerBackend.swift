@@ -1,0 +1,127 @@
+import NIOCore
+import ParleyDebugger
+
+/// What the web debugger shows and does, supplied by parleyd: the history, the diff, replay, the peers. The web
+/// layer turns HTTP requests into these calls and their answers into JSON; it never reaches the store or the
+/// transceiver itself.
+///
+/// Errors: throw ``WebProblem`` for anything a person should read (no such session, app not connected); any other
+/// error becomes a 500 whose detail is the error's description.
+public protocol WebDebuggerBackend: Sendable {
+    /// Newest first: sessions with an id below `before` (all when nil), at most `limit`.
+    func sessions(before: Int64?, limit: Int) async throws -> [WebSession]
+    func session(_ id: Int64) async throws -> WebSession
+    /// Deletes an ended session and its entries.
+    func deleteSession(_ id: Int64) async throws
+
+    /// The entries of `session` that pass `filter`, in recording order: `limit` of them after skipping `offset`;
+    /// `total` counts every one that passes.
+    func entries(session: Int64, filter: ActionTextFilter?, offset: Int, limit: Int) async throws -> (entries: [EntrySummary], total: Int)
+    /// How many entries passing `filter` come before `sequence` in `session`; nil if it is not there or does not pass.
+    func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> Int?
+    func entry(_ sequence: Int64) async throws -> WebEntry
+    /// The state, byte for byte as the app sent it.
+    func state(of sequence: Int64) async throws -> ByteBuffer
+    /// The PNG; empty when the entry has none.
+    func screenshot(of sequence: Int64) async throws -> ByteBuffer
+    /// parleyd's diff, computed off the event loops; `from` nil: the entry before `to` in its session.
+    func diff(from: Int64?, to: Int64) async throws -> DebuggerControl.DiffResult
+    /// Sends the entry's state to its session's app (`to` nil and `all` false), to the app `to` names, or to all.
+    func replay(_ sequence: Int64, to: String?, all: Bool) async throws -> DebuggerControl.ReplayResult
+
+    /// Writes the session in the export format, piece by piece.
+    func export(session: Int64, into write: (ByteBuffer) async throws -> Void) async throws
+    /// Starts reading an export file; the web layer feeds it whole lines.
+    func beginImport() -> any WebHistoryImport
+
+    func peers() async -> [WebPeer]
+    /// The named action filters of the configuration, by name.
+    func filters() -> [String: ActionTextFilter]
+    /// The metrics, in Prometheus' text exposition format.
+    func metrics() async -> String
+}
+
+/// An import in progress: whole lines of an export file in order, then ``finish()``.
+public protocol WebHistoryImport: Sendable {
+    func add(lines: ByteBuffer) async throws
+    func finish() async throws -> (session: SessionSummary, alreadyInHistory: Bool)
+}
+
+/// A session as the web debugger lists it: the stored summary and whether its app is connected now.
+public struct WebSession: Sendable, Hashable, Encodable {
+    public var summary: SessionSummary
+    /// Its app is connected and records into it.
+    public var live: Bool
+
+    public init(summary: SessionSummary, live: Bool) {
+        self.summary = summary
+        self.live = live
+    }
+
+    private enum CodingKeys: String, CodingKey { case live }
+
+    /// The summary's fields and `live`, in one object.
+    public func encode(to encoder: any Encoder) throws {
+        try summary.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(live, forKey: .live)
+    }
+}
+
+/// An entry with its neighbours in the session, for the previous/next buttons and keys.
+public struct WebEntry: Sendable, Hashable, Encodable {
+    public var entry: EntrySummary
+    public var previous: Int64?
+    public var next: Int64?
+
+    public init(entry: EntrySummary, previous: Int64?, next: Int64?) {
+        self.entry = entry
+        self.previous = previous
+        self.next = next
+    }
+
+    private enum CodingKeys: String, CodingKey { case entry, previous, next }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(entry, forKey: .entry)
+        // Explicit nulls: a reader can tell "first entry" from "field missing".
+        try container.encode(previous, forKey: .previous)
+        try container.encode(next, forKey: .next)
+    }
+}
+
+/// A peer, connected or only discovered.
+public struct WebPeer: Sendable, Hashable, Codable {
+    public var name: String
+    public var id: String
+    public var address: String
+    public var addresses: [String]
+    /// `parley`, or `original` for an app in the original debugger framing.
+    public var kind: String
+    public var connected: Bool
+    /// ISO 8601; nil when not connected.
+    public var connectedAt: String?
+    public var accepts: [String]
+    /// It proved the shared secret (false for every peer when parleyd runs open).
+    public var authenticated: Bool
+    public var messagesIn: Int
+    public var messagesOut: Int
+
+    public init(
+        name: String, id: String, address: String, addresses: [String], kind: String, connected: Bool, connectedAt: String?,
+        accepts: [String], authenticated: Bool, messagesIn: Int, messagesOut: Int
+    ) {
+        self.name = name
+        self.id = id
+        self.address = address
+        self.addresses = addresses
+        self.kind = kind
+        self.connected = connected
+        self.connectedAt = connectedAt
+        self.accepts = accepts
+        self.authenticated = authenticated
+        self.messagesIn = messagesIn
+        self.messagesOut = messagesOut
+    }
+}

@@ -1,0 +1,138 @@
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// The web debugger's HTTP server, a `Service` of parleyd's service group. On graceful shutdown it ends the live
+/// streams (they would otherwise hold their requests open), then stops accepting and finishes what is in flight.
+public final class WebServer: Service {
+    public let configuration: WebConfiguration
+    private let backend: any WebDebuggerBackend
+    private let events: LiveEvents
+    private let assets: WebAssets
+    private let logger: Logger
+    private let metricsFactory: any MetricsFactory
+    private let keepAliveInterval: Duration
+    private let bound = BoundPort()
+
+    public init(
+        configuration: WebConfiguration, backend: any WebDebuggerBackend, events: LiveEvents, assets: WebAssets = WebAssets(),
+        metricsFactory: any MetricsFactory, keepAliveInterval: Duration = .seconds(15), logger: Logger
+    ) {
+        self.configuration = configuration
+        self.backend = backend
+        self.events = events
+        self.assets = assets
+        self.metricsFactory = metricsFactory
+        self.keepAliveInterval = keepAliveInterval
+        self.logger = logger
+    }
+
+    /// The responder parleyd serves: access checks, the pages and the API. Tests drive it without a socket.
+    public func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        let access = WebAccess<BasicRequestContext>(
+            token: configuration.token, allowedHosts: WebAccess<BasicRequestContext>.allowedHosts(for: configuration),
+            sessionSecret: Self.randomSecret()
+        )
+        router.add(middleware: RequestMetrics(factory: metricsFactory))
+        router.add(middleware: SecurityHeaders())
+        router.add(middleware: access)
+        assets.register(on: router, sessionCookie: access.sessionCookie)
+        WebAPI<BasicRequestContext>(backend: backend, events: events, keepAliveInterval: keepAliveInterval).register(on: router)
+        return router
+    }
+
+    /// Resolves once the server listens, with the port it got (the one asked for, or a free one for port 0); nil
+    /// if it could not listen.
+    public func waitUntilListening() async -> Int? { await bound.wait() }
+
+    public func run() async throws {
+        let bound = self.bound
+        let application = Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+        let events = self.events
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await application.run() }
+                group.addTask {
+                    // Until graceful shutdown; a cancellation ends it too.
+                    try? await gracefulShutdown()
+                    events.close()
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch {
+            bound.set(nil)
+            events.close()
+            throw WebServerError.cannotListen(host: configuration.host, port: configuration.port, reason: "\(error)")
+        }
+        bound.set(nil)
+    }
+
+    static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
+}
+
+/// Why the web debugger is not running.
+public enum WebServerError: Error, CustomStringConvertible {
+    case cannotListen(host: String, port: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotListen(let host, let port, let reason):
+            "the web debugger cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port): \(reason); set webListen to another HOST:PORT, or to off"
+        }
+    }
+}
+
+/// The port the server got, for whoever waits for it; nil once it has stopped or failed.
+private final class BoundPort: Sendable {
+    private let state = Mutex<(result: Int??, waiters: [CheckedContinuation<Int?, Never>])>((nil, []))
+
+    func set(_ port: Int?) {
+        let waiters = state.withLock { state in
+            guard state.result == nil else { return [CheckedContinuation<Int?, Never>]() }
+            state.result = .some(port)
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: port) }
+    }
+
+    func wait() async -> Int? {
+        await withCheckedContinuation { continuation in
+            let result: Int?? = state.withLock { state in
+                if let result = state.result { return result }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let result { continuation.resume(returning: result) }
+        }
+    }
+}
+
+/// `parley_web_requests_total{status}`, through swift-metrics with parleyd's own factory (no global bootstrap:
+/// tests run several parleyds in one process).
+struct RequestMetrics<Context: RequestContext>: RouterMiddleware {
+    let factory: any MetricsFactory
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        Counter(label: "parley_web_requests_total", dimensions: [("status", "\(response.status.code / 100)xx")], factory: factory).increment()
+        return response
+    }
+}
