@@ -21,6 +21,8 @@ struct History: AsyncParsableCommand {
               parleyctl history --session 3 --action 'item.*'
               parleyctl history --filter quiet --json
               parleyctl history --follow --after 120
+              parleyctl history --last 20 --follow
+              parleyctl history --since 10m --session 3
             """
     )
 
@@ -39,6 +41,12 @@ struct History: AsyncParsableCommand {
     @Option(help: "Print at most this many entries (with --follow: then exit).")
     var limit: Int?
 
+    @Option(help: ArgumentHelp("Only the last N entries (of those the other options select).", valueName: "N"))
+    var last: Int?
+
+    @Option(help: ArgumentHelp("Only entries recorded since: 10m (ago), 17:05, 2026-11-25 17:05, RFC 3339.", valueName: "time"))
+    var since: String?
+
     @Flag(help: "After the listing, print entries as they are recorded.")
     var follow = false
 
@@ -52,6 +60,11 @@ struct History: AsyncParsableCommand {
             do { _ = try ActionGlob(action) } catch { throw ValidationError("--action: \(error)") }
         }
         if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
+        if let last, last <= 0 { throw ValidationError("--last must be positive") }
+        if last != nil && after != nil { throw ValidationError("give --last or --after, not both") }
+        if let since, TimeArgument.date(since) == nil {
+            throw ValidationError("--since: \"\(since)\" is not a time; write 10m (ago), 17:05, \"2026-11-25 17:05\" or 2026-11-25T17:05:00Z")
+        }
     }
 
     var textFilter: ActionTextFilter? { filter.map(ActionTextFilter.named) ?? action.map(ActionTextFilter.pattern) }
@@ -72,9 +85,19 @@ struct History: AsyncParsableCommand {
     private func list(_ client: DaemonClient, upTo last: Int64?) async throws -> Int {
         var printed = 0
         var after = self.after
+        let since = self.since.flatMap { TimeArgument.date($0) }
+        // --last N: skip all but the last N of the matching entries; `total` of a one-entry page says how many.
+        var offset: Int?
+        if let wanted = self.last {
+            let probe = DebuggerControl.History(session: session, filter: textFilter, after: after, limit: 1, since: since)
+            let total = try await client.control(probe, expecting: DebuggerControl.Entries.self).page.total
+            offset = max(0, total - wanted)
+        }
         repeat {
             let pageSize = min(500, (limit ?? .max) - printed)
-            let request = DebuggerControl.History(session: session, filter: textFilter, after: after, limit: pageSize)
+            let request = DebuggerControl.History(
+                session: session, filter: textFilter, after: after, limit: pageSize, offset: offset, since: since)
+            offset = nil
             let page = try await client.control(request, expecting: DebuggerControl.Entries.self).page
             for entry in page.items {
                 if let last, entry.sequence > last { return printed }

@@ -4,52 +4,168 @@ import ParleyDebugger
 
 struct Sessions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the debugger's sessions: one per app connection, newest first.",
-        discussion: """
-            Each session is an app connection parleyd recorded states from (or an
-            imported file): its id, app name, kind (parley, or original for apps of the
-            original Swift Talk debugger), when it started and ended, how many entries
-            it keeps and their size.
-
-            Examples:
-              parleyctl sessions
-              parleyctl sessions --json
-            """
+        abstract: "List, delete and prune the debugger's sessions.",
+        subcommands: [List.self, Delete.self, Prune.self],
+        defaultSubcommand: List.self
     )
+}
 
-    @OptionGroup var daemon: DaemonOptions
+extension Sessions {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list",
+            abstract: "List the debugger's sessions: one per app connection (the default).",
+            discussion: """
+                Each session is an app connection parleyd recorded states from (or an
+                imported file): its id, app name, kind (parley, or original for apps of the
+                original Swift Talk debugger), when it started and ended, how many entries
+                it keeps and their size.
 
-    @OptionGroup var format: OutputOptions
+                Examples:
+                  parleyctl sessions
+                  parleyctl sessions --json
+                  parleyctl sessions delete 3
+                  parleyctl sessions prune --older-than 7d
+                """
+        )
 
-    func run() async throws {
-        var sessions: [SessionSummary] = []
-        var after: Int64?
-        try await daemon.session { client in
-            repeat {
-                let page = try await client.control(DebuggerControl.Sessions(after: after), expecting: DebuggerControl.SessionList.self)
-                sessions += page.sessions
-                after = page.nextAfter
-            } while after != nil
+        @OptionGroup var daemon: DaemonOptions
+
+        @OptionGroup var format: OutputOptions
+
+        func run() async throws {
+            var sessions: [SessionSummary] = []
+            var after: Int64?
+            try await daemon.session { client in
+                repeat {
+                    let page = try await client.control(DebuggerControl.Sessions(after: after), expecting: DebuggerControl.SessionList.self)
+                    sessions += page.sessions
+                    after = page.nextAfter
+                } while after != nil
+            }
+            if format.json {
+                sessions.forEach { Output.json($0) }
+                return
+            }
+            guard !sessions.isEmpty else {
+                Output.line("no sessions yet: apps that send states to parleyd start one each")
+                return
+            }
+            Output.line(Table.row(["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"], widths: Self.widths))
+            for session in sessions {
+                let kind = session.imported ? "\(session.kind) (imported)" : session.kind.rawValue
+                Output.line(Table.row([
+                    String(session.id), session.appName, session.host ?? "-", kind, Table.time(session.started),
+                    session.ended.map(Table.time) ?? "open", String(session.entryCount), Table.bytes(session.bytes),
+                ], widths: Self.widths))
+            }
         }
-        if format.json {
-            sessions.forEach { Output.json($0) }
-            return
-        }
-        guard !sessions.isEmpty else {
-            Output.line("no sessions yet: apps that send states to parleyd start one each")
-            return
-        }
-        Output.line(Table.row(["SESSION", "APP", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"], widths: Self.widths))
-        for session in sessions {
-            let kind = session.imported ? "\(session.kind) (imported)" : session.kind.rawValue
-            Output.line(Table.row([
-                String(session.id), session.appName, kind, Table.time(session.started),
-                session.ended.map(Table.time) ?? "open", String(session.entryCount), Table.bytes(session.bytes),
-            ], widths: Self.widths))
+
+        static let widths = [8, 24, 16, 18, 20, 20, 8, 10]
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete ended sessions with all their entries.",
+            discussion: """
+                A session whose app is still connected is refused: it is still recording.
+
+                Examples:
+                  parleyctl sessions delete 3
+                  parleyctl sessions delete 3 4 7
+                """
+        )
+
+        @Argument(help: "The sessions to delete (parleyctl sessions lists them).")
+        var ids: [Int64]
+
+        @OptionGroup var daemon: DaemonOptions
+
+        @OptionGroup var format: OutputOptions
+
+        func run() async throws {
+            try await daemon.session { client in
+                for id in ids {
+                    let deleted = try await client.control(DebuggerControl.DeleteSessions(session: id), expecting: DebuggerControl.Deleted.self)
+                    if format.json { Output.json(deleted) } else { Output.line("deleted session \(id)") }
+                }
+            }
         }
     }
 
-    static let widths = [8, 24, 18, 20, 20, 8, 10]
+    struct Prune: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete every session that ended longer ago than a given time.",
+            discussion: """
+                Sessions still recording are kept, however old.
+
+                Examples:
+                  parleyctl sessions prune --older-than 7d
+                  parleyctl sessions prune --older-than 12h --json
+                """
+        )
+
+        @Option(help: ArgumentHelp("Sessions that ended before this long ago: 90s, 30m, 12h, 7d.", valueName: "duration"))
+        var olderThan: String
+
+        @OptionGroup var daemon: DaemonOptions
+
+        @OptionGroup var format: OutputOptions
+
+        func validate() throws {
+            guard TimeArgument.duration(olderThan) != nil else {
+                throw ValidationError("--older-than: \"\(olderThan)\" is not a duration; write a number with s, m, h or d (7d, 12h)")
+            }
+        }
+
+        func run() async throws {
+            let cutoff = Date().addingTimeInterval(-(TimeArgument.duration(olderThan) ?? 0))
+            let deleted = try await daemon.ask(DebuggerControl.DeleteSessions(endedBefore: cutoff), expecting: DebuggerControl.Deleted.self)
+            if format.json {
+                Output.json(deleted)
+            } else if deleted.sessions.isEmpty {
+                Output.line("no session ended before \(Table.time(cutoff)); nothing deleted")
+            } else {
+                Output.line("deleted \(deleted.sessions.count) session\(deleted.sessions.count == 1 ? "" : "s"): " + deleted.sessions.map(String.init).joined(separator: ", "))
+            }
+        }
+    }
+}
+
+/// Times and durations as people type them on the command line.
+enum TimeArgument {
+    /// `90`, `90s`, `30m`, `12h`, `7d` → seconds.
+    static func duration(_ text: String) -> TimeInterval? {
+        let units: [(String, TimeInterval)] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86400), ("w", 604_800)]
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let unit = units.first { trimmed.hasSuffix($0.0) }
+        guard let amount = Double(unit.map { String(trimmed.dropLast($0.0.count)) } ?? trimmed), amount.isFinite, amount >= 0 else {
+            return nil
+        }
+        return amount * (unit?.1 ?? 1)
+    }
+
+    /// A point in time: RFC 3339 (`2026-11-25T17:00:00Z`), local `2026-11-25 17:00[:00]` or `17:00[:00]` (today),
+    /// or a duration meaning that long ago (`10m`).
+    static func date(_ text: String, now: Date = Date()) -> Date? {
+        if let seconds = duration(text) { return now.addingTimeInterval(-seconds) }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        for format in ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        for format in ["HH:mm:ss", "HH:mm"] {
+            formatter.dateFormat = format
+            guard let time = formatter.date(from: text) else { continue }
+            let calendar = Calendar.current
+            let parts = calendar.dateComponents([.hour, .minute, .second], from: time)
+            return calendar.date(bySettingHour: parts.hour ?? 0, minute: parts.minute ?? 0, second: parts.second ?? 0, of: now)
+        }
+        return nil
+    }
 }
 
 /// Plain-text columns for the debugger's listings.

@@ -199,7 +199,9 @@ final class DebuggerService: Sendable {
             return DebuggerControl.SessionList(sessions: page, nextAfter: found.count > limit ? page.last?.id : nil)
         }
         local(DebuggerControl.History.self) { [self] request in
-            let query = EntryQuery(session: request.session, filter: request.filter, after: request.after, limit: request.limit)
+            let query = EntryQuery(
+                session: request.session, filter: request.filter, after: request.after, offset: request.offset ?? 0, limit: request.limit,
+                since: request.since)
             return DebuggerControl.Entries(page: try await store.entries(query, namedFilters: filters.withLock { $0 }))
         }
         local(DebuggerControl.Show.self) { [store] request in

@@ -37,11 +37,20 @@ public enum DebuggerControl {
         public var filter: ActionTextFilter?
         public var after: Int64?
         public var limit: Int
-        public init(session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, limit: Int = 500) {
+        /// Skip this many of the matching entries first (`parleyctl history --last`).
+        public var offset: Int?
+        /// Only entries recorded at or after this time.
+        public var since: Date?
+        public init(
+            session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, limit: Int = 500, offset: Int? = nil,
+            since: Date? = nil
+        ) {
             self.session = session
             self.filter = filter
             self.after = after
             self.limit = limit
+            self.offset = offset
+            self.since = since
         }
     }
 

@@ -263,6 +263,10 @@ public final class HistoryStore: Sendable {
             conditions.append("entry.session = ?")
             arguments += [session]
         }
+        if let since = query.since {
+            conditions.append("entry.time >= ?")
+            arguments += [Timestamp(since).milliseconds]
+        }
         if let filter = query.filter {
             do {
                 conditions.append(try ActionFilterSQL.condition(for: filter.resolved(in: namedFilters), column: "entry.action", arguments: &arguments))

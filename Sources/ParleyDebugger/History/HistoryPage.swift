@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which entries to list: the parameters of `HistoryStore.entries` and of the control request that asks for them.
 public struct EntryQuery: Sendable, Hashable, Codable {
     /// One session's entries, or all sessions' when nil.
@@ -10,8 +12,13 @@ public struct EntryQuery: Sendable, Hashable, Codable {
     public var offset: Int
     /// At most this many entries.
     public var limit: Int
+    /// Only entries recorded at or after this time (counted in `total` like the filter).
+    public var since: Date?
 
-    public init(session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, offset: Int = 0, limit: Int = 100) {
+    public init(
+        session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, offset: Int = 0, limit: Int = 100, since: Date? = nil
+    ) {
+        self.since = since
         self.session = session
         self.filter = filter
         self.after = after

@@ -207,7 +207,8 @@ struct WebAPI<Context: RequestContext> {
         return Swift.min(Swift.max(Int(clamping: value), min), max)
     }
 
-    /// `filter=NAME`, `pattern=GLOB`, `mode=show|hide` as one filter (both given: an entry passes both).
+    /// `filter=NAME`, `pattern=GLOB`, `mode=show|hide` as one filter: the entries the named filter and the pattern
+    /// both match (either alone when one is given) are the ones shown, or with `mode=hide` the ones hidden.
     private func filter<Parameters: Collection>(_ query: Parameters) throws -> ActionTextFilter?
     where Parameters.Element == (key: Substring, value: Substring) {
         func value(_ name: String) -> String? { query.first { $0.key == name }.map { String($0.value) }.flatMap { $0.isEmpty ? nil : $0 } }
@@ -228,14 +229,16 @@ struct WebAPI<Context: RequestContext> {
             } catch {
                 throw WebProblem.badRequest("the pattern \"\(pattern)\" cannot be used: \(error)")
             }
-            parts.append(mode == "hide" ? .not(.pattern(pattern)) : .pattern(pattern))
+            parts.append(.pattern(pattern))
         }
+        let matched: ActionTextFilter
         switch parts.count {
         case 0: return nil
-        case 1: return parts[0]
+        case 1: matched = parts[0]
         // Both: neither may reject the entry.
-        default: return .not(.anyOf(parts.map { .not($0) }))
+        default: matched = .not(.anyOf(parts.map { .not($0) }))
         }
+        return mode == "hide" ? .not(matched) : matched
     }
 
     // MARK: - Answers
