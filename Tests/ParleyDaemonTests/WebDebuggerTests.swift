@@ -363,4 +363,69 @@ struct WebDebuggerTests {
         #expect(WebConfiguration(host: "127.0.0.1", port: 7207).problem == nil)
         #expect(WebConfiguration(host: "::1", port: 7207).problem == nil)
     }
+
+    // MARK: - Over real sockets (curl, Debian's package)
+
+    /// Runs the fixture's server on a free loopback port while `body` runs.
+    static func serving(_ fixture: Fixture, _ body: (Int) async throws -> Void) async throws {
+        let server = Task { try await fixture.server.run() }
+        defer { server.cancel() }
+        let port = try #require(await fixture.server.waitUntilListening())
+        try await body(port)
+    }
+
+    @Test("a request naming a host parleyd does not answer to gets 421 (DNS rebinding); loopback names are answered")
+    func hostCheck() async throws {
+        let fixture = try await Fixture()
+        try await Self.serving(fixture) { port in
+            let url = "http://127.0.0.1:\(port)/api/sessions"
+            let rebound = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example:\(port)", url])
+            #expect(rebound.stdout == "421")
+            for host in ["localhost:\(port)", "127.0.0.1:\(port)", "[::1]:\(port)"] {
+                let answered = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: \(host)", url])
+                #expect(answered.stdout == "200", "\(host)")
+            }
+        }
+    }
+
+    @Test("the live stream carries each event as it is published, as server-sent events, and ends when parleyd stops")
+    func liveStream() async throws {
+        let fixture = try await Fixture()
+        try await Self.serving(fixture) { port in
+            let curl = try ChildProcess("/usr/bin/curl", ["-sN", "http://127.0.0.1:\(port)/api/events"])
+            _ = try await curl.waitFor { $0.contains(": parley live events") ? true : nil }
+            let entry = EntrySummary(sequence: 42, session: 7, time: Date(timeIntervalSince1970: 1_764_000_000), action: "add(\"<b>\")", stateSize: 10, screenshotSize: 0)
+            fixture.debugger.events.publish(.entry(entry))
+            fixture.debugger.events.publish(.peersChanged)
+            let text = try await curl.waitFor { $0.contains("event: peers") ? $0 : nil }
+            #expect(text.contains("event: entry\ndata: {"))
+            #expect(text.contains(#""sequence":42"#))
+            #expect(text.contains(#""time":"2025-11-24T16:00:00.000Z""#))
+            #expect(text.contains("event: peers\ndata: {}\n\n"))
+            // parleyd stopping closes every stream, so that no open page holds up the shutdown.
+            fixture.debugger.events.close()
+            #expect(try await curl.exitStatus(within: .seconds(10)) == 0)
+        }
+    }
+
+    @Test("a reader that falls 1024 events behind is dropped, and a reader that keeps up keeps its stream")
+    func slowReaderDropped() async {
+        let events = LiveEvents()
+        let slow = events.subscribe()
+        var fast = events.subscribe().makeAsyncIterator()
+        // The fast reader takes each event before the next is published; the slow one takes none.
+        for _ in 0...LiveEvents.bufferLimit {
+            events.publish(.peersChanged)
+            #expect(await fast.next() == .peersChanged)
+        }
+        #expect(events.subscriberCount == 1)
+        var received = 0
+        for await _ in slow { received += 1 }
+        // Ended after what it had buffered.
+        #expect(received == LiveEvents.bufferLimit)
+        events.publish(.sessionDeleted(id: 1))
+        #expect(await fast.next() == .sessionDeleted(id: 1))
+        events.close()
+        #expect(await fast.next() == nil)
+    }
 }
