@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|secret|help)
+    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|secret|web|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters secret help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters secret web help' -- "${cur}"))
         ;;
     esac
 }
@@ -351,6 +351,29 @@ _parleyctl_reload() {
 
 _parleyctl_sessions() {
     repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __parleyctl_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    list|delete|prune)
+        # Offer subcommand argument completions
+        "_parleyctl_sessions_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'list delete prune' -- "${cur}"))
+        ;;
+    esac
+}
+
+_parleyctl_sessions_list() {
+    repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
@@ -364,11 +387,44 @@ _parleyctl_sessions() {
     esac
 }
 
+_parleyctl_sessions_delete() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_sessions_prune() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--older-than --socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--older-than')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
 _parleyctl_history() {
     repeating_flags=()
     non_repeating_flags=(--follow --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--session --filter --action --after --limit --socket)
+    non_repeating_options=(--session --filter --action --after --limit --last --since --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -386,6 +442,12 @@ _parleyctl_history() {
         return
         ;;
     '--limit')
+        return
+        ;;
+    '--last')
+        return
+        ;;
+    '--since')
         return
         ;;
     '--socket')
@@ -523,6 +585,21 @@ _parleyctl_secret_generate() {
     # Offer option value completions
     case "${prev}" in
     '--output')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_web() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
         return
         ;;
     esac
