@@ -46,12 +46,14 @@ export class Timeline {
     this.patternInput = h('input', {
       type: 'search',
       class: 'tl-pattern',
-      placeholder: 'action glob, e.g. add* (press /)',
+      placeholder: 'action glob: add*  (/)',
+      title: 'A glob on the action text: * any text, ? one character, \\ escapes (press / to get here)',
       'aria-label': 'Action pattern',
       spellcheck: 'false',
       autocomplete: 'off',
     });
-    this.modeSelect = h('select', { class: 'tl-mode', 'aria-label': 'Show or hide matching entries' }, h('option', { value: 'show', text: 'show matching' }), h('option', { value: 'hide', text: 'hide matching' }));
+    this.modeSelect = h('select', { class: 'tl-mode', 'aria-label': 'Show or hide matching entries' }, h('option', { value: 'show', text: 'show' }), h('option', { value: 'hide', text: 'hide' }));
+    this.modeSelect.title = 'Show only the matching entries, or hide them';
     this.countLabel = h('span', { class: 'tl-count dim' });
     this.filterError = h('div', { class: 'tl-error', hidden: true });
     this.slider = h('input', { type: 'range', class: 'tl-slider', min: '0', max: '0', value: '0', step: '1', 'aria-label': 'Scrub through the entries' });
@@ -205,6 +207,7 @@ export class Timeline {
   async reload() {
     this.generation += 1;
     this.pages.clear();
+    this.rows = null;
     this.total = null;
     this.selectedIndex = null;
     this.pinMarks.clear();
@@ -223,8 +226,13 @@ export class Timeline {
     if (generation !== this.generation) return;
     await this.loadPage(Math.floor(offset / PAGE));
     if (generation !== this.generation || this.total === null) return;
-    if (this.selectedIndex !== null) this.scrollToIndex(this.selectedIndex, true);
-    else this.viewport.scrollTop = 0;
+    if (this.selectedIndex !== null) {
+      this.scrollToIndex(this.selectedIndex, true);
+      this.slider.value = String(this.selectedIndex);
+    } else {
+      this.viewport.scrollTop = 0;
+      this.slider.value = '0';
+    }
     this.render();
     this.updateCount();
   }
@@ -446,36 +454,39 @@ export class Timeline {
     const first = Math.max(0, Math.floor(this.viewport.scrollTop / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(this.total - 1, Math.ceil((this.viewport.scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
     this.window.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
-    const fragment = document.createDocumentFragment();
+    // Rows are kept by index while their entry stays the same (only their marks are updated), so scrolling
+    // builds only the rows coming into view.
+    const rows = [];
+    const kept = new Map();
     for (let index = first; index <= last; index += 1) {
       const entry = this.entryAt(index);
+      const previous = this.rows ? this.rows.get(index) : undefined;
+      let row;
       if (!entry) {
         this.loadPage(Math.floor(index / PAGE));
-        fragment.appendChild(h('div', { class: 'tl-row loading', dataset: { index } }, h('span', { class: 'c-seq dim', text: '…' })));
-        continue;
+        row = previous && previous.entry === null ? previous : { entry: null, element: h('div', { class: 'tl-row loading', dataset: { index } }, h('span', { class: 'c-seq dim', text: '…' })) };
+      } else {
+        row = previous && previous.entry === entry ? previous : { entry, element: this.buildRow(index, entry) };
+        this.updateRow(row.element, index, entry);
       }
-      fragment.appendChild(this.renderRow(index, entry));
+      kept.set(index, row);
+      rows.push(row.element);
     }
-    this.window.replaceChildren(fragment);
+    this.rows = kept;
+    const children = this.window.children;
+    if (children.length !== rows.length || rows.some((element, i) => children[i] !== element)) this.window.replaceChildren(...rows);
     if (!this.firstPaintReported && last >= first) {
       this.firstPaintReported = true;
       requestAnimationFrame(() => performance.mark('parley:timeline-first-paint'));
     }
   }
 
-  renderRow(index, entry) {
-    const selected = entry.sequence === this.selectedSeq;
-    const mark = this.pinMark(index, entry);
-    const classes = ['tl-row'];
-    if (selected) classes.push('selected');
-    if (entry.sequence === this.diffBase) classes.push('diff-base');
-    if (mark === true) classes.push('pin-changed');
+  buildRow(index, entry) {
     return h(
       'div',
       {
-        class: classes.join(' '),
+        class: 'tl-row',
         role: 'option',
-        'aria-selected': selected ? 'true' : 'false',
         dataset: { index, seq: entry.sequence },
         title: `#${entry.sequence} ${entry.action}\n${timeTitle(entry.time)}\nstate ${bytes(entry.stateSize)}, screenshot ${entry.screenshotSize ? bytes(entry.screenshotSize) : 'none'}`,
       },
@@ -483,8 +494,23 @@ export class Timeline {
       h('span', { class: 'c-time', text: clockTime(entry.time) }),
       h('span', { class: 'c-action', text: entry.action }),
       h('span', { class: 'c-size', text: bytes(entry.stateSize) }),
-      h('span', { class: 'c-mark', title: mark === true ? 'The pinned value changed here' : '', text: mark === true ? '●' : '' }),
+      h('span', { class: 'c-mark' }),
       h('button', { type: 'button', class: 'tl-diff', title: 'Diff the selected entry against this one', text: '⇄' }),
     );
+  }
+
+  updateRow(element, index, entry) {
+    const selected = entry.sequence === this.selectedSeq;
+    const mark = this.pinMark(index, entry);
+    element.classList.toggle('selected', selected);
+    element.setAttribute('aria-selected', selected ? 'true' : 'false');
+    element.classList.toggle('diff-base', entry.sequence === this.diffBase);
+    element.classList.toggle('pin-changed', mark === true);
+    const markCell = element.querySelector('.c-mark');
+    const markText = mark === true ? '●' : '';
+    if (markCell.textContent !== markText) {
+      markCell.textContent = markText;
+      markCell.title = mark === true ? 'The pinned value changed here' : '';
+    }
   }
 }

@@ -147,7 +147,9 @@ export class JsonTree {
       for (const change of changes.slice(0, AUTO_REVEAL)) {
         const parent = change.path.slice(0, -1);
         const index = this.childIndex(parent, change.path[change.path.length - 1]);
-        if (index === -1 || index < CHUNK * 2) this.expandTo(parent);
+        if (index !== -1 && index >= CHUNK * 2) continue; // deep in a long list: the change list reveals it
+        const node = this.expandTo(parent);
+        if (node) this.expand(node);
       }
     }
   }

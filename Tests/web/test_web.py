@@ -1,0 +1,388 @@
+"""The web debugger in a real browser (headless Chromium) against a real parleyd, with states recorded by an app
+speaking the original framing. Each test saves a screenshot of the page (conftest.py); errors in the browser's
+console fail any test not marked console_errors_expected."""
+import json
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from parley_web import OriginalApp, app_screenshot, severe_console_entries, wait_for_entries, wait_until
+
+TIMEOUT = 15
+HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
+
+
+def wait(driver, condition, timeout=TIMEOUT, message=""):
+    # The page rebuilds what changes (rows, lists): an element found a moment ago may be gone; look again.
+    return WebDriverWait(driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition, message)
+
+
+def css(driver, selector):
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def wait_css(driver, selector, timeout=TIMEOUT):
+    """The first element matching `selector`, once there is one."""
+    return wait(driver, lambda d: (css(d, selector) or [None])[0], timeout, f"no element matches {selector}")
+
+
+def entries_of(parleyd, session_id):
+    return parleyd.get(f"/api/sessions/{session_id}/entries?limit=1000")["entries"]
+
+
+def record(parleyd, app, frames):
+    """Sends (action, state[, screenshot]) frames; answers the session and its entries once parleyd stored them all."""
+    for frame in frames:
+        app.send(*frame)
+    session = wait_for_entries(parleyd, entries=len(frames))
+    return session, entries_of(parleyd, session["id"])
+
+
+def click_button(driver, label, scope=None):
+    scope = scope or driver
+    button = wait(driver, lambda d: next((b for b in scope.find_elements(By.TAG_NAME, "button") if b.text == label and b.is_enabled()), None),
+                  message=f"no enabled button {label!r}")
+    button.click()
+    return button
+
+
+def confirm(driver):
+    wait_css(driver, "dialog#confirm[open]")
+    driver.find_element(By.ID, "confirm-ok").click()
+    wait(driver, lambda d: not css(d, "dialog#confirm[open]"))
+
+
+def tree_row(driver, path):
+    return wait_css(driver, f".tree .trow[data-path='{json.dumps(path, separators=(',', ':'))}']")
+
+
+def expand(driver, path):
+    """Expands the tree node at `path` (a click on its row, unless it is open already)."""
+    row = tree_row(driver, path)
+    if row.find_element(By.XPATH, "..").get_attribute("aria-expanded") != "true":
+        row.click()
+    wait(driver, lambda d: row.find_element(By.XPATH, "..").get_attribute("aria-expanded") == "true")
+    return row
+
+
+def screenshot_width(driver):
+    return driver.execute_script("const i = document.querySelector('img.screenshot'); return i && i.complete ? i.naturalWidth : 0")
+
+
+# The tests
+
+
+def test_sessions_page_lists_the_session(parleyd, app, browser):
+    session, _ = record(parleyd, app, [("load", {"items": []}, app_screenshot([])), ('add("milk")', {"items": ["milk"]}, app_screenshot(["milk"]))])
+    browser.get(parleyd.web + "/")
+    row = wait_css(browser, f'tr.session-row[data-id="{session["id"]}"]')
+    assert session["appName"] in row.text
+    assert row.find_element(By.CSS_SELECTOR, ".c-entries").text == "2"
+    assert row.find_elements(By.CSS_SELECTOR, ".live-dot"), "a connected app's session is marked live"
+    assert "127.0.0.1" in row.text, "the host the app connected from"
+    assert not row.find_element(By.CSS_SELECTOR, "button[data-delete]").is_enabled(), "a live session cannot be deleted"
+
+
+def test_clicking_an_entry_shows_its_screenshot_and_state_tree(parleyd, app, browser):
+    session, entries = record(parleyd, app, [
+        ("load", {"items": [], "user": {"name": "Ada"}}, b""),
+        ('add("milk")', {"items": [{"title": "milk", "done": False}], "user": {"name": "Ada"}}, app_screenshot(["milk"])),
+    ])
+    browser.get(parleyd.web + "/")
+    wait_css(browser, f'tr.session-row[data-id="{session["id"]}"] .c-app a').click()
+    wait_css(browser, f'.tl-row[data-seq="{entries[1]["sequence"]}"]').click()
+    wait(browser, lambda d: d.current_url.endswith(f'/sessions/{session["id"]}/entries/{entries[1]["sequence"]}'))
+    wait(browser, lambda d: screenshot_width(d) > 0, message="the screenshot did not load")
+    assert screenshot_width(browser) == 180
+    assert "1 item" in tree_row(browser, ["items"]).text
+    expand(browser, ["items"])
+    expand(browser, ["items", 0])
+    assert tree_row(browser, ["items", 0, "title"]).find_element(By.CSS_SELECTOR, ".tvalue").text == '"milk"'
+    assert tree_row(browser, ["user"]).is_displayed()
+
+    wait_css(browser, f'.tl-row[data-seq="{entries[0]["sequence"]}"]').click()
+    assert wait_css(browser, ".no-shot").text == "no screenshot"
+    assert not css(browser, "img.screenshot")
+
+
+def test_the_diff_highlights_the_changed_paths(parleyd, app, browser):
+    session, entries = record(parleyd, app, [
+        ("load", {"count": 1, "items": [{"title": "milk"}], "prefs": {"theme": "light", "sort": "title"}}),
+        ('add("eggs")', {"count": 2, "items": [{"title": "milk"}, {"title": "eggs"}], "prefs": {"theme": "dark", "sort": "title"}}),
+        ("rename", {"count": 2, "items": [{"title": "oat milk"}, {"title": "eggs"}], "prefs": {"theme": "dark"}, "extra": True}),
+    ])
+    first, second, third = (entry["sequence"] for entry in entries)
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/{second}')
+    # Against the previous entry: a changed number, a changed value deep down (revealed), an added element, a count.
+    assert "chg-changed" in tree_row(browser, ["count"]).get_attribute("class")
+    theme = tree_row(browser, ["prefs", "theme"])
+    assert "chg-changed" in theme.get_attribute("class") and theme.is_displayed()
+    assert "was \"light\"" in theme.text
+    assert "chg-added" in tree_row(browser, ["items", 1]).get_attribute("class")
+    assert "chg-countChanged" in tree_row(browser, ["items"]).get_attribute("class")
+    assert "chg-changed" not in tree_row(browser, ["prefs", "sort"]).get_attribute("class")
+    listed = [element.text for element in css(browser, ".changes .change-path")]
+    assert set(listed) == {"count", "items", "items[1]", "prefs.theme"}, listed
+    assert f"Changes vs #{first}" in wait_css(browser, ".changes-panel summary").text
+
+    # Against any entry: ?diff= in the URL.
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/{third}?diff={first}')
+    wait(browser, lambda d: f"Changes vs #{first}" in wait_css(d, ".changes-panel summary").text)
+    assert "chg-changed" in tree_row(browser, ["items", 0, "title"]).get_attribute("class")
+    assert "chg-added" in tree_row(browser, ["extra"]).get_attribute("class")
+    removed = wait_css(browser, ".tghost[data-path='[\"prefs\",\"sort\"]'] .trow")
+    assert "chg-removed" in removed.get_attribute("class") and "removed" in removed.text
+
+    # Picking the other entry in the timeline (⇄) puts it in the URL.
+    row = wait_css(browser, f'.tl-row[data-seq="{second}"]')
+    ActionChains(browser).move_to_element(row).perform()
+    row.find_element(By.CSS_SELECTOR, ".tl-diff").click()
+    wait(browser, lambda d: d.current_url.endswith(f"/entries/{third}?diff={second}"))
+    wait(browser, lambda d: f"Changes vs #{second}" in wait_css(d, ".changes-panel summary").text)
+    assert "chg-changed" not in tree_row(browser, ["count"]).get_attribute("class")
+
+
+def test_a_new_entry_appears_without_a_reload(parleyd, app, browser):
+    session, _ = record(parleyd, app, [("load", {"n": 0})])
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}')
+    wait_css(browser, ".tl-row[data-seq]")
+    marker = f"live-{time.monotonic_ns()}"
+    # The page notes when the row shows up (its clock and Python's are the same system clock).
+    browser.execute_script("""
+        window.__sameDocument = true;
+        const marker = arguments[0];
+        (function check() {
+          const found = [...document.querySelectorAll('.tl-row .c-action')].some((cell) => cell.textContent === marker);
+          if (found) window.__seenAt = Date.now(); else requestAnimationFrame(check);
+        })();""", marker)
+    sent = time.time() * 1000
+    app.send(marker, {"n": 1})
+    row = wait(browser, lambda d: next((cell for cell in css(d, ".tl-row .c-action") if cell.text == marker), None), message="the new entry did not appear")
+    assert row.is_displayed()
+    assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
+    latency = browser.execute_script("return window.__seenAt") - sent
+    print(f"new entry visible {latency:.0f} ms after the app sent it")
+    assert latency < 1000, f"the new entry took {latency:.0f} ms to appear"
+    assert "2 entries" in wait_css(browser, ".tl-count").text
+    assert wait_css(browser, ".session-head .entry-count").text.startswith("2 ")
+
+    # The sessions page: entry counts and new sessions arrive live too.
+    browser.find_element(By.CSS_SELECTOR, 'a[data-nav="sessions"]').click()
+    counter = wait_css(browser, f'tr.session-row[data-id="{session["id"]}"] .c-entries')
+    browser.execute_script("window.__sameDocument = true")
+    app.send("again", {"n": 2})
+    wait(browser, lambda d: counter.text == "3", message="the entry count did not change")
+    other = OriginalApp(parleyd.port)
+    try:
+        other.send("hello", {"other": True})
+        wait(browser, lambda d: len(css(d, "tr.session-row")) == 2, message="the second app's session did not appear")
+    finally:
+        other.close()
+    assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
+
+
+def test_replay_reaches_the_app(parleyd, app, browser):
+    state_bytes = b'{"n": 1, "total": 1.10, "items": ["milk"]}'
+    session, entries = record(parleyd, app, [("load", state_bytes, app_screenshot(["milk"])), ("next", {"n": 2, "total": 2.2, "items": []})])
+    first = entries[0]["sequence"]
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/{first}')
+    wait_css(browser, ".tree .trow")
+    click_button(browser, "Replay to app")
+    confirm(browser)
+    assert app.wait_for_replay(1) == state_bytes, "the app gets the state exactly as it sent it"
+    assert "sent to" in wait_css(browser, ".toast-success").text
+
+    # To every connected app.
+    other = OriginalApp(parleyd.port)
+    try:
+        other.send("other", {"other": True})
+        wait_until(parleyd, lambda: len(parleyd.get("/api/peers")["peers"]) >= 2, "the second app to connect")
+        click_button(browser, "Replay to all…")
+        confirm(browser)
+        assert app.wait_for_replay(2) == state_bytes
+        assert other.wait_for_replay(1) == state_bytes
+    finally:
+        other.close()
+
+
+def test_hostile_text_is_shown_as_text(parleyd, app, browser):
+    second_html = HOSTILE.replace("pwned=1", "pwned=3")
+    session, entries = record(parleyd, app, [
+        (HOSTILE, {"html": HOSTILE, "list": [HOSTILE]}, app_screenshot(["x"])),
+        (HOSTILE, {"html": second_html, "list": [HOSTILE], "<img src=x onerror=window.pwned=4>": 1}, app_screenshot(["y"])),
+    ])
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/{entries[1]["sequence"]}')
+    assert tree_row(browser, ["html"]).find_element(By.CSS_SELECTOR, ".tvalue").text == json.dumps(second_html)
+    expand(browser, ["list"])
+    assert tree_row(browser, ["list", 0]).find_element(By.CSS_SELECTOR, ".tvalue").text == json.dumps(HOSTILE)
+    assert tree_row(browser, ["<img src=x onerror=window.pwned=4>"]).find_element(By.CSS_SELECTOR, ".tkey").text == "<img src=x onerror=window.pwned=4>"
+    assert wait_css(browser, ".entry-title .action").text == HOSTILE
+    assert all(cell.text == HOSTILE for cell in css(browser, ".tl-row .c-action"))
+    wait(browser, lambda d: any(HOSTILE in change.text for change in css(d, ".changes .change")), message="the diff lists the values")
+    search = wait_css(browser, ".search-input")
+    search.send_keys("onerror", Keys.ENTER)
+    wait(browser, lambda d: any(HOSTILE in hit.text for hit in css(d, ".search-hit")))
+
+    assert browser.execute_script("return typeof window.pwned") == "undefined"
+    images = browser.execute_script("return [...document.images].map((image) => image.className + ' ' + image.getAttribute('src'))")
+    assert images == [f'screenshot /api/entries/{entries[1]["sequence"]}/screenshot'], images
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 1, "only the page's own module"
+    assert browser.execute_script("return document.querySelectorAll('[onerror]').length") == 0
+    assert HOSTILE in browser.find_element(By.TAG_NAME, "body").text, "the characters are visible"
+
+
+def test_the_browser_console_shows_no_errors(parleyd, app, browser):
+    session, entries = record(parleyd, app, [("load", {"a": 1}, app_screenshot(["a"])), ("b", {"a": 2, "b": [1, 2, 3]}), ("c", {"a": 3})])
+    browser.get(parleyd.web + "/")
+    wait_css(browser, "tr.session-row .c-app a").click()
+    wait_css(browser, ".tl-row[data-seq]").click()
+    wait(browser, lambda d: screenshot_width(d) > 0)
+    browser.find_element(By.CSS_SELECTOR, ".tl-viewport").send_keys("j")
+    wait_css(browser, ".changes .change")
+    browser.find_element(By.CSS_SELECTOR, ".search-input").send_keys("b", Keys.ENTER)
+    wait_css(browser, ".search-hit").click()
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/{entries[2]["sequence"]}?diff={entries[0]["sequence"]}')
+    wait_css(browser, ".changes .change")
+    browser.find_element(By.CSS_SELECTOR, 'a[data-nav="peers"]').click()
+    wait_css(browser, "tr.peer-row")
+    severe = severe_console_entries(browser)
+    assert severe == [], severe
+
+
+def test_every_view_url_loads_directly(parleyd, app, browser):
+    session, entries = record(parleyd, app, [("load", {"a": 1}, app_screenshot(["a"])), ("b", {"a": 2})])
+    sid, first, second = session["id"], entries[0]["sequence"], entries[1]["sequence"]
+    views = {
+        "/": "tr.session-row",
+        f"/sessions/{sid}": ".tl-row[data-seq]",
+        f"/sessions/{sid}/entries/{second}": f".tl-row.selected[data-seq='{second}']",
+        f"/sessions/{sid}/entries/{second}?diff={first}": ".changes .change",
+        "/peers": "tr.peer-row",
+    }
+    for path, selector in views.items():
+        browser.get(parleyd.web + path)
+        wait_css(browser, selector)
+        browser.refresh()
+        wait_css(browser, selector)
+        assert browser.current_url == parleyd.web + path
+    # The entry views show the entry.
+    browser.get(f"{parleyd.web}/sessions/{sid}/entries/{second}")
+    wait(browser, lambda d: wait_css(d, ".entry-title .seq").text == f"#{second}")
+
+    # Back and forward through views reached by clicking.
+    browser.get(parleyd.web + "/")
+    wait_css(browser, "tr.session-row .c-app a").click()
+    wait_css(browser, f".tl-row[data-seq='{first}']").click()
+    wait(browser, lambda d: d.current_url.endswith(f"/entries/{first}"))
+    browser.find_element(By.CSS_SELECTOR, 'a[data-nav="peers"]').click()
+    wait_css(browser, "tr.peer-row")
+    browser.back()
+    wait(browser, lambda d: d.current_url.endswith(f"/sessions/{sid}/entries/{first}"))
+    wait(browser, lambda d: wait_css(d, ".entry-title .seq").text == f"#{first}")
+    browser.back()
+    wait(browser, lambda d: d.current_url.endswith(f"/sessions/{sid}"))
+    wait_css(browser, ".entry-head .placeholder")
+    browser.back()
+    wait_css(browser, "tr.session-row")
+    browser.forward()
+    browser.forward()
+    wait(browser, lambda d: d.current_url.endswith(f"/entries/{first}"))
+    wait(browser, lambda d: wait_css(d, ".entry-title .seq").text == f"#{first}")
+
+
+@pytest.mark.parametrize("parleyd_config", [{"actionFilters": {"ticks": "tick*"}}])
+def test_keyboard_slider_and_filters(parleyd, app, browser):
+    actions = ["tick 1", "add(a)", "tick 2", "add(b)", "tick 3"]
+    session, entries = record(parleyd, app, [(action, {"i": i}) for i, action in enumerate(actions)])
+    seqs = [entry["sequence"] for entry in entries]
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}')
+    wait_css(browser, f".tl-row[data-seq='{seqs[0]}']").click()
+    at = lambda index: (lambda d: d.current_url.endswith(f"/entries/{seqs[index]}"))  # noqa: E731
+    body = browser.find_element(By.TAG_NAME, "body")
+    wait(browser, at(0))
+    body.send_keys("j")
+    wait(browser, at(1))
+    body.send_keys(Keys.ARROW_DOWN)
+    wait(browser, at(2))
+    body.send_keys("k")
+    wait(browser, at(1))
+    body.send_keys(Keys.END)
+    wait(browser, at(4))
+    body.send_keys(Keys.HOME)
+    wait(browser, at(0))
+    # The slider scrubs.
+    browser.execute_script("const s = document.querySelector('.tl-slider'); s.value = 3; s.dispatchEvent(new Event('input'))")
+    wait(browser, at(3))
+    assert wait_css(browser, ".entry-title .action").text == actions[3]
+
+    # "/" focuses the pattern; a glob shows or hides.
+    body.send_keys("/")
+    pattern = browser.switch_to.active_element
+    assert "tl-pattern" in pattern.get_attribute("class")
+    pattern.send_keys("add*", Keys.ENTER)
+    shown = lambda d: [cell.text for cell in css(d, ".tl-row .c-action")]  # noqa: E731
+    wait(browser, lambda d: shown(d) == ["add(a)", "add(b)"])
+    browser.find_element(By.CSS_SELECTOR, ".tl-mode option[value='hide']").click()
+    wait(browser, lambda d: shown(d) == ["tick 1", "tick 2", "tick 3"])
+    pattern.clear()
+    pattern.send_keys(Keys.ENTER)
+    wait(browser, lambda d: len(shown(d)) == 5)
+    # A named filter from the configuration.
+    wait_css(browser, ".tl-named option[value='ticks']").click()
+    wait(browser, lambda d: shown(d) == ["add(a)", "add(b)"])  # still "hide"
+    browser.find_element(By.CSS_SELECTOR, ".tl-mode option[value='show']").click()
+    wait(browser, lambda d: shown(d) == ["tick 1", "tick 2", "tick 3"])
+
+
+def test_export_import_and_delete(parleyd, app, browser):
+    session, entries = record(parleyd, app, [("load", {"a": 1}, app_screenshot(["a"])), ("b", {"a": 2})])
+    app.close()
+    wait_until(parleyd, lambda: not parleyd.get(f'/api/sessions/{session["id"]}')["live"], "the session to end")
+    browser.get(parleyd.web + "/")
+    row = wait_css(browser, f'tr.session-row[data-id="{session["id"]}"]')
+    wait(browser, lambda d: row.find_element(By.CSS_SELECTOR, "button[data-delete]").is_enabled())
+    href = row.find_element(By.LINK_TEXT, "Export").get_attribute("href")
+    with urllib.request.urlopen(href, timeout=10) as response:
+        exported = response.read()
+        assert "attachment" in response.headers.get("Content-Disposition", "")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "session.jsonl"
+        path.write_bytes(exported)
+        browser.find_element(By.CSS_SELECTOR, "input[type=file]").send_keys(str(path))
+        wait(browser, lambda d: "/sessions/" in d.current_url and not d.current_url.endswith(f'/sessions/{session["id"]}'))
+    wait_css(browser, ".session-head .badge")
+    assert "imported" in browser.find_element(By.CSS_SELECTOR, ".session-head").text
+    wait(browser, lambda d: len(css(d, ".tl-row[data-seq]")) == 2)
+
+    browser.find_element(By.CSS_SELECTOR, 'a[data-nav="sessions"]').click()
+    wait(browser, lambda d: len(css(d, "tr.session-row")) == 2)
+    wait_css(browser, f'tr.session-row[data-id="{session["id"]}"] button[data-delete]').click()
+    confirm(browser)
+    wait(browser, lambda d: not css(d, f'tr.session-row[data-id="{session["id"]}"]'), message="the deleted session is still listed")
+    assert len(css(browser, "tr.session-row")) == 1
+    with pytest.raises(urllib.error.HTTPError) as error:
+        parleyd.get(f'/api/sessions/{session["id"]}')
+    assert error.value.code == 404
+
+
+@pytest.mark.console_errors_expected
+def test_api_errors_are_shown(parleyd, app, browser):
+    session, _ = record(parleyd, app, [("load", {"a": 1})])
+    browser.get(parleyd.web + "/sessions/999")
+    panel = wait_css(browser, ".error-panel")
+    assert "Session 999: Not found" in panel.text
+    assert len(panel.find_element(By.TAG_NAME, "p").text) > 0, "the problem's detail is shown"
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/99999')
+    assert "Entry 99999: Not found" in wait_css(browser, ".error-panel").text
+    # A malformed pattern (a lone backslash at the end): 400, shown under the filter.
+    pattern = wait_css(browser, ".tl-pattern")
+    pattern.send_keys("add\\", Keys.ENTER)
+    assert "Bad request" in wait_css(browser, ".tl-error .error-panel").text
