@@ -77,7 +77,11 @@ final class DebuggerService: Sendable {
             return open.id
         }) else { return }
         do {
-            try await store.endSession(session)
+            if try await store.endSession(session) {
+                logger.info("debugger session ended without entries; removed", metadata: ["session": "\(session)", "peer-id": "\(peer.id)"])
+                events.publish(.sessionDeleted(id: session))
+                return
+            }
             logger.info("debugger session ended", metadata: ["session": "\(session)", "peer-id": "\(peer.id)"])
             if let ended = try? await store.session(session) { events.publish(.sessionEnded(WebSession(summary: ended, live: false))) }
         } catch {
@@ -91,7 +95,7 @@ final class DebuggerService: Sendable {
             defer { sessions.removeAll() }
             return Array(sessions.values)
         }
-        for session in open { try? await store.endSession(session.id) }
+        for session in open { _ = try? await store.endSession(session.id) }
         try? await store.close()
     }
 
@@ -140,7 +144,7 @@ final class DebuggerService: Sendable {
         if let open, open.connection == peer.connectionID { return open.id }
         if let open {
             // The same id on a new connection: the old connection's session ends here, not in the newcomer's hands.
-            try? await store.endSession(open.id)
+            _ = try? await store.endSession(open.id)
             logger.info("debugger session ended: its peer id arrived on a new connection", metadata: ["session": "\(open.id)", "peer-id": "\(peer.id)"])
         }
         // Shown in `parleyctl sessions`, so that people can tell the two kinds of app apart.

@@ -10,6 +10,20 @@ import GRDB
 /// * `totals`: the entry count and byte total that the retention limits are checked against, kept by triggers so
 ///   that an append does not have to sum the whole history.
 enum HistorySchema {
+    /// Bytes a row costs beyond its texts and blobs: its integers, the row and index entries, page slack. An
+    /// estimate on the high side, so that many small entries cannot pass the byte limit unseen.
+    static let rowOverhead = 96
+
+    /// What an entry counts against `historyMaxBytes`: its state, screenshot and action text, and its rows.
+    static func entryBytes(_ row: String) -> String {
+        "\(row).stateSize + \(row).screenshotSize + length(CAST(\(row).action AS BLOB)) + \(2 * rowOverhead)"
+    }
+
+    /// What a session counts: its texts and its row.
+    static func sessionBytes(_ row: String) -> String {
+        "length(CAST(\(row).appName AS BLOB)) + length(CAST(\(row).peerID AS BLOB)) + length(CAST(\(row).host AS BLOB)) + \(rowOverhead)"
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: sessions, entries, contents, totals") { db in
@@ -61,6 +75,33 @@ enum HistorySchema {
         migrator.registerMigration("v3: the address each app connected from") { db in
             // Empty for sessions recorded before, and for imported ones.
             try db.execute(sql: "ALTER TABLE session ADD COLUMN host TEXT NOT NULL DEFAULT ''")
+        }
+        migrator.registerMigration("v4: the byte limit counts texts and rows, not only states and screenshots") { db in
+            // What an entry costs on disk, as HistorySchema.entryBytes says; sessions likewise.
+            try db.execute(
+                sql: """
+                    DROP TRIGGER entry_added;
+                    DROP TRIGGER entry_removed;
+                    CREATE TRIGGER entry_added AFTER INSERT ON entry BEGIN
+                        UPDATE totals SET entries = entries + 1, bytes = bytes + (\(entryBytes("NEW")));
+                    END;
+                    CREATE TRIGGER entry_removed AFTER DELETE ON entry BEGIN
+                        UPDATE totals SET entries = entries - 1, bytes = bytes - (\(entryBytes("OLD")));
+                    END;
+                    CREATE TRIGGER session_added AFTER INSERT ON session BEGIN
+                        UPDATE totals SET bytes = bytes + (\(sessionBytes("NEW")));
+                    END;
+                    CREATE TRIGGER session_removed AFTER DELETE ON session BEGIN
+                        UPDATE totals SET bytes = bytes - (\(sessionBytes("OLD")));
+                    END;
+                    CREATE TRIGGER session_changed AFTER UPDATE OF appName, peerID, host ON session BEGIN
+                        UPDATE totals SET bytes = bytes - (\(sessionBytes("OLD"))) + (\(sessionBytes("NEW")));
+                    END;
+                    UPDATE totals SET bytes =
+                        (SELECT COALESCE(SUM(\(entryBytes("entry"))), 0) FROM entry) +
+                        (SELECT COALESCE(SUM(\(sessionBytes("session"))), 0) FROM session);
+                    """
+            )
         }
         return migrator
     }

@@ -31,6 +31,10 @@ public final class HistoryStore: Sendable {
     /// frame limit.
     public static let defaultExportChunkBytes = 16 << 20
 
+    /// The longest action text stored. Action texts name what happened (`add("milk")`); one this long is a
+    /// payload sent in the wrong field, and every listing would carry it.
+    public static let maximumActionBytes = 16 << 10
+
     public let path: String
     let pool: DatabasePool
     let logger: Logger
@@ -71,6 +75,12 @@ public final class HistoryStore: Sendable {
         configuration.foreignKeysEnabled = true
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // The file gives back the pages retention frees (takes effect for a database created from now on), and
+            // the WAL is cut back after each checkpoint: the limit holds for the files on disk, not only the rows.
+            // Both are settings of the writer's connection; the pool's readers are read-only.
+            guard !db.configuration.readonly else { return }
+            try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+            try db.execute(sql: "PRAGMA journal_size_limit = \(walSizeLimit)")
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try HistorySchema.migrator.migrate(pool)
@@ -112,7 +122,11 @@ public final class HistoryStore: Sendable {
             let closed = db.changesCount
             try db.execute(sql: "DELETE FROM entry WHERE session IN (SELECT id FROM session WHERE importing = 1)")
             try db.execute(sql: "DELETE FROM session WHERE importing = 1")
-            return (closed, db.changesCount)
+            let abandoned = db.changesCount
+            // Sessions that recorded nothing, left by a parleyd that stopped before it could remove them.
+            try db.execute(
+                sql: "DELETE FROM session WHERE imported = 0 AND NOT EXISTS (SELECT 1 FROM entry WHERE entry.session = session.id)")
+            return (closed, abandoned)
         }
         if closed > 0 || abandoned > 0 {
             logger.info("history recovered after an unclean stop", metadata: ["sessions-closed": "\(closed)", "imports-removed": "\(abandoned)"])
@@ -163,12 +177,20 @@ public final class HistoryStore: Sendable {
         }
     }
 
-    /// Marks a session ended (its app disconnected). Ending it again changes nothing.
-    public func endSession(_ id: Int64, at end: Date = Date()) async throws(HistoryStoreError) {
+    /// Marks a session ended (its app disconnected). Ending it again changes nothing. A session that recorded
+    /// nothing is deleted instead (an app reconnecting in a loop must not fill the history with empty sessions);
+    /// the answer says whether it was.
+    @discardableResult
+    public func endSession(_ id: Int64, at end: Date = Date()) async throws(HistoryStoreError) -> Bool {
         let ended = Timestamp(end)
-        try await write("end a session") { db in
+        return try await write("end a session") { db in
             try Self.requireSession(id, in: db)
+            try db.execute(
+                sql: "DELETE FROM session WHERE id = ? AND ended IS NULL AND NOT EXISTS (SELECT 1 FROM entry WHERE entry.session = session.id)",
+                arguments: [id])
+            if db.changesCount > 0 { return true }
             try db.execute(sql: "UPDATE session SET ended = ? WHERE id = ? AND ended IS NULL", arguments: [ended.milliseconds, id])
+            return false
         }
     }
 
@@ -227,6 +249,9 @@ public final class HistoryStore: Sendable {
         let screenshot = Data(record.screenshot.readableBytesView)
         let limits = self.limits
         let (sequence, dropped) = try await write("append an entry") { db -> (Int64, Int) in
+            guard record.action.utf8.count <= Self.maximumActionBytes else {
+                throw HistoryStoreError.actionTooLong(bytes: record.action.utf8.count, limit: Self.maximumActionBytes)
+            }
             // Validated here, on the database's own queue: a 60 MiB state takes a while to scan, and the caller may
             // be on an event loop serving other connections.
             if case .failure(let error) = Result(catching: { () throws(JSONError) in try JSONSkimmer.validate(record.state) }) {
@@ -242,6 +267,7 @@ public final class HistoryStore: Sendable {
         }
         if dropped > 0 {
             logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(dropped)"])
+            await giveBackFreePages()
         }
         return EntrySummary(sequence: sequence, session: session, time: time.date, action: record.action, stateSize: state.count, screenshotSize: screenshot.count)
     }
@@ -407,6 +433,26 @@ public final class HistoryStore: Sendable {
 
     // MARK: - Retention
 
+    /// The WAL is truncated to this after a checkpoint.
+    public static let walSizeLimit = 4 << 20
+
+    /// Returns the pages retention freed to the file system, outside the append's transaction (SQLite does not
+    /// vacuum inside one). A failure costs only disk space, so it is logged, not thrown.
+    func giveBackFreePages() async {
+        do {
+            try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
+        } catch {
+            logger.warning("cannot give the history's free pages back to the disk", metadata: ["reason": "\(error)"])
+        }
+    }
+
+    /// Bytes of the database file and its WAL now.
+    public var fileBytes: Int64 {
+        [path, path + "-wal"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? 0)
+        }
+    }
+
     /// Drops the oldest entries until `limits` hold, never the entry `keeping`; forgets ended sessions left
     /// without entries by it. Returns how many entries it dropped.
     static func enforce(_ limits: RetentionLimits, keeping newest: Int64?, in db: Database) throws -> Int {
@@ -416,7 +462,8 @@ public final class HistoryStore: Sendable {
         guard excessEntries > 0 || excessBytes > 0 else { return 0 }
         var cutoff: Int64?
         var dropped = 0
-        let oldest = try EntrySizeRecord.fetchCursor(db, sql: "SELECT sequence, stateSize + screenshotSize AS size FROM entry ORDER BY sequence")
+        let oldest = try EntrySizeRecord.fetchCursor(
+            db, sql: "SELECT sequence, \(HistorySchema.entryBytes("entry")) AS size FROM entry ORDER BY sequence")
         while excessEntries > 0 || excessBytes > 0, let entry = try oldest.next() {
             guard entry.sequence != newest else { break }
             cutoff = entry.sequence

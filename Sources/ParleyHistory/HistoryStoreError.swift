@@ -11,6 +11,8 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
     case sessionEnded(Int64)
     /// The session is still recording (its app is connected); it cannot be deleted.
     case sessionLive(Int64)
+    /// The action text is longer than ``HistoryStore/maximumActionBytes``.
+    case actionTooLong(bytes: Int, limit: Int)
     case noSuchEntry(Int64)
     /// The state to append is not JSON; the history only keeps states it can diff and export.
     case invalidState(JSONError)
@@ -35,6 +37,8 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
             "there is no session \(id) in the history (parleyctl sessions lists them)"
         case .sessionEnded(let id):
             "session \(id) has ended; a reconnecting app gets a new session"
+        case .actionTooLong(let bytes, let limit):
+            "the action text is \(bytes) bytes, above the limit of \(limit): nothing was stored; send what happened as the action (add(\"milk\")) and the data in the state"
         case .sessionLive(let id):
             "session \(id) is still recording (its app is connected); delete it once the app has disconnected"
         case .noSuchEntry(let sequence):

@@ -4,7 +4,8 @@
 public struct RetentionLimits: Sendable, Hashable, Codable {
     /// Entries kept at most.
     public var maxEntries: Int
-    /// State and screenshot bytes kept at most (the database file is somewhat larger: indexes, page slack).
+    /// Bytes kept at most: states, screenshots, action texts, app names, and an estimate of each row's own cost
+    /// (``HistorySchema/rowOverhead``), so the database file stays close to this (see docs/debugger.md).
     public var maxBytes: Int64
 
     public init(maxEntries: Int, maxBytes: Int64) {

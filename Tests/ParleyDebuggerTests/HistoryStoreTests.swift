@@ -100,9 +100,13 @@ struct HistoryStoreTests {
             await #expect(throws: HistoryStoreError.noSuchSession(42)) { try await store.append(record("x", "{}"), to: 42) }
             try await store.endSession(session.id)
             await #expect(throws: HistoryStoreError.sessionEnded(session.id)) { try await store.append(record("late", "{}"), to: session.id) }
+            let long = String(repeating: "a", count: HistoryStore.maximumActionBytes + 1)
+            await #expect(throws: HistoryStoreError.actionTooLong(bytes: long.utf8.count, limit: HistoryStore.maximumActionBytes)) {
+                try await store.append(record(long, "{}"), to: session.id)
+            }
             let page = try await store.entries(EntryQuery())
             #expect(page.items.map(\.action) == ["ok"])
-            #expect(try await store.totals() == (entries: 1, bytes: 7))
+            #expect(try await store.totals() == (entries: 1, bytes: Self.entryCost("ok", #"{"a":1}"#) + Self.sessionCost("App", "p")))
         }
     }
 
@@ -130,29 +134,70 @@ struct HistoryStoreTests {
         }
     }
 
-    @Test("retention by bytes drops the oldest entries first, never the one just appended, and forgets ended sessions it emptied")
+    /// What an entry and a session count against the byte limit (HistorySchema's formulas).
+    static func entryCost(_ action: String, _ state: String, screenshot: Int = 0) -> Int64 {
+        Int64(state.utf8.count + screenshot + action.utf8.count + 2 * 96)
+    }
+
+    static func sessionCost(_ app: String, _ peer: String, host: String = "") -> Int64 { Int64(app.utf8.count + peer.utf8.count + host.utf8.count + 96) }
+
+    @Test("retention by bytes counts states, texts and rows; drops the oldest entries first, never the one just appended, and forgets ended sessions it emptied")
     func retentionByBytes() async throws {
-        try await withStore(limits: RetentionLimits(maxEntries: 100, maxBytes: 1000)) { store, _ in
+        let padding = String(repeating: "x", count: 296)
+        let state = #"{"p":"\#(padding)"}"#
+        let entry = Self.entryCost("old 0", state)  // every action here is 5 bytes
+        let sessions = Self.sessionCost("A", "old") + 2 * Self.sessionCost("A", "live")
+        // Room for the three sessions and three entries, not four.
+        try await withStore(limits: RetentionLimits(maxEntries: 100, maxBytes: sessions + 3 * entry + entry / 2)) { store, _ in
             let old = try await store.beginSession(peerID: "old", appName: "A", kind: .parley)
             _ = try await store.beginSession(peerID: "idle", appName: "A", kind: .parley)
-            let padding = String(repeating: "x", count: 296)
-            for index in 0..<3 { _ = try await store.append(record("old \(index)", #"{"p":"\#(padding)"}"#), to: old.id) }  // 304 bytes each
+            for index in 0..<3 { _ = try await store.append(record("old \(index)", state), to: old.id) }
             try await store.endSession(old.id)
             let live = try await store.beginSession(peerID: "live", appName: "A", kind: .parley)
-            _ = try await store.append(record("new 0", #"{"p":"\#(padding)"}"#), to: live.id, at: testTime(1))
-            // 4 × 304 = 1216 > 1000: the oldest goes.
+            _ = try await store.append(record("new 0", state), to: live.id, at: testTime(1))
+            // Four entries do not fit: the oldest goes.
             #expect(try await store.entries(EntryQuery()).items.map(\.action) == ["old 1", "old 2", "new 0"])
-            #expect(try await store.totals() == (entries: 3, bytes: 912))
-            _ = try await store.append(record("new 1", #"{"p":"\#(padding)"}"#), to: live.id, at: testTime(2))
-            _ = try await store.append(record("new 2", #"{"p":"\#(padding)"}"#), to: live.id, at: testTime(3))
+            #expect(try await store.totals() == (entries: 3, bytes: sessions + 3 * entry))
+            _ = try await store.append(record("new 1", state), to: live.id, at: testTime(2))
+            _ = try await store.append(record("new 2", state), to: live.id, at: testTime(3))
             #expect(try await store.entries(EntryQuery()).items.map(\.action) == ["new 0", "new 1", "new 2"])
             // The ended session lost all its entries and is forgotten; the open one without entries stays.
             #expect(try await store.sessions().map(\.peerID) == ["idle", "live"])
             // An entry larger than the whole limit is kept, alone.
-            let huge = #"{"p":"\#(String(repeating: "y", count: 2000))"}"#
+            let huge = #"{"p":"\#(String(repeating: "y", count: 4000))"}"#
             let kept = try await store.append(record("huge", huge), to: live.id, at: testTime(4))
             #expect(try await store.entries(EntryQuery()).items == [kept])
-            #expect(try await store.totals() == (entries: 1, bytes: Int64(huge.utf8.count)))
+            #expect(try await store.totals() == (entries: 1, bytes: Self.entryCost("huge", huge) + 2 * Self.sessionCost("A", "live")))
+        }
+    }
+
+    @Test("a session that recorded nothing is removed when it ends; one with entries is kept, ended")
+    func emptySessionsRemoved() async throws {
+        try await withStore { store, _ in
+            let empty = try await store.beginSession(peerID: "e", appName: "App", kind: .parley)
+            let used = try await store.beginSession(peerID: "u", appName: "App", kind: .parley)
+            _ = try await store.append(record("a", "{}"), to: used.id)
+            #expect(try await store.endSession(empty.id) == true)
+            #expect(try await store.endSession(used.id) == false)
+            #expect(try await store.sessions().map(\.peerID) == ["u"])
+            let totals = try await store.totals()
+            #expect(totals == (entries: 1, bytes: Self.entryCost("a", "{}") + Self.sessionCost("App", "u")), "\(totals)")
+        }
+    }
+
+    @Test("the database file and its WAL stay near historyMaxBytes while an app records far more than that, in texts as well as states")
+    func fileStaysNearTheLimit() async throws {
+        let limit: Int64 = 2 << 20
+        try await withStore(limits: RetentionLimits(maxEntries: 1_000_000, maxBytes: limit)) { store, _ in
+            let session = try await store.beginSession(peerID: "p", appName: "App", kind: .parley)
+            let action = String(repeating: "t", count: 8 << 10)
+            let state = #"{"blob":"\#(String(repeating: "s", count: 8 << 10))"}"#
+            // About 8 MiB in all: four times the limit.
+            for _ in 0..<500 { _ = try await store.append(record(action, state), to: session.id) }
+            #expect(try await store.totals().bytes <= limit)
+            let onDisk = store.fileBytes
+            // Pages of indexes and free lists come on top of the rows, and the WAL up to its cut-off; not 4×.
+            #expect(onDisk < limit + Int64(HistoryStore.walSizeLimit) + limit / 2, "\(onDisk) bytes on disk for a limit of \(limit)")
         }
     }
 
@@ -183,7 +228,7 @@ struct HistoryStoreTests {
         }
     }
 
-    @Test("sessions left open by a parleyd that did not end them are closed on reopen, at their last entry's time")
+    @Test("sessions left open by a parleyd that did not end them are closed on reopen, at their last entry's time; those without entries are removed")
     func closesSessionsLeftOpen() async throws {
         try await withTemporaryDirectory { directory in
             let store = try await HistoryStore.open(directory: directory)
@@ -197,7 +242,7 @@ struct HistoryStoreTests {
             let reopened = try await HistoryStore.open(directory: directory)
             let sessions = try await reopened.sessions()
             #expect(sessions.first { $0.id == busy.id }?.ended == testTime(7.5))
-            #expect(sessions.first { $0.id == silent.id }?.ended == testTime(1))
+            #expect(!sessions.contains { $0.id == silent.id })
             await #expect(throws: HistoryStoreError.sessionEnded(busy.id)) { try await reopened.append(record("c", "{}"), to: busy.id) }
             try await reopened.close()
         }

@@ -172,7 +172,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
             switch error {
             case .noSuchSession, .noSuchEntry: return WebProblem.notFound(error.description)
             case .sessionLive, .sessionEnded, .alreadyInHistory: return WebProblem.conflict(error.description)
-            case .invalidFilter, .invalidImport, .invalidState: return WebProblem.badRequest(error.description)
+            case .invalidFilter, .invalidImport, .invalidState, .actionTooLong: return WebProblem.badRequest(error.description)
             case .exportIncomplete: return WebProblem(.conflict, "Export incomplete", detail: error.description)
             case .cannotOpen, .invalidLimits, .database: return WebProblem(.internalServerError, "History unavailable", detail: error.description)
             }
