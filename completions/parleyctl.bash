@@ -186,7 +186,7 @@ _parleyctl() {
 
 _parleyctl_browse() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--timeout --type --log-level)
     __parleyctl_offer_flags_options 0
@@ -207,7 +207,7 @@ _parleyctl_browse() {
 
 _parleyctl_send() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --reply --json --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --reply --json --verbose --version -h --help)
     repeating_options=(--peer)
     non_repeating_options=(--service-type --name --secret-file --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2
@@ -249,7 +249,7 @@ _parleyctl_send() {
 
 _parleyctl_listen() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --json --verbose --version -h --help)
     repeating_options=(--type --peer)
     non_repeating_options=(--port --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
@@ -285,7 +285,7 @@ _parleyctl_listen() {
 
 _parleyctl_peers() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --json --verbose --version -h --help)
     repeating_options=(--peer)
     non_repeating_options=(--wait --wait-for --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
@@ -321,7 +321,7 @@ _parleyctl_peers() {
 
 _parleyctl_status() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -336,7 +336,7 @@ _parleyctl_status() {
 
 _parleyctl_reload() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -374,7 +374,7 @@ _parleyctl_sessions() {
 
 _parleyctl_sessions_list() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -389,7 +389,7 @@ _parleyctl_sessions_list() {
 
 _parleyctl_sessions_delete() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options -1
@@ -404,7 +404,7 @@ _parleyctl_sessions_delete() {
 
 _parleyctl_sessions_prune() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--older-than --socket)
     __parleyctl_offer_flags_options 0
@@ -422,7 +422,7 @@ _parleyctl_sessions_prune() {
 
 _parleyctl_history() {
     repeating_flags=()
-    non_repeating_flags=(--follow --json --version -h --help)
+    non_repeating_flags=(--follow --json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--session --filter --action --after --limit --last --since --socket)
     __parleyctl_offer_flags_options 0
@@ -458,7 +458,7 @@ _parleyctl_history() {
 
 _parleyctl_show() {
     repeating_flags=()
-    non_repeating_flags=(--state --force --json --version -h --help)
+    non_repeating_flags=(--state --force --json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--image --socket)
     __parleyctl_offer_flags_options 1
@@ -476,7 +476,7 @@ _parleyctl_show() {
 
 _parleyctl_diff() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2
@@ -491,7 +491,7 @@ _parleyctl_diff() {
 
 _parleyctl_replay() {
     repeating_flags=()
-    non_repeating_flags=(--all --json --version -h --help)
+    non_repeating_flags=(--all --json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--to --socket)
     __parleyctl_offer_flags_options 1
@@ -509,7 +509,7 @@ _parleyctl_replay() {
 
 _parleyctl_export() {
     repeating_flags=()
-    non_repeating_flags=(--force --version -h --help)
+    non_repeating_flags=(--force --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2
@@ -524,7 +524,7 @@ _parleyctl_export() {
 
 _parleyctl_import() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 1
@@ -539,7 +539,7 @@ _parleyctl_import() {
 
 _parleyctl_filters() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -577,7 +577,7 @@ _parleyctl_secret() {
 
 _parleyctl_secret_generate() {
     repeating_flags=()
-    non_repeating_flags=(--force --version -h --help)
+    non_repeating_flags=(--force --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--output)
     __parleyctl_offer_flags_options 0
@@ -592,7 +592,7 @@ _parleyctl_secret_generate() {
 
 _parleyctl_web() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --verbose --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0

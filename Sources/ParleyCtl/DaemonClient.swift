@@ -31,8 +31,11 @@ struct DaemonClient {
             var connected = self
             do {
                 connected.daemon = try await transceiver.connect(toUnixSocket: socketPath)
+            } catch TransceiverError.connectFailed(_, let failure) {
+                // The socket's own failure ("no such file", "refused"): the path is in the message already.
+                throw CtlFailure.daemonUnreachable(socketPath, reason: "\(failure)")
             } catch {
-                throw CtlFailure.daemonUnreachable(socketPath, reason: "\(error)")
+                throw CtlFailure.daemonUnreachable(socketPath, reason: ErrorText(error).message)
             }
             let result = try await body(connected)
             await transceiver.stop()

@@ -28,6 +28,8 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var daemon: DaemonOptions
 
+    @OptionGroup var verbosity: Verbosity
+
     func run() async throws {
         let handle: FileHandle
         if file == "-" {

@@ -78,6 +78,14 @@ struct DaemonOptions: ParsableArguments {
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON, one object per line.")
     var json = false
+
+    @OptionGroup var verbosity: Verbosity
+}
+
+/// `--verbose`: on failure, the chain of causes under the one-line message (read by `ParleyCtl.report`).
+struct Verbosity: ParsableArguments {
+    @Flag(help: "On failure, also print the causes: protocol error codes, the peer, the underlying error.")
+    var verbose = false
 }
 
 /// Seconds given on the command line, as a `Duration`.

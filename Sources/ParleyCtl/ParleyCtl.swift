@@ -55,14 +55,19 @@ struct ParleyCtl: AsyncParsableCommand {
         Foundation.exit(status)
     }
 
-    /// Prints what went wrong (or the help text, completion script, …) and returns the exit status.
+    /// Prints what went wrong (or the help text, completion script, …) and returns the exit status. Every
+    /// failure is one line, `parleyctl: error: …`, saying what happened and what to do; `--verbose` adds the
+    /// causes on the lines below.
     static func report(_ error: any Error) -> Int32 {
+        let verbose = CommandLine.arguments.dropFirst().contains("--verbose")
         if let failure = error as? CtlFailure {
-            Output.error("parleyctl: \(failure.message)")
+            Output.error("parleyctl: error: \(failure.message)")
             return failure.status.rawValue
         }
         if let failure = error as? TransceiverError {
-            Output.error("parleyctl: \(failure)")
+            let explained = ErrorText(failure)
+            Output.error("parleyctl: error: \(explained.message)")
+            if verbose { explained.causes.forEach { Output.error("  cause: \($0)") } }
             return ExitStatus(for: failure).rawValue
         }
         let code = exitCode(for: error)
@@ -72,8 +77,14 @@ struct ParleyCtl: AsyncParsableCommand {
             if !message.isEmpty { Output.line(message) }
             return ExitStatus.success.rawValue
         }
-        if !message.isEmpty { Output.error(message) }
-        if code == .validationFailure { return ExitStatus.usage.rawValue }
-        return code.rawValue
+        if code == .validationFailure || message.hasPrefix("Error: ") {
+            // ArgumentParser's "Error: …" (and its usage lines below) in our format.
+            if !message.isEmpty { Output.error("parleyctl: error: " + (message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)) }
+            return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
+        }
+        let explained = ErrorText(error)
+        Output.error("parleyctl: error: \(explained.message)")
+        if verbose { explained.causes.forEach { Output.error("  cause: \($0)") } }
+        return code == .success ? ExitStatus.error.rawValue : code.rawValue
     }
 }

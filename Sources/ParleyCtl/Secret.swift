@@ -32,6 +32,8 @@ struct Secret: ParsableCommand {
         @Flag(help: "Replace the file if it exists.")
         var force = false
 
+        @OptionGroup var verbosity: Verbosity
+
         func validate() throws {
             if force && output == nil { throw ValidationError("--force only applies with --output FILE") }
         }

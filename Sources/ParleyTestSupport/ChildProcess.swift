@@ -103,7 +103,7 @@ public final class ChildProcess: @unchecked Sendable {
         let exit = self.exit
         process.terminationHandler = { exit.exited($0) }
         name = ([url.lastPathComponent] + arguments).joined(separator: " ")
-        try process.run()
+        try process.runWithDefaultSignalMask()
         // The child holds the write ends now; ours would keep the pipes from ever reporting their end.
         try output.pipe.fileHandleForWriting.close()
         try errors.pipe.fileHandleForWriting.close()
@@ -165,5 +165,30 @@ public final class ChildProcess: @unchecked Sendable {
         let child = try ChildProcess(executable, arguments)
         let status = try await child.exitStatus(within: timeout)
         return (status, child.stdout, child.stderr)
+    }
+}
+
+extension Process {
+    /// `run()`, from a thread of its own whose signal mask is empty, so that the child starts with no signal
+    /// blocked, as it would from a shell. The threads of Swift's concurrency pool (Dispatch workers) block almost
+    /// every signal and a spawned child inherits the mask of the thread that spawned it: a Python app started
+    /// from a test would then never see SIGTERM. (parleyd and parleyctl take their signals through signalfd,
+    /// which works either way.)
+    public func runWithDefaultSignalMask() throws {
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        // Unsafe is sound here: the caller blocks until the thread has called run(), so the two never touch the
+        // process at the same time.
+        nonisolated(unsafe) let process = self
+        Thread.detachNewThread {
+            var empty = sigset_t()
+            sigemptyset(&empty)
+            pthread_sigmask(SIG_SETMASK, &empty, nil)
+            let result = Result { try process.run() }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        try outcome.withLock { $0 }?.get()
     }
 }

@@ -28,7 +28,7 @@ public final class PeerProcess: @unchecked Sendable {
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try process.runWithDefaultSignalMask()
         self.process = process
         self.pipe = pipe
 

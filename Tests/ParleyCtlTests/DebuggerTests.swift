@@ -337,6 +337,47 @@ struct DebuggerTests {
         try await daemon.stop()
     }
 
+    @Test("housekeeping: history --last and --since, sessions delete (an open one refused) and prune; errors are one line, causes under --verbose")
+    func housekeepingAndErrors() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let sends = (0..<5).map { ("step \($0)", #"{"n":\#($0)}"#, [UInt8]()) }
+        let app = try Self.originalApp(port: daemon.port, sends: sends, expect: 0)
+        #expect(try await app.exitStatus(within: .seconds(20)) == 0)
+        _ = try await Self.waitForHistory(daemon, count: 5)
+        #expect(try await Self.history(daemon, ["--last", "2"]).map { $0["action"] as? String } == ["step 3", "step 4"])
+        #expect(try await Self.history(daemon, ["--since", "10m"]).count == 5)
+        #expect(try await Self.history(daemon, ["--since", "2999-01-01T00:00:00Z"]).isEmpty)
+        let badTime = try await daemon.ctl(["history", "--since", "teatime"])
+        #expect(badTime.status == 2 && badTime.stderr.hasPrefix("parleyctl: error: --since: \"teatime\" is not a time"), "\(badTime)")
+
+        // An error parleyd answers with: its own words on one line; no plumbing, no library type names.
+        let missing = try await daemon.ctl(["show", "99999"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "parleyctl: error: there is no entry 99999 in the history (it may have been dropped by retention; parleyctl history lists what is kept)\n", "\(missing.stderr)")
+        let verbose = try await daemon.ctl(["show", "99999", "--verbose"])
+        #expect(verbose.stderr.contains("\n  cause: the peer answered with error code 8 (handler-failed)"), "\(verbose.stderr)")
+
+        // The app has gone: its session ended; a session still recording cannot be deleted.
+        let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let id = try #require(sessions.first?["id"] as? Int)
+        #expect(sessions.first?["host"] as? String == "127.0.0.1")
+        let listener = try Self.originalApp(port: daemon.port, sends: [("open", "{}", [])], expect: 1, timeout: 60)
+        let open = try #require(try await Self.waitForHistory(daemon, count: 6).last?["session"] as? Int)
+        let refused = try await daemon.ctl(["sessions", "delete", String(open)])
+        #expect(refused.status == 1 && refused.stderr.contains("is still recording"), "\(refused)")
+        let deleted = try await daemon.ctl(["sessions", "delete", String(id)])
+        #expect(deleted.status == 0 && deleted.stdout == "deleted session \(id)\n", "\(deleted)")
+        #expect(try await Self.history(daemon).map { $0["action"] as? String } == ["open"])
+        let pruned = try await daemon.ctl(["sessions", "prune", "--older-than", "0s"])
+        #expect(pruned.status == 0 && pruned.stdout.contains("nothing deleted"), "\(pruned)")
+        _ = try await listener.stop()
+
+        let web = try await daemon.ctl(["web"])
+        #expect(web.status == 0 && web.stdout.hasPrefix("http://127.0.0.1:") && web.stdout.hasSuffix("/\n"), "\(web)")
+        try await daemon.stop()
+    }
+
     @Test("bad input stores nothing: a state that is not JSON, a missing field, a 206 frame over the size limit")
     func badInput() async throws {
         let daemon = try await Daemon(staticPeer: nil, arguments: ["--max-frame-size", "4096"])

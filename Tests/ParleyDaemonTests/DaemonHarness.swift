@@ -32,7 +32,7 @@ final class DaemonProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         let exit = self.exit
         process.terminationHandler = { exit.exited($0) }
-        try process.run()
+        try process.runWithDefaultSignalMask()
         try output.pipe.fileHandleForWriting.close()
         self.process = process
     }

@@ -88,7 +88,9 @@ final class Router: Sendable {
         } catch let error as PayloadDecodingError {
             return .failed(.undecodablePayload, error.description)
         } catch {
-            return .failed(.handlerFailed, "handler for \"\(message.typeName)\" threw: \(error)")
+            // The handler's own words: they are what the requester needs. The type is in the log line and in the
+            // requester's own context; "handler … threw" is plumbing.
+            return .failed(.handlerFailed, "\(error)")
         }
     }
 }

@@ -1,0 +1,56 @@
+import Foundation
+import NIOCore
+import Parley
+
+/// An error as a person reads it: one message that says what happened (and, where the error knows, what to do),
+/// and the causes behind it for `--verbose`. Library types never show: SwiftNIO's errors become what they mean.
+struct ErrorText {
+    var message: String
+    var causes: [String] = []
+
+    init(message: String, causes: [String] = []) {
+        self.message = message
+        self.causes = causes
+    }
+
+    init(_ error: any Error) {
+        switch error {
+        case let error as TransceiverError:
+            self.init(transceiver: error)
+        case let error as IOError:
+            self.init(message: "a system call failed: \(String(cString: strerror(error.errnoCode)))", causes: ["\(error)"])
+        case let error as ChannelError:
+            self.init(message: Self.channel(error), causes: ["\(error)"])
+        default:
+            self.init(message: "\(error)")
+        }
+    }
+
+    private init(transceiver error: TransceiverError) {
+        switch error {
+        case .remoteError(let code, let text):
+            // What the other side said is the message; that it came as an error reply, and with which code, is a cause.
+            message = text.isEmpty ? "the peer refused the request (\(code))" : text
+            causes = ["the peer answered with error code \(code.rawValue) (\(code))"]
+        case .connectionClosed(let peer, let reason):
+            message = "the connection closed before the answer came: \(reason)"
+            causes = ["peer \(peer)"]
+        case .replyTimedOut(let type, let peer, let timeout):
+            message = "no reply to \(type) within \(timeout.components.seconds) s; is the peer busy or stuck? Raise --timeout to wait longer"
+            causes = ["peer \(peer)"]
+        default:
+            message = error.description
+        }
+    }
+
+    private static func channel(_ error: ChannelError) -> String {
+        switch error {
+        case .ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed, .inputClosed:
+            "the connection closed"
+        case .connectTimeout:
+            "the connection attempt timed out"
+        default:
+            "the connection failed"
+        }
+    }
+}
