@@ -27,6 +27,10 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
     private var readHeld = false
     /// After a forged or plaintext frame the inbound stream is not trusted any more: nothing else is passed on.
     private var inboundFailed = false
+    /// The peer's auth frame (its proof, its last plaintext frame) has passed. From then on it sends only sealed
+    /// frames, or a plaintext close refusing our proof; anything else was slipped in behind the proof by someone
+    /// without the keys, and must not reach the handshake code as if the proven peer had sent it.
+    private var peerProofPassed = false
 
     public init() {}
 
@@ -42,6 +46,13 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
             waiting.append(body)
         case (_, nil) where !waiting.isEmpty:
             // The peer has switched to sealed frames; it may not switch back.
+            fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), context: context)
+        case (.auth, nil):
+            peerProofPassed = true
+            context.fireChannelRead(data)
+        case (.close, nil):
+            context.fireChannelRead(data)
+        case (_, nil) where peerProofPassed:
             fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), context: context)
         case (_, nil):
             context.fireChannelRead(data)

@@ -86,6 +86,34 @@ struct FrameProtectionHandlerTests {
         _ = try channel.finish()
     }
 
+    @Test("a plaintext frame right behind the peer's proof, before the keys are in, is refused: it cannot pass as the proven peer's")
+    func plaintextBehindProof() throws {
+        let (channel, _, _, _) = try Self.setUp()
+        try channel.writeInbound(Frame.auth(ByteBuffer(string: "proof")))
+        #expect(try channel.readInbound(as: Frame.self) == .auth(ByteBuffer(string: "proof")))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "message")) {
+            try channel.writeInbound(KeyScheduleTests.message("slipped in"))
+        }
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test("behind the peer's proof a plaintext close still passes (the acceptor refusing our proof), and sealed frames wait")
+    func closeAndSealedBehindProof() throws {
+        var (channel, _, local, peer) = try Self.setUp()
+        try channel.writeInbound(Frame.auth(ByteBuffer(string: "proof")))
+        _ = try channel.readInbound(as: Frame.self)
+        let refusal = Frame.close(CloseFrame(code: .authenticationFailed, message: "wrong proof"))
+        try channel.writeInbound(refusal)
+        #expect(try channel.readInbound(as: Frame.self) == refusal)
+        let pipelined = KeyScheduleTests.message("pipelined", id: 3)
+        try channel.writeInbound(try peer.seal(pipelined, allocator: Self.allocator))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        #expect(try channel.readInbound(as: Frame.self) == pipelined)
+        _ = try channel.finish()
+    }
+
     @Test("a sealed frame whose tag fails is reported as forged and not passed on")
     func forged() throws {
         var (channel, _, local, peer) = try Self.setUp()

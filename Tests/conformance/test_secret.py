@@ -213,11 +213,6 @@ def test_plaintext_frame_after_the_switch_is_a_protocol_violation(secret_parleyd
         assert close.sealed
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "parleyd handles plaintext frames that arrive right behind the dialer's proof (in the same read, before "
-    "the proof is checked) as messages of the authenticated peer and answers them sealed; §4.1 says that "
-    "after the proofs only sealed frames are accepted and that a plaintext frame is a protocol-violation, so "
-    "an on-path attacker without the secret can inject requests after a dialer's proof"))
 def test_plaintext_frame_right_behind_the_dialers_proof_is_a_protocol_violation(secret_parleyd):
     with secret_parleyd.connect() as conn:
         schedule, _ = start_authenticated(conn)
