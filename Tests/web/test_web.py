@@ -189,6 +189,26 @@ def test_a_new_entry_appears_without_a_reload(parleyd, app, browser):
     assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
 
 
+def test_session_end_and_peers_arrive_live(parleyd, app, browser):
+    session, _ = record(parleyd, app, [("load", {"n": 0})])
+    browser.get(parleyd.web + "/peers")
+    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 1)
+    browser.execute_script("window.__sameDocument = true")
+    other = OriginalApp(parleyd.port)
+    other.send("hello", {"other": True})
+    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 2, message="a connecting app did not appear on the peers page")
+    other.close()
+    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 1, message="a leaving app did not leave the peers page")
+
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}')
+    wait_css(browser, ".session-head .badge.live")
+    browser.execute_script("window.__sameDocument = true")
+    app.close()
+    wait(browser, lambda d: not css(d, ".session-head .badge.live"), message="the session still shows as live after its app left")
+    wait(browser, lambda d: next(b for b in css(d, ".session-head button") if b.text == "Delete…").is_enabled())
+    assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
+
+
 def test_replay_reaches_the_app(parleyd, app, browser):
     state_bytes = b'{"n": 1, "total": 1.10, "items": ["milk"]}'
     session, entries = record(parleyd, app, [("load", state_bytes, app_screenshot(["milk"])), ("next", {"n": 2, "total": 2.2, "items": []})])
@@ -255,6 +275,43 @@ def test_the_browser_console_shows_no_errors(parleyd, app, browser):
     wait_css(browser, "tr.peer-row")
     severe = severe_console_entries(browser)
     assert severe == [], severe
+
+
+def test_search_reveals_a_node_and_a_pin_follows_it(parleyd, app, browser):
+    items = [{"title": f"item {i}", "done": False} for i in range(1000)]
+    frames = []
+    for step in range(4):
+        if step == 2:
+            items[950]["done"] = True
+        frames.append((f"step {step}", json.dumps({"items": items, "step": step}).encode()))  # encoded now: items changes
+    session, entries = record(parleyd, app, frames)
+    seqs = [entry["sequence"] for entry in entries]
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/{seqs[1]}')
+    search = wait_css(browser, ".search-input")
+    search.send_keys("item 950", Keys.ENTER)
+    hit = wait(browser, lambda d: next((b for b in css(d, ".search-hit") if b.text.startswith("items[950].title")), None))
+    hit.click()
+    row = tree_row(browser, ["items", 950, "title"])
+    assert row.is_displayed()
+    assert browser.execute_script("return document.querySelectorAll('.tree .trow').length") < 400, "only a chunk of the list is built"
+
+    # Pin items[950]: the pin panel follows it, and the timeline marks the entry that changed it.
+    pin_row = tree_row(browser, ["items", 950])
+    ActionChains(browser).move_to_element(pin_row).perform()
+    pin_row.find_element(By.CSS_SELECTOR, "button[data-act='pin']").click()
+    panel = wait_css(browser, ".pin-panel:not([hidden])")
+    assert "items[950]" in panel.text and "unchanged since" in panel.text
+    wait(browser, lambda d: "pin-changed" in wait_css(d, f".tl-row[data-seq='{seqs[2]}']").get_attribute("class"),
+         message="the timeline does not mark the entry that changed the pinned value")
+    assert all("pin-changed" not in r.get_attribute("class") for r in css(browser, ".tl-row") if r.get_attribute("data-seq") != str(seqs[2]))
+    browser.find_element(By.CSS_SELECTOR, ".tl-viewport").send_keys("j")
+    wait(browser, lambda d: "changed since" in wait_css(d, ".pin-panel .pin-status").text and "unchanged" not in wait_css(d, ".pin-panel .pin-status").text)
+
+    # Copying a path: the page says what it copied (the clipboard or its fallback).
+    pin_row = tree_row(browser, ["items", 950])  # the next entry's tree (the expanded nodes kept)
+    ActionChains(browser).move_to_element(pin_row).perform()
+    pin_row.find_element(By.CSS_SELECTOR, "button[data-act='copy-path']").click()
+    wait(browser, lambda d: any("Copied the path" in toast.text for toast in css(d, ".toast")), message="no word of the copy")
 
 
 def test_every_view_url_loads_directly(parleyd, app, browser):
@@ -385,4 +442,4 @@ def test_api_errors_are_shown(parleyd, app, browser):
     # A malformed pattern (a lone backslash at the end): 400, shown under the filter.
     pattern = wait_css(browser, ".tl-pattern")
     pattern.send_keys("add\\", Keys.ENTER)
-    assert "Bad request" in wait_css(browser, ".tl-error .error-panel").text
+    wait(browser, lambda d: "Bad request" in wait_css(d, ".tl-error .error-panel").text)

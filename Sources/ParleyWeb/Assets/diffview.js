@@ -16,7 +16,11 @@ function describe(change) {
   switch (change.kind) {
     case 'changed':
     case 'typeChanged':
-      return [h('span', { class: 'old', text: shorten(change.old ?? '', 160) }), h('span', { class: 'arrow', text: ' → ' }), h('span', { class: 'new', text: shorten(change.new ?? '', 160) })];
+      return [
+        h('span', { class: 'old', title: shorten(change.old ?? '', 2000), text: shorten(change.old ?? '', 160) }),
+        h('span', { class: 'arrow', text: ' → ' }),
+        h('span', { class: 'new', title: shorten(change.new ?? '', 2000), text: shorten(change.new ?? '', 160) }),
+      ];
     case 'added':
       return [h('span', { class: 'new', text: shorten(change.new ?? '', 200) })];
     case 'removed':

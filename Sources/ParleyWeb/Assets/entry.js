@@ -294,6 +294,7 @@ export class EntryPane {
       if (this.state !== undefined && this.tree.root) this.tree.setChanges(this.changes, { reveal: true });
       this.renderChanges(answer);
       this.renderPin();
+      performance.mark('parley:diff-ready', { detail: { seq: entry.sequence, changes: answer.changes.length } });
     } catch (error) {
       if (error.name === 'AbortError') return;
       clear(this.changesPanel).append(h('summary', { text: 'Changes' }), errorPanel(error, 'Could not compare'));
@@ -379,7 +380,7 @@ export class EntryPane {
     const { results, truncated } = searchState(this.state, query);
     const elapsed = Math.round(performance.now() - started);
     this.searchResults.hidden = false;
-    const head = h('div', { class: 'search-head dim', text: results.length ? `${count(results.length, 'result')}${truncated ? ' (the first ones)' : ''} · ${elapsed} ms` : 'Nothing found.' });
+    const head = h('div', { class: 'search-head dim', text: results.length ? `${count(results.length, 'result')}${truncated ? ' (the first ones)' : ''} · ${elapsed} ms` : `Nothing found · ${elapsed} ms` });
     const list = h('ul', { class: 'search-list' });
     for (const result of results) {
       const shown = result.value !== null && typeof result.value === 'object' && !(result.value instanceof ExactNumber) ? (Array.isArray(result.value) ? `[${result.value.length}]` : '{…}') : stringify(result.value);

@@ -208,6 +208,8 @@ export class Timeline {
     this.generation += 1;
     this.pages.clear();
     this.rows = null;
+    this.window.replaceChildren();
+    this.countLabel.textContent = '';
     this.total = null;
     this.selectedIndex = null;
     this.pinMarks.clear();
@@ -215,24 +217,22 @@ export class Timeline {
     let offset = 0;
     if (this.selectedSeq !== null) {
       try {
-        offset = (await api.position(this.sessionId, this.selectedSeq, this.filter, this.aborter.signal)).offset;
-        this.selectedIndex = offset;
+        const answer = await api.position(this.sessionId, this.selectedSeq, this.filter, this.aborter.signal);
+        offset = answer.offset;
+        // An entry the filter leaves out: the list opens where it would be.
+        this.selectedIndex = answer.matches === false ? null : offset;
       } catch (error) {
         if (error.name === 'AbortError') return;
-        offset = 0; // the selected entry does not match the filter (404): start at the top
+        offset = 0; // not among the matching entries (404): start at the top
         if (error.status !== 404) this.showFilterError(error);
       }
     }
     if (generation !== this.generation) return;
     await this.loadPage(Math.floor(offset / PAGE));
     if (generation !== this.generation || this.total === null) return;
-    if (this.selectedIndex !== null) {
-      this.scrollToIndex(this.selectedIndex, true);
-      this.slider.value = String(this.selectedIndex);
-    } else {
-      this.viewport.scrollTop = 0;
-      this.slider.value = '0';
-    }
+    const at = this.selectedIndex ?? Math.min(offset, this.total - 1);
+    this.scrollToIndex(at, true);
+    this.slider.value = String(Math.max(0, at));
     this.render();
     this.updateCount();
   }
@@ -247,10 +247,11 @@ export class Timeline {
     if (seq !== null && this.selectedIndex === null && this.total !== null) {
       const generation = this.generation;
       try {
-        const { offset } = await api.position(this.sessionId, seq, this.filter, this.aborter.signal);
+        const answer = await api.position(this.sessionId, seq, this.filter, this.aborter.signal);
         if (generation !== this.generation || seq !== this.selectedSeq) return;
-        this.selectedIndex = offset;
-        await this.loadPage(Math.floor(offset / PAGE));
+        this.selectedIndex = answer.matches === false ? null : answer.offset;
+        await this.loadPage(Math.floor(answer.offset / PAGE));
+        if (this.selectedIndex === null) this.scrollToIndex(Math.min(answer.offset, this.total - 1), true);
       } catch (error) {
         if (error.name === 'AbortError') return;
         this.selectedIndex = null; // not among the matching entries

@@ -20,7 +20,11 @@ class TreeNode {
     this.value = value;
     this.kind = kindOf(value);
     this.expanded = false;
-    this.shown = 0; // children built so far
+    // Children built: indices start..shown-1 (a window; long lists start at 0 and grow by chunks, and a reveal
+    // deep inside one moves the window there instead of building everything before it).
+    this.start = 0;
+    this.shown = 0;
+    this.built = []; // the child TreeNodes built, for forgetting them when the window moves
     this.keys = null; // member names of an object, when needed
     this.element = null;
     this.row = null;
@@ -146,12 +150,24 @@ export class JsonTree {
     if (reveal && this.root) {
       for (const change of changes.slice(0, AUTO_REVEAL)) {
         const parent = change.path.slice(0, -1);
-        const index = this.childIndex(parent, change.path[change.path.length - 1]);
-        if (index !== -1 && index >= CHUNK * 2) continue; // deep in a long list: the change list reveals it
+        if (!this.nearTheStart(change.path)) continue; // deep in a long list: the change list reveals it
         const node = this.expandTo(parent);
         if (node) this.expand(node);
       }
     }
+  }
+
+  /** True when every step of `path` is among the first chunks of its list (so showing it builds little). */
+  nearTheStart(path) {
+    let value = this.root.value;
+    for (let depth = this.root.path.length; depth < path.length; depth += 1) {
+      const component = path[depth];
+      if (value === null || typeof value !== 'object') return true;
+      const index = Array.isArray(value) ? component : Object.keys(value).indexOf(component);
+      if (index >= CHUNK * 2) return false;
+      value = value[component];
+    }
+    return true;
   }
 
   build(node) {
@@ -216,10 +232,14 @@ export class JsonTree {
     row.classList.remove('chg-changed', 'chg-typeChanged', 'chg-added', 'chg-countChanged', 'has-chg');
     const note = row.querySelector('.tnote');
     note.textContent = '';
+    note.removeAttribute('title');
     const change = this.changeByKey.get(node.key);
     if (change) {
       row.classList.add(`chg-${change.kind}`);
-      if (change.kind === 'changed' || change.kind === 'typeChanged') note.textContent = `was ${shorten(change.old ?? '', 80)}`;
+      if (change.kind === 'changed' || change.kind === 'typeChanged') {
+        note.textContent = `was ${shorten(change.old ?? '', 80)}`;
+        note.title = `was ${shorten(change.old ?? '', 2000)}`;
+      }
       else if (change.kind === 'added') note.textContent = 'added';
       else if (change.kind === 'countChanged') note.textContent = `count ${change.oldCount} → ${change.newCount}`;
     }
@@ -278,53 +298,86 @@ export class JsonTree {
     else this.expand(node);
   }
 
-  /** Builds children up to `until` (a count), then a "show more" row if some remain. */
-  showMore(node, until) {
-    const total = node.childCount;
-    const end = Math.min(total, until);
-    const more = node.children.querySelector(':scope > .tmore');
-    if (more) more.remove();
+  buildChildren(node, from, to) {
     const fragment = document.createDocumentFragment();
     const names = node.kind === 'object' ? node.memberNames() : null;
-    for (let i = node.shown; i < end; i += 1) {
+    const built = [];
+    for (let i = from; i < to; i += 1) {
       const label = names ? names[i] : i;
       const child = new TreeNode(this, node, [...node.path, label], label, node.value[label]);
       fragment.appendChild(this.build(child));
+      built.push(child);
     }
-    node.shown = Math.max(node.shown, end);
-    if (node.shown < total) {
-      const remaining = total - node.shown;
-      fragment.appendChild(
-        h(
-          'div',
-          { class: 'tmore' },
-          h('button', {
-            type: 'button',
-            class: 'linkish',
-            text: `show ${Math.min(CHUNK, remaining).toLocaleString()} more`,
-            onclick: (event) => {
-              event.stopPropagation();
-              this.showMore(node, node.shown + CHUNK);
-            },
-          }),
-          h('span', { class: 'dim', text: ` (${node.shown.toLocaleString()} of ${total.toLocaleString()} shown) ` }),
-          remaining > CHUNK && remaining <= 20 * CHUNK
-            ? h('button', {
-                type: 'button',
-                class: 'linkish',
-                text: 'show all',
-                onclick: (event) => {
-                  event.stopPropagation();
-                  this.showMore(node, total);
-                },
-              })
-            : null,
-        ),
+    return { fragment, built };
+  }
+
+  /** Builds children up to index `until` (exclusive), then a "show more" row if some remain. */
+  showMore(node, until) {
+    const total = node.childCount;
+    const end = Math.min(total, until);
+    if (end > node.shown) {
+      const { fragment, built } = this.buildChildren(node, node.shown, end);
+      node.built.push(...built);
+      node.shown = end;
+      // After the last built member: before the "show more" row and the struck-out removed ones.
+      const after = node.children.querySelector(':scope > .tmore.after') ?? node.children.querySelector(':scope > .tghost');
+      node.children.insertBefore(fragment, after);
+    }
+    this.updateMoreRows(node);
+  }
+
+  /** Builds the members before the window's start (a chunk of them). */
+  showPrevious(node) {
+    const from = Math.max(0, node.start - CHUNK);
+    const { fragment, built } = this.buildChildren(node, from, node.start);
+    node.built.unshift(...built);
+    node.start = from;
+    const before = node.children.querySelector(':scope > .tmore.before');
+    node.children.insertBefore(fragment, before ? before.nextSibling : node.children.firstChild);
+    this.updateMoreRows(node);
+  }
+
+  /** Moves the window to the chunk holding `index`: what was built is forgotten. */
+  showAround(node, index) {
+    for (const child of node.built) this.forget(child);
+    node.built = [];
+    for (const element of node.children.querySelectorAll(':scope > .tnode:not(.tghost), :scope > .tmore')) element.remove();
+    node.start = Math.floor(index / CHUNK) * CHUNK;
+    node.shown = node.start;
+    this.showMore(node, node.start + CHUNK);
+  }
+
+  forget(node) {
+    this.nodes.delete(node.key);
+    for (const child of node.built) this.forget(child);
+  }
+
+  updateMoreRows(node) {
+    const total = node.childCount;
+    for (const row of node.children.querySelectorAll(':scope > .tmore')) row.remove();
+    const stop = (handler) => (event) => {
+      event.stopPropagation();
+      handler();
+    };
+    const range = h('span', { class: 'dim', text: ` (${node.start.toLocaleString()}–${(node.shown - 1).toLocaleString()} of ${total.toLocaleString()} shown) ` });
+    if (node.start > 0) {
+      node.children.insertBefore(
+        h('div', { class: 'tmore before' },
+          h('button', { type: 'button', class: 'linkish', text: `show ${Math.min(CHUNK, node.start).toLocaleString()} before`, onclick: stop(() => this.showPrevious(node)) }),
+          node.shown >= total ? range : null),
+        node.children.firstChild,
       );
     }
-    // Members are inserted before the struck-out removed ones, which stay last.
-    const firstGhost = node.children.querySelector(':scope > .tghost');
-    node.children.insertBefore(fragment, firstGhost);
+    if (node.shown < total) {
+      const remaining = total - node.shown;
+      const row = h('div', { class: 'tmore after' },
+        h('button', { type: 'button', class: 'linkish', text: `show ${Math.min(CHUNK, remaining).toLocaleString()} more`, onclick: stop(() => this.showMore(node, node.shown + CHUNK)) }),
+        range,
+        remaining > CHUNK && remaining <= 20 * CHUNK && node.start === 0
+          ? h('button', { type: 'button', class: 'linkish', text: 'show all', onclick: stop(() => this.showMore(node, total)) })
+          : null);
+      node.children.insertBefore(row, node.children.querySelector(':scope > .tghost'));
+    }
   }
 
   childIndex(parentPath, component) {
@@ -348,7 +401,8 @@ export class JsonTree {
       const component = path[depth];
       const index = this.childIndex(node.path, component);
       if (index === -1) return null;
-      if (index >= node.shown) this.showMore(node, index + 1);
+      if (index < node.start || index >= node.shown + CHUNK) this.showAround(node, index);
+      else if (index >= node.shown) this.showMore(node, index + 1);
       node = this.nodes.get(pathKey([...node.path, component]));
       if (!node) return null;
     }
