@@ -62,7 +62,7 @@ public struct DaemonService: Sendable {
         }
         let debugger = DebuggerService(
             transceiver: transceiver, store: store, filters: configuration.actionFilters,
-            diffMaxBytes: configuration.diffMaxBytes, logger: logger
+            diffMaxBytes: configuration.diffMaxBytes, diffTimeLimit: configuration.diffTimeLimit, logger: logger
         )
         debugger.install()
         router.install { try await self.reload(reloader, debugger: debugger) }

@@ -31,13 +31,16 @@ final class DebuggerService: Sendable {
 
     /// `diffMaxBytes`: the two states of a diff together.
     private let diffMaxBytes: Int
+    /// `diffTimeLimit`.
+    private let diffTimeLimit: Duration
     /// Recorded entries and session changes, for the web debugger's open pages.
     let events: LiveEvents
 
     init(
-        transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], diffMaxBytes: Int, events: LiveEvents = LiveEvents(),
-        logger: Logger
+        transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], diffMaxBytes: Int,
+        diffTimeLimit: Duration = .seconds(10), events: LiveEvents = LiveEvents(), logger: Logger
     ) {
+        self.diffTimeLimit = diffTimeLimit
         self.events = events
         self.diffMaxBytes = diffMaxBytes
         self.transceiver = transceiver
@@ -259,7 +262,13 @@ final class DebuggerService: Sendable {
         guard size <= diffMaxBytes else { throw DebuggerError.diffTooLarge(bytes: size, limit: diffMaxBytes) }
         // Seconds of CPU for large states: on NIO's blocking-work pool (one thread per core), never on an event
         // loop, where it would stall every connection of that loop.
-        let diff = try await NIOThreadPool.singleton.runIfActive { try StateDiff(old: from.state, new: to.state) }
+        let limit = diffTimeLimit
+        let diff: StateDiff
+        do {
+            diff = try await NIOThreadPool.singleton.runIfActive { try StateDiff(old: from.state, new: to.state, timeLimit: limit) }
+        } catch is StateDiffTimeLimitExceeded {
+            throw DebuggerError.diffTooSlow(limit: limit)
+        }
         return DebuggerControl.DiffResult(from: from.summary, to: to.summary, diff: diff)
     }
 
@@ -342,6 +351,7 @@ enum DebuggerError: Error, CustomStringConvertible {
     case sessionAppGone(SessionSummary, connected: [Peer])
     case noApps
     case diffTooLarge(bytes: Int, limit: Int)
+    case diffTooSlow(limit: Duration)
 
     var description: String {
         switch self {
@@ -353,6 +363,8 @@ enum DebuggerError: Error, CustomStringConvertible {
             "the app of session \(session.id) (\(session.appName)) is not connected; choose one with --to or use --all" + Self.list(connected)
         case .noApps:
             "no debugger app is connected"
+        case .diffTooSlow(let limit):
+            "the diff ran longer than diffTimeLimit (\(limit.components.seconds) s) and was given up; raise diffTimeLimit in parleyd's configuration to allow it"
         case .diffTooLarge(let bytes, let limit):
             "the two states are \(bytes) bytes together, above diffMaxBytes (\(limit)): a diff of states this large takes seconds of CPU and several times their size in memory; raise diffMaxBytes in parleyd's configuration to allow it"
         }

@@ -168,3 +168,25 @@ struct StateDiffTests {
         }
     }
 }
+
+@Suite("State diff time limit")
+struct StateDiffTimeLimitTests {
+    /// Two arrays of `count` small objects that all differ: a diff that has to visit every element.
+    static func states(_ count: Int) -> (ByteBuffer, ByteBuffer) {
+        let old = "[" + (0..<count).map { #"{"v":\#($0)}"# }.joined(separator: ",") + "]"
+        let new = "[" + (0..<count).map { #"{"v":\#($0 + 1)}"# }.joined(separator: ",") + "]"
+        return (ByteBuffer(string: old), ByteBuffer(string: new))
+    }
+
+    @Test("a diff that would run past its time limit is given up with the limit named; within it, it is complete")
+    func timeLimit() throws {
+        let (old, new) = Self.states(200_000)
+        // A limit no diff of 200 000 changes can meet, however fast the machine.
+        #expect(throws: StateDiffTimeLimitExceeded(limit: .nanoseconds(1))) {
+            try StateDiff(old: old, new: new, timeLimit: .nanoseconds(1))
+        }
+        let (smallOld, smallNew) = Self.states(3)
+        let diff = try StateDiff(old: smallOld, new: smallNew, timeLimit: .seconds(60))
+        #expect(diff.changes.map(\.path.description) == ["[0].v", "[1].v", "[2].v"])
+    }
+}

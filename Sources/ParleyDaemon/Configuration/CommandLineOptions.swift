@@ -68,6 +68,9 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("The two states of a diff together, at most.", valueName: "bytes"))
     public var diffMaxBytes: String?
 
+    @Option(name: .long, help: ArgumentHelp("How long a diff may run before it is given up.", valueName: "duration"))
+    public var diffTimeLimit: String?
+
     @Option(name: .long, help: ArgumentHelp("Bytes held at most for all connections: frames arriving and queues (0: no budget).", valueName: "bytes"))
     public var memoryBudget: String?
 
@@ -120,6 +123,7 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.maxPendingConnections] = maxPendingConnections.map(ConfigurationValue.string)
         values[.memoryBudget] = memoryBudget.map(ConfigurationValue.string)
         values[.diffMaxBytes] = diffMaxBytes.map(ConfigurationValue.string)
+        values[.diffTimeLimit] = diffTimeLimit.map(ConfigurationValue.string)
         values[.frameStallTimeout] = frameStallTimeout.map(ConfigurationValue.string)
         values[.maxMessagesPerSecond] = maxMessagesPerSecond.map(ConfigurationValue.string)
         values[.messageBurst] = messageBurst.map(ConfigurationValue.string)

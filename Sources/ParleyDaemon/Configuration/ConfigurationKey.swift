@@ -24,6 +24,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case historyMaxEntries
     case historyMaxBytes
     case diffMaxBytes
+    case diffTimeLimit
     case actionFilters
     case secretFile
     case allowOriginalFramingWithoutSecret
@@ -93,6 +94,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .historyMaxEntries: "an integer from 1 to \(Int32.max) (entries kept in the debugger history)"
         case .historyMaxBytes: "an integer number of bytes from 1048576 (1 MiB) up (what the history keeps: states, screenshots, action texts, rows)"
         case .diffMaxBytes: "an integer number of bytes from \(DaemonConfiguration.diffMaxBytesRange.lowerBound) (1 MiB) to \(DaemonConfiguration.diffMaxBytesRange.upperBound) (1 GiB): the two states of a diff together"
+        case .diffTimeLimit: "a duration from 1 s to 600 s: how long a diff may run before it is given up"
         case .actionFilters: "an object of named action filters: a glob string, {\"all\": true}, {\"not\": F}, {\"anyOf\": [F…]}, {\"allExcept\": [F…]} or {\"filter\": \"name\"} (docs/debugger.md)"
         case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret (parleyctl secret generate)"
         case .allowOriginalFramingWithoutSecret: "true or false (on/off, yes/no, 1/0)"

@@ -173,6 +173,9 @@ public struct ConfigurationLoader: Sendable {
             configuration.maxOutboundQueueBytes = try integer(in: DaemonConfiguration.outboundQueueRange)
         case .diffMaxBytes:
             configuration.diffMaxBytes = try integer(in: DaemonConfiguration.diffMaxBytesRange)
+        case .diffTimeLimit:
+            guard let limit = Self.duration(value), DaemonConfiguration.diffTimeLimitRange.contains(limit) else { throw bad }
+            configuration.diffTimeLimit = limit
         case .memoryBudget:
             let budget = try integer(in: 0...DaemonConfiguration.memoryBudgetRange.upperBound)
             guard budget == 0 || DaemonConfiguration.memoryBudgetRange.contains(budget) else { throw bad }

@@ -44,6 +44,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var historyLimits: RetentionLimits
     /// The two states of a `parleyctl diff` together, at most (a diff costs seconds and several times this in memory).
     public var diffMaxBytes: Int
+    /// How long a diff may run (on the blocking-work pool) before it is given up.
+    public var diffTimeLimit: Duration
     /// Named action filters for `parleyctl history --filter NAME`.
     public var actionFilters: [String: ActionTextFilter]
     /// The shared secret file; `nil`: open mode. Loaded (and checked) by ``ConfigurationLoader``.
@@ -68,6 +70,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static let outboundQueueRange = (64 * 1024)...(1 << 30)
     public static let memoryBudgetRange = (16 << 20)...(1 << 40)
     public static let diffMaxBytesRange = (1 << 20)...(1 << 30)
+    public static let diffTimeLimitRange = Duration.seconds(1)...Duration.seconds(600)
     public static let frameStallTimeoutRange = Duration.seconds(1)...Duration.seconds(600)
     public static let messageRateRange = 0.0...1_000_000.0
     public static let messageBurstRange = 1...1_000_000
@@ -95,6 +98,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .maxOutboundQueueBytes: maxOutboundQueueBytes != other.maxOutboundQueueBytes
             case .memoryBudget: memoryBudget != other.memoryBudget
             case .diffMaxBytes: diffMaxBytes != other.diffMaxBytes
+            case .diffTimeLimit: diffTimeLimit != other.diffTimeLimit
             case .frameStallTimeout: frameStallTimeout != other.frameStallTimeout
             case .maxMessagesPerSecond: maxMessagesPerSecond != other.maxMessagesPerSecond
             case .messageBurst: messageBurst != other.messageBurst
@@ -131,6 +135,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .maxOutboundQueueBytes: String(maxOutboundQueueBytes)
         case .memoryBudget: String(memoryBudget)
         case .diffMaxBytes: String(diffMaxBytes)
+        case .diffTimeLimit: Self.text(diffTimeLimit)
         case .frameStallTimeout: Self.text(frameStallTimeout)
         case .maxMessagesPerSecond: maxMessagesPerSecond == maxMessagesPerSecond.rounded() ? String(Int(maxMessagesPerSecond)) : String(maxMessagesPerSecond)
         case .messageBurst: String(messageBurst)
@@ -222,6 +227,7 @@ extension DaemonConfiguration {
             logLevel: .info,
             historyLimits: .default,
             diffMaxBytes: 32 << 20,
+            diffTimeLimit: .seconds(10),
             actionFilters: [:],
             secretFile: nil,
             sharedSecret: nil,

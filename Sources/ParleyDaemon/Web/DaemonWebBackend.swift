@@ -180,6 +180,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
             switch error {
             case .firstOfSession: return WebProblem.badRequest(error.description)
             case .diffTooLarge: return WebProblem(.contentTooLarge, "Diff too large", detail: error.description)
+            case .diffTooSlow: return WebProblem(.serviceUnavailable, "Diff too slow", detail: error.description)
             case .noSuchApp, .sessionAppGone, .noApps: return WebProblem(.conflict, "No app to replay to", detail: error.description)
             }
         default:

@@ -59,28 +59,51 @@ public struct StateDiff: Sendable, Equatable, Codable, CustomStringConvertible {
 
     /// The difference from `old` to `new`, both JSON documents (validated here; see ``StateDiffError``).
     public init(old: ByteBuffer, new: ByteBuffer, depthLimit: Int = JSONLimits.defaultDepth) throws(StateDiffError) {
-        let outcome: Result<[Change], StateDiffError> = old.withUnsafeReadableBytes { oldRaw in
+        switch Self.changes(old: old, new: new, depthLimit: depthLimit, deadline: nil) {
+        case .success(let changes): self.changes = changes
+        case .failure(.invalid(let error)): throw error
+        // Without a deadline there is no time limit to pass.
+        case .failure(.timedOut): self.changes = []
+        }
+    }
+
+    /// The difference, given up once `timeLimit` has passed: then ``StateDiffTimeLimitExceeded`` is thrown. The
+    /// clock is read every few thousand values compared, so the limit is kept to within milliseconds.
+    public init(old: ByteBuffer, new: ByteBuffer, timeLimit: Duration, depthLimit: Int = JSONLimits.defaultDepth) throws {
+        switch Self.changes(old: old, new: new, depthLimit: depthLimit, deadline: .now + timeLimit) {
+        case .success(let changes): self.changes = changes
+        case .failure(.invalid(let error)): throw error
+        case .failure(.timedOut): throw StateDiffTimeLimitExceeded(limit: timeLimit)
+        }
+    }
+
+    private enum Failure: Error {
+        case invalid(StateDiffError)
+        case timedOut
+    }
+
+    private static func changes(old: ByteBuffer, new: ByteBuffer, depthLimit: Int, deadline: ContinuousClock.Instant?) -> Result<[Change], Failure> {
+        old.withUnsafeReadableBytes { oldRaw in
             new.withUnsafeReadableBytes { newRaw in
                 var oldScanner = JSONScanner(oldRaw.assumingMemoryBound(to: UInt8.self), depthLimit: depthLimit, indexingContainers: true)
                 var newScanner = JSONScanner(newRaw.assumingMemoryBound(to: UInt8.self), depthLimit: depthLimit, indexingContainers: true)
                 do throws(JSONError) {
                     _ = try oldScanner.validateDocument()
                 } catch {
-                    return .failure(StateDiffError(side: .old, error: error))
+                    return .failure(.invalid(StateDiffError(side: .old, error: error)))
                 }
                 do throws(JSONError) {
                     _ = try newScanner.validateDocument()
                 } catch {
-                    return .failure(StateDiffError(side: .new, error: error))
+                    return .failure(.invalid(StateDiffError(side: .new, error: error)))
                 }
-                var differ = StateDiffer(old: oldScanner, new: newScanner)
+                var differ = StateDiffer(old: oldScanner, new: newScanner, deadline: deadline)
                 let oldStart = oldScanner.skipWhitespace(from: 0)
                 let newStart = newScanner.skipWhitespace(from: 0)
                 differ.compare(oldStart..<oldScanner.skipValue(at: oldStart), newStart..<newScanner.skipValue(at: newStart))
-                return .success(differ.changes)
+                return differ.timedOut ? .failure(.timedOut) : .success(differ.changes)
             }
         }
-        changes = try outcome.get()
     }
 
     public var description: String { text() }
@@ -145,11 +168,23 @@ public struct StateDiffError: Error, Sendable, Hashable, CustomStringConvertible
     public var description: String { "cannot diff: the \(side) state is not valid JSON (\(error))" }
 }
 
+/// A diff gave up: it ran longer than its time limit (`diffTimeLimit` in parleyd).
+public struct StateDiffTimeLimitExceeded: Error, Sendable, Hashable, CustomStringConvertible {
+    public var limit: Duration
+    public init(limit: Duration) { self.limit = limit }
+    public var description: String { "the diff ran longer than its time limit (\(limit))" }
+}
+
 /// Walks two validated documents side by side.
 struct StateDiffer {
     let old: JSONScanner
     let new: JSONScanner
     var changes: [StateDiff.Change] = []
+    /// When to give up (nil: never); checked every ``deadlineCheckInterval`` values compared.
+    private let deadline: ContinuousClock.Instant?
+    private var compared = 0
+    private(set) var timedOut = false
+    private static let deadlineCheckInterval = 4096
     /// The path to the values being compared, with member names still as byte ranges: most members compared are
     /// equal, and only a recorded change needs its path as text.
     private var path: [Step] = []
@@ -162,12 +197,19 @@ struct StateDiffer {
     /// Objects with at most this many members match names by linear search, cheaper than hashing.
     private static let linearSearchLimit = 16
 
-    init(old: JSONScanner, new: JSONScanner) {
+    init(old: JSONScanner, new: JSONScanner, deadline: ContinuousClock.Instant? = nil) {
         self.old = old
         self.new = new
+        self.deadline = deadline
     }
 
     mutating func compare(_ before: Range<Int>, _ after: Range<Int>) {
+        if timedOut { return }
+        compared &+= 1
+        if compared % Self.deadlineCheckInterval == 0, let deadline, ContinuousClock.now >= deadline {
+            timedOut = true
+            return
+        }
         if JSONScanner.sameBytes(old.bytes, before, new.bytes, after) { return }
         let kind = old.kind(at: before.lowerBound)
         guard kind == new.kind(at: after.lowerBound) else {
