@@ -226,6 +226,21 @@ def test_plaintext_frame_right_behind_the_dialers_proof_is_a_protocol_violation(
             f"the injected plaintext request was handled: {first}"
 
 
+def test_sealed_frames_pipelined_behind_the_proof_then_a_half_close_are_all_handled(secret_parleyd):
+    # §4.1: a sealed frame may arrive right behind the dialer's proof. Twenty requests sealed behind the proof,
+    # all in one write, then the end of our sending side: every one is answered before the connection ends.
+    with secret_parleyd.connect() as conn:
+        schedule, _ = start_authenticated(conn)
+        switch_to_sealed(conn, schedule)
+        burst = wire.frame(wire.auth_body(schedule.proof["dialer"]))
+        for request in range(1, 21):
+            burst += conn.sealer.seal(wire.message_body("conf.NobodyHandlesThis", b"{}", id=request, flags=wire.EXPECTS_REPLY))
+        conn.send_raw(burst)
+        conn.half_close()
+        answered = {conn.recv_answer(request).code for request in range(1, 21)}
+        assert answered == {wire.UNKNOWN_TYPE}
+
+
 def test_altered_sealed_frame_fails_authentication(secret_parleyd):
     with secret_parleyd.dial() as conn:
         sealed = bytearray(conn.sealer.seal(wire.message_body("conf.X", b"{}", id=1)))
