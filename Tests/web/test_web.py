@@ -355,6 +355,22 @@ def test_every_view_url_loads_directly(parleyd, app, browser):
     wait(browser, lambda d: wait_css(d, ".entry-title .seq").text == f"#{first}")
 
 
+def test_an_entry_deep_in_a_long_session_opens_in_view(parleyd, app, browser):
+    session, entries = record(parleyd, app, [(f"step {i}", {"i": i}) for i in range(700)])
+    target = entries[555]["sequence"]
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/{target}')
+    row = wait_css(browser, f".tl-row.selected[data-seq='{target}']")
+    in_view = browser.execute_script("""
+        const row = arguments[0].getBoundingClientRect(), viewport = document.querySelector('.tl-viewport').getBoundingClientRect();
+        return row.top >= viewport.top && row.bottom <= viewport.bottom;""", row)
+    assert in_view, "the selected entry is scrolled into the timeline's view"
+    assert browser.execute_script("return document.querySelectorAll('.tl-row').length") < 120, "only the rows in view exist"
+    assert wait_css(browser, ".tl-count").text.startswith("556 / 700")
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.END)
+    wait(browser, lambda d: d.current_url.endswith(f'/entries/{entries[-1]["sequence"]}'))
+    wait_css(browser, f".tl-row.selected[data-seq='{entries[-1]['sequence']}']")
+
+
 @pytest.mark.parametrize("parleyd_config", [{"actionFilters": {"ticks": "tick*"}}])
 def test_keyboard_slider_and_filters(parleyd, app, browser):
     actions = ["tick 1", "add(a)", "tick 2", "add(b)", "tick 3"]
@@ -443,3 +459,12 @@ def test_api_errors_are_shown(parleyd, app, browser):
     pattern = wait_css(browser, ".tl-pattern")
     pattern.send_keys("add\\", Keys.ENTER)
     wait(browser, lambda d: "Bad request" in wait_css(d, ".tl-error .error-panel").text)
+    # A file that is not an export: the import's problem is shown as a notice.
+    browser.get(parleyd.web + "/")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "not-an-export.jsonl"
+        path.write_text("this is not JSON\n")
+        wait_css(browser, "input[type=file]").send_keys(str(path))
+        toast = wait_css(browser, ".toast-error")
+    assert "Could not import not-an-export.jsonl: Bad request" in toast.text
+    assert len(toast.find_element(By.CSS_SELECTOR, ".toast-detail").text) > 0, "the problem's detail is shown"

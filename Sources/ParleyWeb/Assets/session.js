@@ -30,13 +30,39 @@ export class SessionView {
   }
 
   async load() {
+    // The first page of entries is fetched while the session is: neither waits for the other.
+    const timeline = new Timeline({
+      sessionId: this.id,
+      onActivate: (entry, { replace }) => this.go(entry.sequence, this.route.diff ?? null, { replace }),
+      onPickDiff: (entry) => {
+        if (this.route.seq === undefined) {
+          toast('Select an entry first, then pick the one to compare it with (⇄).');
+          return;
+        }
+        this.go(this.route.seq, entry.sequence === this.route.seq ? null : entry.sequence);
+      },
+      onTotal: (total, filtered) => {
+        if (!filtered && this.session && this.header && total > this.session.entryCount) {
+          this.session.entryCount = total;
+          this.renderHeader();
+        }
+      },
+    });
+    timeline.selectedSeq = this.route.seq ?? null;
+    const started = timeline.start();
+    const filters = api.filters();
+    filters.catch(() => {}); // reported below, once the view is there
     try {
       this.session = await api.session(this.id);
     } catch (error) {
+      timeline.destroy();
       clear(this.element).append(errorPanel(error, `Session ${this.id}`), h('p', null, h('a', { href: '/', 'data-link': '', text: '← all sessions' })));
       return;
     }
-    if (this.destroyed) return;
+    if (this.destroyed) {
+      timeline.destroy();
+      return;
+    }
     document.title = `${this.session.appName} · session ${this.id} · Parley`;
     const pin = {
       get: () => this.pinnedPath,
@@ -48,23 +74,7 @@ export class SessionView {
     } catch {
       this.pinnedPath = null;
     }
-    this.timeline = new Timeline({
-      sessionId: this.id,
-      onActivate: (entry, { replace }) => this.go(entry.sequence, this.route.diff ?? null, { replace }),
-      onPickDiff: (entry) => {
-        if (this.route.seq === undefined) {
-          toast('Select an entry first, then pick the one to compare it with (⇄).');
-          return;
-        }
-        this.go(this.route.seq, entry.sequence === this.route.seq ? null : entry.sequence);
-      },
-      onTotal: (total, filtered) => {
-        if (!filtered && this.session && total > this.session.entryCount) {
-          this.session.entryCount = total;
-          this.renderHeader();
-        }
-      },
-    });
+    this.timeline = timeline;
     this.timeline.setPin(this.pinnedPath);
     this.entryPane = new EntryPane({
       session: this.session,
@@ -81,9 +91,10 @@ export class SessionView {
       subscribe('session', (event) => this.liveSession(event)),
       subscribe('resync', () => this.resync()),
     );
-    api.filters().then(({ filters }) => this.timeline.setFilters(filters), (error) => showError(error, 'Could not load the named filters'));
-    this.timeline.selectedSeq = this.route.seq ?? null;
-    await this.timeline.start();
+    filters.then(({ filters: named }) => this.timeline.setFilters(named), (error) => showError(error, 'Could not load the named filters'));
+    await started;
+    if (this.destroyed) return;
+    this.timeline.attached();
     this.update(this.route);
   }
 

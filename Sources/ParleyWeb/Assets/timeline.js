@@ -449,8 +449,20 @@ export class Timeline {
     });
   }
 
-  render() {
+  /** The timeline is in the page now (it loads before): show the selected entry. */
+  attached() {
     if (this.total === null) return;
+    const at = this.selectedIndex;
+    if (at !== null) {
+      this.scrollToIndex(at, true);
+      this.slider.value = String(at);
+    }
+    this.updateCount();
+    this.render();
+  }
+
+  render() {
+    if (this.total === null || !this.viewport.isConnected) return;
     const height = this.viewport.clientHeight || 600;
     const first = Math.max(0, Math.floor(this.viewport.scrollTop / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(this.total - 1, Math.ceil((this.viewport.scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
