@@ -189,23 +189,31 @@ def test_a_new_entry_appears_without_a_reload(parleyd, app, browser):
     assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
 
 
-def test_session_end_and_peers_arrive_live(parleyd, app, browser):
+def test_a_session_ends_live(parleyd, app, browser):
     session, _ = record(parleyd, app, [("load", {"n": 0})])
-    browser.get(parleyd.web + "/peers")
-    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 1)
-    browser.execute_script("window.__sameDocument = true")
-    other = OriginalApp(parleyd.port)
-    other.send("hello", {"other": True})
-    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 2, message="a connecting app did not appear on the peers page")
-    other.close()
-    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 1, message="a leaving app did not leave the peers page")
-
     browser.get(f'{parleyd.web}/sessions/{session["id"]}')
     wait_css(browser, ".session-head .badge.live")
+    assert not next(b for b in css(browser, ".session-head button") if b.text == "Delete…").is_enabled()
     browser.execute_script("window.__sameDocument = true")
     app.close()
     wait(browser, lambda d: not css(d, ".session-head .badge.live"), message="the session still shows as live after its app left")
     wait(browser, lambda d: next(b for b in css(d, ".session-head button") if b.text == "Delete…").is_enabled())
+    assert "open" not in wait_css(browser, ".session-meta").text, "the end time is shown"
+    assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
+
+
+def test_peers_arrive_and_leave_live(parleyd, app, browser):
+    record(parleyd, app, [("load", {"n": 0})])
+    browser.get(parleyd.web + "/peers")
+    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 1)
+    browser.execute_script("window.__sameDocument = true")
+    other = OriginalApp(parleyd.port)
+    try:
+        other.send("hello", {"other": True})
+        wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 2, message="a connecting app did not appear on the peers page")
+    finally:
+        other.close()
+    wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 1, message="a leaving app did not leave the peers page")
     assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
 
 
