@@ -269,12 +269,31 @@ def stop_browser(driver, service):
     try:
         driver.quit()
     finally:
-        # chromedriver and every Chromium process it started share its process group.
+        # chromedriver and every Chromium process it started share its process group: give Chromium a moment to
+        # end on its own (and reap its helpers), then kill whatever is left of the group.
         if pid:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and _group_alive(pid):
+                time.sleep(0.05)
             try:
                 os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def _group_alive(pgid):
+    """True while a process of group `pgid` is running (zombies awaiting their parent do not count)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as file:
+                fields = file.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 def severe_console_entries(driver):
