@@ -186,7 +186,7 @@ _parleyctl() {
 
 _parleyctl_browse() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--timeout --type --log-level)
     __parleyctl_offer_flags_options 0
@@ -207,7 +207,7 @@ _parleyctl_browse() {
 
 _parleyctl_send() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --reply --json --verbose --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --reply --json --verbose --no-color --version -h --help)
     repeating_options=(--peer)
     non_repeating_options=(--service-type --name --secret-file --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2
@@ -233,6 +233,7 @@ _parleyctl_send() {
         return
         ;;
     '--to')
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion send -- --to "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
         return
         ;;
     '--wait-peer')
@@ -249,7 +250,7 @@ _parleyctl_send() {
 
 _parleyctl_listen() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --verbose --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --version -h --help)
     repeating_options=(--type --peer)
     non_repeating_options=(--port --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
@@ -285,7 +286,7 @@ _parleyctl_listen() {
 
 _parleyctl_peers() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --verbose --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --version -h --help)
     repeating_options=(--peer)
     non_repeating_options=(--wait --wait-for --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
@@ -296,6 +297,7 @@ _parleyctl_peers() {
         return
         ;;
     '--wait-for')
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion peers -- --wait-for "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
         return
         ;;
     '--peer')
@@ -321,7 +323,7 @@ _parleyctl_peers() {
 
 _parleyctl_status() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -336,7 +338,7 @@ _parleyctl_status() {
 
 _parleyctl_reload() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -374,7 +376,7 @@ _parleyctl_sessions() {
 
 _parleyctl_sessions_list() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -389,7 +391,7 @@ _parleyctl_sessions_list() {
 
 _parleyctl_sessions_delete() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options -1
@@ -400,11 +402,19 @@ _parleyctl_sessions_delete() {
         return
         ;;
     esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion sessions delete -- positional@0 "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
 }
 
 _parleyctl_sessions_prune() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--older-than --socket)
     __parleyctl_offer_flags_options 0
@@ -422,7 +432,7 @@ _parleyctl_sessions_prune() {
 
 _parleyctl_history() {
     repeating_flags=()
-    non_repeating_flags=(--follow --json --verbose --version -h --help)
+    non_repeating_flags=(--follow --json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--session --filter --action --after --limit --last --since --socket)
     __parleyctl_offer_flags_options 0
@@ -430,6 +440,7 @@ _parleyctl_history() {
     # Offer option value completions
     case "${prev}" in
     '--session')
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion history -- --session "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
         return
         ;;
     '--filter')
@@ -458,7 +469,7 @@ _parleyctl_history() {
 
 _parleyctl_show() {
     repeating_flags=()
-    non_repeating_flags=(--state --force --json --verbose --version -h --help)
+    non_repeating_flags=(--state --force --json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--image --socket)
     __parleyctl_offer_flags_options 1
@@ -476,7 +487,7 @@ _parleyctl_show() {
 
 _parleyctl_diff() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2
@@ -491,7 +502,7 @@ _parleyctl_diff() {
 
 _parleyctl_replay() {
     repeating_flags=()
-    non_repeating_flags=(--all --json --verbose --version -h --help)
+    non_repeating_flags=(--all --json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--to --socket)
     __parleyctl_offer_flags_options 1
@@ -499,6 +510,7 @@ _parleyctl_replay() {
     # Offer option value completions
     case "${prev}" in
     '--to')
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion replay -- --to "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
         return
         ;;
     '--socket')
@@ -509,7 +521,7 @@ _parleyctl_replay() {
 
 _parleyctl_export() {
     repeating_flags=()
-    non_repeating_flags=(--force --verbose --version -h --help)
+    non_repeating_flags=(--force --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2
@@ -520,11 +532,19 @@ _parleyctl_export() {
         return
         ;;
     esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion export -- positional@0 "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
 }
 
 _parleyctl_import() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 1
@@ -539,7 +559,7 @@ _parleyctl_import() {
 
 _parleyctl_filters() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -577,7 +597,7 @@ _parleyctl_secret() {
 
 _parleyctl_secret_generate() {
     repeating_flags=()
-    non_repeating_flags=(--force --verbose --version -h --help)
+    non_repeating_flags=(--force --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--output)
     __parleyctl_offer_flags_options 0
@@ -592,7 +612,7 @@ _parleyctl_secret_generate() {
 
 _parleyctl_web() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0

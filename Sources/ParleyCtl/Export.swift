@@ -17,7 +17,7 @@ struct Export: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The session (parleyctl sessions lists them).")
+    @Argument(help: "The session (parleyctl sessions lists them).", completion: LiveCompletions.sessionIDs)
     var session: Int64
 
     @Argument(help: "The file to write (- for standard output).")
@@ -28,7 +28,7 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var daemon: DaemonOptions
 
-    @OptionGroup var verbosity: Verbosity
+    @OptionGroup var display: DisplayOptions
 
     func run() async throws {
         let handle: FileHandle

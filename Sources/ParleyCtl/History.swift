@@ -26,7 +26,7 @@ struct History: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Only this session's entries.")
+    @Option(help: "Only this session's entries.", completion: LiveCompletions.sessionIDs)
     var session: Int64?
 
     @Option(help: ArgumentHelp("A filter saved by name in parleyd's configuration (actionFilters).", valueName: "name"))
@@ -71,7 +71,7 @@ struct History: AsyncParsableCommand {
 
     func run() async throws {
         if !format.json {
-            Output.line(Table.row(["SEQ", "TIME", "SESSION", "ACTION", "STATE", "SCREENSHOT"], widths: Self.widths))
+            Output.line(Table.row(["SEQ", "TIME", "SESSION", "ACTION", "STATE", "SCREENSHOT"], widths: Self.widths), style: .heading)
         }
         if follow {
             try await listAndFollow()
@@ -148,5 +148,5 @@ struct History: AsyncParsableCommand {
         }
     }
 
-    static let widths = [8, 20, 9, 40, 11, 10]
+    static let widths = [8, 26, 9, 40, 11, 10]
 }

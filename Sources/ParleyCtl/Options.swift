@@ -79,13 +79,18 @@ struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON, one object per line.")
     var json = false
 
-    @OptionGroup var verbosity: Verbosity
+    @OptionGroup var display: DisplayOptions
 }
 
-/// `--verbose`: on failure, the chain of causes under the one-line message (read by `ParleyCtl.report`).
-struct Verbosity: ParsableArguments {
+/// `--verbose` (on failure, the causes under the one-line message) and `--no-color`. Both are read from the
+/// command line by ``Output`` and `ParleyCtl.report`, which run outside any one command; declared here so that
+/// every command accepts them and documents them.
+struct DisplayOptions: ParsableArguments {
     @Flag(help: "On failure, also print the causes: protocol error codes, the peer, the underlying error.")
     var verbose = false
+
+    @Flag(help: "No colour, even on a terminal (NO_COLOR in the environment does the same).")
+    var noColor = false
 }
 
 /// Seconds given on the command line, as a `Duration`.

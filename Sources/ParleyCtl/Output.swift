@@ -16,6 +16,39 @@ enum Output {
     static func line(_ text: String) { write(Data((forPeople(text) + "\n").utf8), to: .standardOutput) }
     static func error(_ text: String) { write(Data((forPeople(text) + "\n").utf8), to: .standardError) }
 
+    /// A line in `style` when standard output is a terminal that wants colour (escaped first: only our own
+    /// sequences reach the terminal).
+    static func line(_ text: String, style: Style) { write(Data((style.apply(forPeople(text), on: .standardOutput) + "\n").utf8), to: .standardOutput) }
+
+    /// A failure: `parleyctl: error:` in red on a terminal that wants colour, then the message.
+    static func failure(_ message: String) {
+        write(Data((Style.error.apply("parleyctl: error:", on: .standardError) + " " + forPeople(message) + "\n").utf8), to: .standardError)
+    }
+
+    /// Colour where people expect it: on a terminal, unless `NO_COLOR` is set (no-color.org) or `--no-color` given.
+    enum Style {
+        case heading
+        case error
+
+        private var code: String {
+            switch self {
+            case .heading: "1"
+            case .error: "1;31"
+            }
+        }
+
+        func apply(_ text: String, on handle: FileHandle) -> String {
+            Self.enabled(for: handle) ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+        }
+
+        static func enabled(for handle: FileHandle) -> Bool {
+            let environment = ProcessInfo.processInfo.environment
+            if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+            if environment["TERM"] == "dumb" || CommandLine.arguments.dropFirst().contains("--no-color") { return false }
+            return isatty(handle.fileDescriptor) == 1
+        }
+    }
+
     static func forPeople(_ text: String) -> String {
         guard text.needsEscapingForPeople else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false)

@@ -61,12 +61,12 @@ struct ParleyCtl: AsyncParsableCommand {
     static func report(_ error: any Error) -> Int32 {
         let verbose = CommandLine.arguments.dropFirst().contains("--verbose")
         if let failure = error as? CtlFailure {
-            Output.error("parleyctl: error: \(failure.message)")
+            Output.failure(failure.message)
             return failure.status.rawValue
         }
         if let failure = error as? TransceiverError {
             let explained = ErrorText(failure)
-            Output.error("parleyctl: error: \(explained.message)")
+            Output.failure(explained.message)
             if verbose { explained.causes.forEach { Output.error("  cause: \($0)") } }
             return ExitStatus(for: failure).rawValue
         }
@@ -79,11 +79,11 @@ struct ParleyCtl: AsyncParsableCommand {
         }
         if code == .validationFailure || message.hasPrefix("Error: ") {
             // ArgumentParser's "Error: …" (and its usage lines below) in our format.
-            if !message.isEmpty { Output.error("parleyctl: error: " + (message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)) }
+            if !message.isEmpty { Output.failure(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message) }
             return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
         }
         let explained = ErrorText(error)
-        Output.error("parleyctl: error: \(explained.message)")
+        Output.failure(explained.message)
         if verbose { explained.causes.forEach { Output.error("  cause: \($0)") } }
         return code == .success ? ExitStatus.error.rawValue : code.rawValue
     }

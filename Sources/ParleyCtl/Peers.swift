@@ -30,7 +30,7 @@ struct Peers: AsyncParsableCommand {
     @Option(help: "With --direct: seconds to discover and connect before listing; with --wait-for: seconds to wait.")
     var wait: Double = 3
 
-    @Option(name: .customLong("wait-for"), help: ArgumentHelp("Wait until this peer (name or id prefix) is connected, then list.", valueName: "peer"))
+    @Option(name: .customLong("wait-for"), help: ArgumentHelp("Wait until this peer (name or id prefix) is connected, then list.", valueName: "peer"), completion: LiveCompletions.peerNames)
     var waitFor: String?
 
     @OptionGroup var connection: DirectOptions
@@ -98,21 +98,19 @@ struct Peers: AsyncParsableCommand {
             Output.error(connection.direct ? "parleyctl: no peers connected within \(wait) s" : "parleyctl: parleyd has no peers connected")
             return
         }
-        let time = ISO8601DateFormatter()
         let rows = [["NAME", "ID", "ADDRESS", "CONNECTED", "IN", "OUT"]]
             + listings.map { peer in
-                let since = peer.connectedAt.map { "since " + time.string(from: $0) } ?? ""
+                let since = peer.connectedAt.map { "since " + Table.time($0) } ?? ""
                 return [
                     peer.name.shown, peer.id.shown, peer.addresses.joined(separator: ",").shown, peer.connected ? "yes, \(since)" : "no",
                     "\(peer.messagesIn)", "\(peer.messagesOut)",
                 ]
             }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            Output.line(
-                zip(row, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
-                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
-            )
+        for (index, row) in rows.enumerated() {
+            let line = zip(row, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            if index == 0 { Output.line(line, style: .heading) } else { Output.line(line) }
         }
     }
 }

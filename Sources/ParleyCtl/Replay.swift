@@ -21,7 +21,7 @@ struct Replay: AsyncParsableCommand {
     @Argument(help: "The entry whose state to send.")
     var sequence: Int64
 
-    @Option(help: ArgumentHelp("A connected app: name, peer id or id prefix.", valueName: "peer"))
+    @Option(help: ArgumentHelp("A connected app: name, peer id or id prefix.", valueName: "peer"), completion: LiveCompletions.peerNames)
     var to: String?
 
     @Flag(help: "Send to every connected debugger app.")

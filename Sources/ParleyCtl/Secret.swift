@@ -32,7 +32,7 @@ struct Secret: ParsableCommand {
         @Flag(help: "Replace the file if it exists.")
         var force = false
 
-        @OptionGroup var verbosity: Verbosity
+        @OptionGroup var display: DisplayOptions
 
         func validate() throws {
             if force && output == nil { throw ValidationError("--force only applies with --output FILE") }

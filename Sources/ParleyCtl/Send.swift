@@ -37,7 +37,7 @@ struct Send: AsyncParsableCommand {
 
     @OptionGroup var daemon: DaemonOptions
 
-    @Option(help: "Send to the peer with this name or peer-id prefix (default: the first connected peer).")
+    @Option(help: "Send to the peer with this name or peer-id prefix (default: the first connected peer).", completion: LiveCompletions.peerNames)
     var to: String?
 
     @Option(help: "Seconds to wait for a connected peer.")

@@ -51,7 +51,7 @@ extension Sessions {
                 Output.line("no sessions yet: apps that send states to parleyd start one each")
                 return
             }
-            Output.line(Table.row(["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"], widths: Self.widths))
+            Output.line(Table.row(["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"], widths: Self.widths), style: .heading)
             for session in sessions {
                 let kind = session.imported ? "\(session.kind) (imported)" : session.kind.rawValue
                 Output.line(Table.row([
@@ -61,7 +61,7 @@ extension Sessions {
             }
         }
 
-        static let widths = [8, 24, 16, 18, 20, 20, 8, 10]
+        static let widths = [8, 24, 16, 18, 26, 26, 8, 10]
     }
 
     struct Delete: AsyncParsableCommand {
@@ -76,7 +76,7 @@ extension Sessions {
                 """
         )
 
-        @Argument(help: "The sessions to delete (parleyctl sessions lists them).")
+        @Argument(help: "The sessions to delete (parleyctl sessions lists them).", completion: LiveCompletions.sessionIDs)
         var ids: [Int64]
 
         @OptionGroup var daemon: DaemonOptions
@@ -176,10 +176,12 @@ enum Table {
         }.joined().trimmingCharacters(in: .whitespaces)
     }
 
-    /// Local time, to the second.
+    /// Local time, to the second, with its offset from UTC (`2026-11-25 18:05:12+01:00`): unambiguous when
+    /// read on another machine or pasted into a report. JSON output carries RFC 3339 in UTC instead.
     static func time(_ date: Date) -> String {
         let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ssxxx"
         return formatter.string(from: date)
     }
 

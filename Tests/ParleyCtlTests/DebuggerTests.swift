@@ -366,6 +366,26 @@ struct DebuggerTests {
         let open = try #require(try await Self.waitForHistory(daemon, count: 6).last?["session"] as? Int)
         let refused = try await daemon.ctl(["sessions", "delete", String(open)])
         #expect(refused.status == 1 && refused.stderr.contains("is still recording"), "\(refused)")
+        // Completion asks the running parleyd (the shell passes the words typed so far, --socket among them).
+        let completion = try await Child.run(
+            "parleyctl", ["---completion", "sessions", "delete", "--", "positional@0", "5", "0", "parleyctl", "sessions", "delete", "--socket", daemon.socket, ""])
+        #expect(Set(completion.stdout.split(separator: "\n").map(String.init)) == [String(id), String(open)], "\(completion)")
+        // Colour on a terminal only, and never with NO_COLOR or --no-color.
+        let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
+        func onTerminal(_ extra: String, noColor: Bool = false) async throws -> String {
+            // A terminal as people have one: TERM names it, NO_COLOR only when the person set it (the test runner's
+            // own environment may have either).
+            let environment = "env -u NO_COLOR TERM=xterm-256color" + (noColor ? " NO_COLOR=1" : "")
+            let child = try Child("/usr/bin/script", ["-qec", "\(environment) \(parleyctl) sessions --socket \(daemon.socket) \(extra)", "/dev/null"])
+            _ = try await child.exitStatus(within: .seconds(20))
+            return child.stdout
+        }
+        let coloured = try await onTerminal("")
+        #expect(coloured.contains("\u{1B}[1mSESSION"), "\(coloured.debugDescription)")
+        #expect(try await !onTerminal("--no-color").contains("\u{1B}["))
+        #expect(try await !onTerminal("", noColor: true).contains("\u{1B}["))
+        #expect(try await !daemon.ctl(["sessions"]).stdout.contains("\u{1B}["), "piped output has no colour")
+
         let deleted = try await daemon.ctl(["sessions", "delete", String(id)])
         #expect(deleted.status == 0 && deleted.stdout == "deleted session \(id)\n", "\(deleted)")
         #expect(try await Self.history(daemon).map { $0["action"] as? String } == ["open"])
