@@ -231,6 +231,8 @@ public struct DaemonService: Sendable {
                 await debugger.peerDisconnected(peer)
                 logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
             }
+            // Open web pages refetch the peers; parleyctl's own connections are not peers to them either.
+            if !event.peer.isLocal { debugger.events.publish(.peersChanged) }
             // LAN peers only: parleyctl's own connections to the control socket are not peers to an operator.
             let count = transceiver.peers.count { !$0.isLocal }
             if count != reported {

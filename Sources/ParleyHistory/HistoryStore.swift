@@ -387,11 +387,11 @@ public final class HistoryStore: Sendable {
         return found
     }
 
-    /// Where entry `sequence` is among the entries of `session` that pass `filter`: how many come before it. Nil
-    /// if it is not in the session or does not pass.
+    /// Where entry `sequence` is among the entries of `session` that pass `filter`: how many of them come before
+    /// it, and whether it passes itself. Nil if it is not in the session.
     public func position(
         of sequence: Int64, session: Int64, filter: ActionTextFilter?, namedFilters: [String: ActionTextFilter] = [:]
-    ) async throws(HistoryStoreError) -> Int? {
+    ) async throws(HistoryStoreError) -> (offset: Int, matches: Bool)? {
         var condition = "entry.session = ?"
         var arguments: StatementArguments = [session]
         if let filter {
@@ -403,13 +403,17 @@ public final class HistoryStore: Sendable {
         }
         let matching = condition
         let matchingArguments = arguments
-        return try await read("find an entry's position") { db -> Int? in
+        return try await read("find an entry's position") { db -> (Int, Bool)? in
             try Self.requireSession(session, in: db)
-            guard try Bool.fetchOne(
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM entry WHERE session = ? AND sequence = ?", arguments: [session, sequence]) != nil else {
+                return nil
+            }
+            let matches = try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM entry WHERE \(matching) AND entry.sequence = ?", arguments: matchingArguments + [sequence]
-            ) != nil else { return nil }
-            return try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM entry WHERE \(matching) AND entry.sequence < ?", arguments: matchingArguments + [sequence])
+            ) != nil
+            let before = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM entry WHERE \(matching) AND entry.sequence < ?", arguments: matchingArguments + [sequence]) ?? 0
+            return (before, matches)
         }
     }
 

@@ -100,6 +100,590 @@ export const api = {
 };
 
 """#),
+        "app.css": WebAsset(
+            contentType: "text/css; charset=utf-8", etag: "\"dc952a5426734c58\"",
+            text: #"""
+/* Parley web debugger: a dense developer-tool look, light and dark. */
+
+:root {
+  color-scheme: light dark;
+  --row-height: 22px; /* ROW_HEIGHT in timeline.js */
+  --font: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  --mono: ui-monospace, "SF Mono", Menlo, "DejaVu Sans Mono", Consolas, monospace;
+  --bg: #ffffff;
+  --bg-alt: #f6f7f9;
+  --bg-bar: #eef0f3;
+  --bg-hover: #eaf1fb;
+  --bg-selected: #d3e3fd;
+  --bg-selected-strong: #1a73e8;
+  --fg: #1f2328;
+  --fg-dim: #667085;
+  --border: #d8dce2;
+  --accent: #1a73e8;
+  --danger: #c5221f;
+  --ok: #137333;
+  --warn: #a15c00;
+  --key: #881280;
+  --string: #c41a16;
+  --number: #1c00cf;
+  --bool: #0d22aa;
+  --null: #808080;
+  --chg-changed-bg: #fff4cc;
+  --chg-changed-fg: #7a5a00;
+  --chg-added-bg: #dcf5e3;
+  --chg-added-fg: #116329;
+  --chg-removed-bg: #fde2e1;
+  --chg-removed-fg: #a40e26;
+  --pin: #8a4bd6;
+  --shadow: 0 4px 18px rgba(0, 0, 0, 0.15);
+}
+
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #1e1f22;
+    --bg-alt: #25272b;
+    --bg-bar: #2b2d31;
+    --bg-hover: #2d3542;
+    --bg-selected: #213a5c;
+    --bg-selected-strong: #3b82f6;
+    --fg: #e3e5e8;
+    --fg-dim: #9aa0a9;
+    --border: #3a3d43;
+    --accent: #6ea8fe;
+    --danger: #f28b82;
+    --ok: #81c995;
+    --warn: #fdd663;
+    --key: #d59be8;
+    --string: #f28b82;
+    --number: #a5b4fc;
+    --bool: #8ab4f8;
+    --null: #9aa0a6;
+    --chg-changed-bg: #453a12;
+    --chg-changed-fg: #fde68a;
+    --chg-added-bg: #163b24;
+    --chg-added-fg: #a7f3c0;
+    --chg-removed-bg: #4a1d1f;
+    --chg-removed-fg: #fecaca;
+    --pin: #c4a1ff;
+    --shadow: 0 4px 18px rgba(0, 0, 0, 0.5);
+  }
+}
+
+* { box-sizing: border-box; }
+
+html, body {
+  margin: 0;
+  height: 100%;
+  background: var(--bg);
+  color: var(--fg);
+  font: 13px/1.4 var(--font);
+}
+
+body {
+  display: flex;
+  flex-direction: column;
+  overflow: hidden;
+}
+
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+code, .mono { font-family: var(--mono); font-size: 12px; }
+.dim { color: var(--fg-dim); }
+.spacer { flex: 1 1 auto; }
+.offscreen { position: fixed; left: -10000px; top: 0; width: 1px; height: 1px; opacity: 0; }
+[hidden] { display: none !important; }
+.placeholder { color: var(--fg-dim); padding: 16px; margin: 0; }
+
+h1 { font-size: 15px; font-weight: 600; margin: 0; }
+
+/* Controls */
+
+button, .button, select, input {
+  font: inherit;
+  color: inherit;
+}
+
+button, .button {
+  display: inline-flex;
+  align-items: center;
+  gap: 4px;
+  border: 1px solid var(--border);
+  background: var(--bg-alt);
+  border-radius: 4px;
+  padding: 3px 10px;
+  cursor: pointer;
+  white-space: nowrap;
+  text-decoration: none;
+  color: var(--fg);
+}
+button:hover:not(:disabled), .button:hover:not(.disabled) { background: var(--bg-hover); text-decoration: none; }
+button:disabled, .button.disabled { opacity: 0.45; cursor: default; pointer-events: none; }
+button.small, .button.small { padding: 1px 8px; font-size: 12px; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button.primary:hover:not(:disabled) { background: var(--accent); filter: brightness(1.1); }
+button.danger, .button.danger { color: var(--danger); }
+button.danger.primary, #confirm-ok.danger { background: var(--danger); border-color: var(--danger); color: #fff; }
+button:focus-visible, .button:focus-visible, a:focus-visible, input:focus-visible, select:focus-visible, [tabindex]:focus-visible {
+  outline: 2px solid var(--accent);
+  outline-offset: 1px;
+}
+button.linkish {
+  border: none;
+  background: none;
+  padding: 0;
+  color: var(--accent);
+  font-size: inherit;
+}
+button.linkish:hover { text-decoration: underline; background: none; }
+
+input[type="search"], input[type="text"], select {
+  border: 1px solid var(--border);
+  background: var(--bg);
+  border-radius: 4px;
+  padding: 2px 6px;
+  min-width: 0;
+}
+
+.badge {
+  display: inline-block;
+  font-size: 11px;
+  line-height: 16px;
+  padding: 0 6px;
+  border-radius: 8px;
+  background: var(--bg-bar);
+  color: var(--fg-dim);
+  border: 1px solid var(--border);
+  margin-right: 4px;
+  white-space: nowrap;
+}
+.badge.live { color: var(--ok); border-color: var(--ok); }
+.badge.ok { color: var(--ok); }
+.badge.warn { color: var(--warn); }
+.live-dot { color: var(--ok); font-size: 11px; }
+
+/* Top bar */
+
+.topbar {
+  display: flex;
+  align-items: center;
+  gap: 16px;
+  height: 36px;
+  padding: 0 12px;
+  background: var(--bg-bar);
+  border-bottom: 1px solid var(--border);
+  flex: none;
+}
+.brand { font-weight: 700; color: var(--fg); }
+.brand span { font-weight: 400; color: var(--fg-dim); }
+.topnav { display: flex; gap: 2px; }
+.topnav a { color: var(--fg-dim); padding: 4px 10px; border-radius: 4px; }
+.topnav a:hover { background: var(--bg-hover); text-decoration: none; }
+.topnav a.active { color: var(--fg); background: var(--bg); border: 1px solid var(--border); }
+.live-status { font-size: 12px; color: var(--fg-dim); }
+.live-status::before { content: "●"; margin-right: 4px; color: var(--fg-dim); }
+.live-status[data-state="open"]::before { color: var(--ok); }
+.live-status[data-state="reconnecting"]::before, .live-status[data-state="closed"]::before { color: var(--danger); }
+
+.view {
+  flex: 1 1 auto;
+  min-height: 0;
+  display: flex;
+  flex-direction: column;
+  outline: none;
+}
+
+/* Pages with a table (sessions, peers) */
+
+.page { padding: 12px 16px; overflow: auto; flex: 1 1 auto; }
+.page-head { display: flex; align-items: center; gap: 8px; margin-bottom: 10px; }
+
+table.grid { border-collapse: collapse; width: 100%; }
+table.grid th {
+  text-align: left;
+  font-weight: 600;
+  font-size: 12px;
+  color: var(--fg-dim);
+  background: var(--bg-alt);
+  border-bottom: 1px solid var(--border);
+  padding: 4px 8px;
+  position: sticky;
+  top: 0;
+}
+table.grid td {
+  padding: 3px 8px;
+  border-bottom: 1px solid var(--border);
+  vertical-align: top;
+  white-space: nowrap;
+}
+table.grid td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.grid td.empty { text-align: center; padding: 24px; white-space: normal; }
+table.grid td.c-live { width: 16px; padding-right: 0; }
+table.grid td.c-app { font-weight: 500; max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
+table.grid td.c-actions { text-align: right; }
+table.grid td.c-actions > * { margin-left: 4px; }
+tr.session-row { cursor: pointer; }
+tr.session-row:hover, tr.peer-row:hover { background: var(--bg-hover); }
+tr.peer-row.discovered td { color: var(--fg-dim); }
+.grid-footer { padding: 8px 0; }
+
+.error-panel {
+  border: 1px solid var(--danger);
+  border-left-width: 4px;
+  background: var(--chg-removed-bg);
+  color: var(--fg);
+  padding: 8px 12px;
+  border-radius: 4px;
+  margin: 8px 0;
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+}
+.error-panel strong { color: var(--danger); }
+.error-panel p { margin: 4px 0 0; }
+
+/* A session */
+
+.session-view { display: flex; flex-direction: column; flex: 1 1 auto; min-height: 0; }
+.session-head {
+  display: flex;
+  align-items: center;
+  gap: 16px;
+  flex-wrap: wrap;
+  padding: 6px 12px;
+  border-bottom: 1px solid var(--border);
+  background: var(--bg);
+}
+.session-title { display: flex; align-items: center; gap: 8px; min-width: 0; }
+.session-title h1 { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 32em; }
+.session-title .back { font-size: 16px; color: var(--fg-dim); }
+.session-meta { display: flex; flex-wrap: wrap; gap: 2px 6px; margin: 0; font-size: 12px; }
+.session-meta dt { color: var(--fg-dim); }
+.session-meta dd { margin: 0 10px 0 0; font-family: var(--mono); }
+.session-actions { display: flex; gap: 6px; margin-left: auto; }
+
+.session-body {
+  display: grid;
+  grid-template-columns: minmax(340px, 30%) 1fr;
+  flex: 1 1 auto;
+  min-height: 0;
+}
+
+/* Timeline */
+
+.timeline {
+  display: flex;
+  flex-direction: column;
+  min-height: 0;
+  border-right: 1px solid var(--border);
+  background: var(--bg);
+}
+.tl-filter { display: flex; gap: 4px; padding: 6px 8px 4px; }
+.tl-filter .tl-pattern { flex: 1 1 auto; font-family: var(--mono); font-size: 12px; }
+.tl-filter select { max-width: 9em; font-size: 12px; }
+.tl-error { padding: 0 8px; }
+.tl-scrub { display: flex; align-items: center; gap: 8px; padding: 0 8px 4px; }
+.tl-slider { flex: 1 1 auto; accent-color: var(--accent); margin: 0; }
+.tl-count { font-size: 12px; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.tl-head, .tl-row {
+  display: grid;
+  grid-template-columns: 52px 88px 1fr 64px 14px 22px;
+  align-items: center;
+  column-gap: 6px;
+  padding: 0 6px 0 8px;
+}
+.tl-head {
+  font-size: 11px;
+  color: var(--fg-dim);
+  background: var(--bg-alt);
+  border-top: 1px solid var(--border);
+  border-bottom: 1px solid var(--border);
+  height: 20px;
+}
+.tl-viewport { flex: 1 1 auto; overflow-y: auto; overflow-x: hidden; position: relative; outline: none; min-height: 0; }
+.tl-viewport:focus-visible { box-shadow: inset 0 0 0 2px var(--accent); }
+.tl-spacer { position: relative; }
+.tl-window { position: absolute; left: 0; right: 0; top: 0; will-change: transform; }
+.tl-row {
+  height: var(--row-height);
+  font-family: var(--mono);
+  font-size: 12px;
+  cursor: pointer;
+  border-bottom: 1px solid transparent;
+}
+.tl-row > span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.tl-row:hover { background: var(--bg-hover); }
+.tl-row.selected { background: var(--bg-selected); }
+.tl-viewport:focus .tl-row.selected { background: var(--bg-selected-strong); color: #fff; }
+.tl-viewport:focus .tl-row.selected .c-seq, .tl-viewport:focus .tl-row.selected .c-time, .tl-viewport:focus .tl-row.selected .c-size { color: #e8f0fe; }
+.tl-row.diff-base { box-shadow: inset 3px 0 0 var(--chg-changed-fg); }
+.tl-row .c-seq { color: var(--fg-dim); text-align: right; }
+.tl-row .c-time { color: var(--fg-dim); }
+.tl-row .c-size { color: var(--fg-dim); text-align: right; }
+.tl-row .c-mark { color: var(--pin); font-size: 10px; text-align: center; }
+.tl-head .c-seq, .tl-head .c-size { text-align: right; }
+.tl-diff {
+  visibility: hidden;
+  padding: 0 4px;
+  font-size: 11px;
+  line-height: 16px;
+  height: 18px;
+}
+.tl-row:hover .tl-diff, .tl-row.diff-base .tl-diff { visibility: visible; }
+.tl-row.loading { cursor: default; }
+.tl-empty { padding: 16px; text-align: center; }
+
+/* An entry */
+
+.entry-pane { display: flex; flex-direction: column; min-width: 0; min-height: 0; overflow: hidden; }
+.entry-pane.loading .entry-body { opacity: 0.6; }
+.entry-head {
+  padding: 6px 12px;
+  border-bottom: 1px solid var(--border);
+  background: var(--bg-alt);
+  display: flex;
+  flex-direction: column;
+  gap: 4px;
+}
+.entry-title { display: flex; align-items: baseline; gap: 8px; min-width: 0; }
+.entry-title .seq { font-weight: 700; font-family: var(--mono); }
+.entry-title .action {
+  font-size: 13px;
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+  max-height: 4.2em;
+  overflow: auto;
+}
+.entry-meta, .entry-actions { display: flex; align-items: center; gap: 10px; font-size: 12px; color: var(--fg-dim); flex-wrap: wrap; }
+.entry-actions { gap: 6px; color: var(--fg); }
+.diff-control { display: inline-flex; align-items: center; gap: 4px; font-size: 12px; color: var(--fg-dim); }
+.diff-input { width: 7em; font-family: var(--mono); font-size: 12px; }
+
+.entry-body {
+  display: grid;
+  grid-template-columns: minmax(160px, 300px) 1fr;
+  gap: 0;
+  flex: 1 1 auto;
+  min-height: 0;
+}
+.shot {
+  margin: 0;
+  padding: 10px;
+  border-right: 1px solid var(--border);
+  overflow: auto;
+  background: var(--bg-alt);
+}
+.shot img.screenshot {
+  display: block;
+  max-width: 100%;
+  height: auto;
+  border: 1px solid var(--border);
+  border-radius: 4px;
+  background: repeating-conic-gradient(var(--bg-bar) 0% 25%, var(--bg) 0% 50%) 50% / 16px 16px;
+}
+.shot figcaption { font-size: 11px; margin-top: 4px; }
+.no-shot {
+  border: 1px dashed var(--border);
+  border-radius: 4px;
+  color: var(--fg-dim);
+  padding: 40px 8px;
+  text-align: center;
+}
+
+.state-column { display: flex; flex-direction: column; min-width: 0; min-height: 0; overflow: auto; padding: 0 0 16px; }
+.state-tools {
+  display: flex;
+  gap: 6px;
+  padding: 6px 10px;
+  position: sticky;
+  top: 0;
+  background: var(--bg);
+  border-bottom: 1px solid var(--border);
+  z-index: 2;
+}
+.search-input { flex: 1 1 auto; font-family: var(--mono); font-size: 12px; }
+.search-results {
+  margin: 6px 10px 0;
+  border: 1px solid var(--border);
+  border-radius: 4px;
+  max-height: 220px;
+  overflow: auto;
+  background: var(--bg-alt);
+}
+.search-head { padding: 3px 8px; font-size: 11px; border-bottom: 1px solid var(--border); position: sticky; top: 0; background: var(--bg-alt); }
+.search-list { list-style: none; margin: 0; padding: 0; }
+.search-hit {
+  display: flex;
+  gap: 10px;
+  width: 100%;
+  border: none;
+  border-radius: 0;
+  background: none;
+  padding: 1px 8px;
+  font-family: var(--mono);
+  font-size: 12px;
+  text-align: left;
+}
+.search-hit:hover { background: var(--bg-hover); }
+.hit-path { color: var(--key); white-space: nowrap; }
+.hit-value { color: var(--fg-dim); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+
+.pin-panel {
+  margin: 6px 10px 0;
+  border: 1px solid var(--pin);
+  border-radius: 4px;
+  padding: 4px 6px;
+}
+.pin-head { display: flex; align-items: center; gap: 8px; font-size: 12px; }
+.pin-label { color: var(--pin); font-weight: 600; }
+.pin-status.changed { color: var(--chg-changed-fg); background: var(--chg-changed-bg); padding: 0 6px; border-radius: 3px; }
+.pin-panel .tree { padding: 2px 0 0; }
+
+.changes-panel { margin: 6px 10px 0; border: 1px solid var(--border); border-radius: 4px; }
+.changes-panel > summary {
+  cursor: pointer;
+  padding: 3px 8px;
+  font-size: 12px;
+  font-weight: 600;
+  background: var(--bg-alt);
+  display: flex;
+  align-items: center;
+  gap: 4px;
+}
+.changes-panel > summary::-webkit-details-marker { display: none; }
+.changes-panel > summary::before { content: "▸"; color: var(--fg-dim); width: 12px; }
+.changes-panel[open] > summary::before { content: "▾"; }
+.changes-panel > summary code { font-weight: 400; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.changes-panel > p { margin: 0; padding: 4px 10px; font-size: 12px; }
+.count-badge { margin-left: auto; font-size: 11px; background: var(--bg-bar); border: 1px solid var(--border); border-radius: 8px; padding: 0 6px; font-weight: 400; }
+.changes { list-style: none; margin: 0; padding: 2px 0; max-height: 220px; overflow: auto; font-family: var(--mono); font-size: 12px; }
+.change { display: flex; gap: 8px; align-items: baseline; padding: 1px 8px; }
+.change:hover { background: var(--bg-hover); }
+.change-path { border: none; background: none; padding: 0; color: var(--key); font-family: var(--mono); font-size: 12px; }
+.change-path:hover { text-decoration: underline; background: none; }
+.change-values { display: flex; align-items: baseline; min-width: 0; flex: 1 1 auto; white-space: nowrap; }
+.change-values > .old, .change-values > .new { overflow: hidden; text-overflow: ellipsis; min-width: 0; flex: 0 1 auto; }
+.change-values > .old:not(:only-child) { max-width: 48%; }
+.change-path, .change .badge { flex: none; }
+.change .old { color: var(--chg-removed-fg); background: var(--chg-removed-bg); padding: 0 2px; }
+.change .new { color: var(--chg-added-fg); background: var(--chg-added-bg); padding: 0 2px; }
+.change .arrow { color: var(--fg-dim); margin: 0 4px; flex: none; }
+.badge.kind-changed, .badge.kind-typeChanged, .badge.kind-countChanged { color: var(--chg-changed-fg); background: var(--chg-changed-bg); border-color: transparent; }
+.badge.kind-added { color: var(--chg-added-fg); background: var(--chg-added-bg); border-color: transparent; }
+.badge.kind-removed { color: var(--chg-removed-fg); background: var(--chg-removed-bg); border-color: transparent; }
+.changes li.more { padding: 2px 8px; }
+
+.tree-status { font-size: 11px; padding: 4px 10px 0; }
+.tree-box { padding: 2px 4px 0 6px; }
+
+/* The JSON tree */
+
+.tree { font-family: var(--mono); font-size: 12px; line-height: 18px; }
+.tchildren { padding-left: 16px; }
+.trow {
+  display: flex;
+  align-items: baseline;
+  gap: 0;
+  min-height: 18px;
+  padding: 0 4px 0 0;
+  border-radius: 2px;
+  white-space: nowrap;
+  position: relative;
+}
+.trow:hover { background: var(--bg-hover); }
+.kind-object > .trow, .kind-array > .trow { cursor: pointer; }
+.toggle { width: 14px; flex: none; color: var(--fg-dim); text-align: center; user-select: none; }
+.toggle:not(.leaf)::before { content: "▸"; }
+.trow.open > .toggle::before { content: "▾"; }
+.tkey { color: var(--key); flex: none; }
+.tkey.index { color: var(--fg-dim); }
+.tkey.root { color: var(--fg); font-weight: 600; }
+.tcolon { color: var(--fg-dim); margin-right: 6px; flex: none; }
+.tvalue { white-space: pre-wrap; overflow-wrap: anywhere; min-width: 0; }
+.tvalue.string { color: var(--string); }
+.tvalue.number { color: var(--number); }
+.tvalue.boolean { color: var(--bool); }
+.tvalue.null { color: var(--null); }
+.tvalue.container { color: var(--fg-dim); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.tcount { font-style: italic; }
+.trow.open .tpreview { display: none; }
+.tnote { margin-left: 8px; font-size: 11px; color: var(--fg-dim); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; flex: 0 1 auto; min-width: 0; }
+.tactions { margin-left: auto; padding-left: 8px; display: none; gap: 2px; flex: none; }
+.trow:hover > .tactions { display: inline-flex; }
+.tbutton { font-size: 10px; padding: 0 5px; line-height: 15px; border-radius: 3px; }
+.tmore { padding-left: 14px; font-size: 11px; }
+.trow.chg-changed, .trow.chg-typeChanged, .trow.chg-countChanged { background: var(--chg-changed-bg); }
+.trow.chg-changed > .tnote, .trow.chg-typeChanged > .tnote, .trow.chg-countChanged > .tnote { color: var(--chg-changed-fg); }
+.trow.chg-added { background: var(--chg-added-bg); }
+.trow.chg-added > .tnote { color: var(--chg-added-fg); }
+.trow.chg-removed { background: var(--chg-removed-bg); }
+.trow.chg-removed > .tnote { color: var(--chg-removed-fg); }
+.trow.chg-removed .tvalue { text-decoration: line-through; color: var(--chg-removed-fg); }
+.trow.has-chg > .tkey::after { content: " •"; color: var(--chg-changed-fg); }
+.trow.pinned { box-shadow: inset 2px 0 0 var(--pin); }
+.trow.pinned > .tkey { color: var(--pin); }
+.trow.flash { animation: flash 1.2s ease-out; }
+@keyframes flash {
+  0% { background: var(--accent); color: #fff; }
+  100% { }
+}
+
+/* Toasts and the confirmation dialog */
+
+.toasts {
+  position: fixed;
+  right: 12px;
+  bottom: 12px;
+  display: flex;
+  flex-direction: column;
+  gap: 8px;
+  z-index: 10;
+  max-width: min(460px, calc(100vw - 24px));
+}
+.toast {
+  display: flex;
+  align-items: flex-start;
+  gap: 8px;
+  background: var(--bg);
+  border: 1px solid var(--border);
+  border-left: 4px solid var(--accent);
+  box-shadow: var(--shadow);
+  border-radius: 4px;
+  padding: 8px 10px;
+  overflow-wrap: anywhere;
+}
+.toast-error { border-left-color: var(--danger); }
+.toast-success { border-left-color: var(--ok); }
+.toast-body { flex: 1 1 auto; }
+.toast-detail { color: var(--fg-dim); margin-top: 2px; white-space: pre-wrap; }
+.toast-close { border: none; background: none; padding: 0 4px; font-size: 16px; line-height: 1; color: var(--fg-dim); }
+
+dialog.confirm {
+  border: 1px solid var(--border);
+  border-radius: 6px;
+  background: var(--bg);
+  color: var(--fg);
+  box-shadow: var(--shadow);
+  padding: 16px 18px;
+  max-width: 460px;
+}
+dialog.confirm::backdrop { background: rgba(0, 0, 0, 0.35); }
+dialog.confirm h2 { font-size: 15px; margin: 0 0 8px; }
+dialog.confirm p { margin: 0 0 14px; overflow-wrap: anywhere; }
+dialog.confirm .buttons { display: flex; justify-content: flex-end; gap: 8px; }
+
+@media (max-width: 900px) {
+  .session-body { grid-template-columns: 1fr; grid-template-rows: 40% 60%; }
+  .timeline { border-right: none; border-bottom: 1px solid var(--border); }
+  .entry-body { grid-template-columns: 1fr; }
+  .shot { border-right: none; border-bottom: 1px solid var(--border); max-height: 40vh; }
+}
+
+/* Remote text is isolated for bidirectional layout: a right-to-left override inside an app's text cannot
+   reorder what is around it. */
+.c-action, .entry-title .action, .tkey, .tvalue, .tnote, td.c-app, .session-title h1, .hit-path, .hit-value, .change-values, .change-path {
+  unicode-bidi: isolate;
+}
+
+"""#),
         "clipboard.js": WebAsset(
             contentType: "text/javascript; charset=utf-8", etag: "\"fc3b34cc7280f2d6\"",
             text: #"""
@@ -138,6 +722,76 @@ export async function copyText(textValue, what = 'text') {
   } catch (error) {
     showError(error, `Could not copy ${what}`);
   }
+}
+
+"""#),
+        "diffview.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"05e933afe4f2e3e0\"",
+            text: #"""
+// The list of changes between two entries, as parleyd's diff answers them (never computed here).
+import { h } from './dom.js';
+import { shorten } from './format.js';
+
+const KIND_LABEL = {
+  changed: 'changed',
+  typeChanged: 'type',
+  added: 'added',
+  removed: 'removed',
+  countChanged: 'count',
+};
+
+const LIST_LIMIT = 500;
+
+function describe(change) {
+  switch (change.kind) {
+    case 'changed':
+    case 'typeChanged':
+      return [
+        h('span', { class: 'old', title: shorten(change.old ?? '', 2000), text: shorten(change.old ?? '', 160) }),
+        h('span', { class: 'arrow', text: ' → ' }),
+        h('span', { class: 'new', title: shorten(change.new ?? '', 2000), text: shorten(change.new ?? '', 160) }),
+      ];
+    case 'added':
+      return [h('span', { class: 'new', text: shorten(change.new ?? '', 200) })];
+    case 'removed':
+      return [h('span', { class: 'old', text: shorten(change.old ?? '', 200) })];
+    case 'countChanged':
+      return [h('span', { text: `${change.oldCount} → ${change.newCount} ${change.newCount === 1 ? 'item' : 'items'}` })];
+    default:
+      return [];
+  }
+}
+
+/** A list of `changes`; clicking one calls onReveal(change). */
+export function changeList(changes, onReveal) {
+  const list = h('ul', { class: 'changes' });
+  const add = (from, to) => {
+    for (const change of changes.slice(from, to)) {
+      list.appendChild(
+        h(
+          'li',
+          { class: `change chg-${change.kind}`, dataset: { path: JSON.stringify(change.path) } },
+          h('button', { type: 'button', class: 'change-path', title: 'Show in the tree', text: change.pathText ?? '', onclick: () => onReveal(change) }),
+          h('span', { class: `badge kind-${change.kind}`, text: KIND_LABEL[change.kind] ?? change.kind }),
+          h('span', { class: 'change-values' }, describe(change)),
+        ),
+      );
+    }
+  };
+  add(0, LIST_LIMIT);
+  if (changes.length > LIST_LIMIT) {
+    const more = h('li', { class: 'more' }, h('button', {
+      type: 'button',
+      class: 'linkish',
+      text: `show all ${changes.length.toLocaleString()} changes`,
+      onclick: () => {
+        more.remove();
+        add(LIST_LIMIT, changes.length);
+      },
+    }));
+    list.appendChild(more);
+  }
+  return list;
 }
 
 """#),
@@ -200,6 +854,437 @@ export function isEditable(target) {
 }
 
 """#),
+        "entry.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"9422ff587234d51a\"",
+            text: #"""
+// One entry: its screenshot beside its state as a tree, the diff against the previous entry (or any entry
+// picked), search in the state, a pinned subtree, copying, and replay to the app (time travel).
+import { h, clear } from './dom.js';
+import { api } from './api.js';
+import { bytes, fullTime, timeTitle, pathText, pathKey, isPrefix, shorten, count } from './format.js';
+import { parseState, valueAt, stringify, ExactNumber } from './json.js';
+import { JsonTree } from './tree.js';
+import { searchState } from './search.js';
+import { changeList } from './diffview.js';
+import { copyText } from './clipboard.js';
+import { toast, showError, errorPanel, confirmAction } from './notify.js';
+
+const KEEP_EXPANDED = 400;
+
+export class EntryPane {
+  /**
+   * session: the session object (appName, live); navigate(seq, diff, {replace}); pin: {get(), set(path)}.
+   */
+  constructor({ session, navigate, pin, onDiffBase }) {
+    this.session = session;
+    this.navigate = navigate;
+    this.pin = pin;
+    this.onDiffBase = onDiffBase;
+    this.seq = null;
+    this.diffSeq = null;
+    this.info = null;
+    this.state = undefined;
+    this.changes = null;
+    this.controller = null;
+    this.diffController = null;
+    this.tree = new JsonTree({
+      onPin: (path) => this.pin.set(path),
+      onCopyPath: (path) => copyText(pathText(path), 'the path'),
+      onCopyValue: (path, value) => copyText(stringify(value, 2), `the value of ${shorten(pathText(path), 60)}`),
+    });
+    this.build();
+    this.showPlaceholder();
+  }
+
+  build() {
+    this.head = h('header', { class: 'entry-head' });
+    this.shot = h('figure', { class: 'shot' });
+    this.searchInput = h('input', { type: 'search', class: 'search-input', placeholder: 'Search the state: path or value', 'aria-label': 'Search the state', spellcheck: 'false', autocomplete: 'off' });
+    this.searchResults = h('div', { class: 'search-results', hidden: true });
+    this.pinPanel = h('section', { class: 'pin-panel', hidden: true });
+    this.changesPanel = h('details', { class: 'changes-panel', open: true });
+    this.treeStatus = h('div', { class: 'tree-status dim' });
+    this.stateColumn = h(
+      'div',
+      { class: 'state-column' },
+      h(
+        'div',
+        { class: 'state-tools' },
+        this.searchInput,
+        h('button', { type: 'button', class: 'small', text: 'Collapse all', onclick: () => this.tree.collapseAll() }),
+        h('button', { type: 'button', class: 'small', text: 'Copy state', title: 'Copy the state exactly as the app sent it', onclick: () => this.copyState() }),
+      ),
+      this.searchResults,
+      this.pinPanel,
+      this.changesPanel,
+      this.treeStatus,
+      h('div', { class: 'tree-box' }, this.tree.element),
+    );
+    this.body = h('div', { class: 'entry-body' }, this.shot, this.stateColumn);
+    this.element = h('section', { class: 'entry-pane' }, this.head, this.body);
+
+    let searchTimer = null;
+    this.searchInput.addEventListener('input', () => {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(() => this.runSearch(), 200);
+    });
+    this.searchInput.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') {
+        clearTimeout(searchTimer);
+        this.runSearch();
+      } else if (event.key === 'Escape') {
+        this.searchInput.value = '';
+        this.runSearch();
+      }
+    });
+  }
+
+  showPlaceholder() {
+    this.seq = null;
+    clear(this.head).appendChild(h('p', { class: 'placeholder', text: 'Select an entry in the timeline (click, ↑/↓ or j/k, Home/End).' }));
+    this.body.hidden = true;
+  }
+
+  setSession(session) {
+    this.session = session;
+    if (this.info) this.renderHead();
+  }
+
+  destroy() {
+    if (this.controller) this.controller.abort();
+    if (this.diffController) this.diffController.abort();
+  }
+
+  /** Shows entry `seq`, diffed against `diffSeq` (null: the previous entry). */
+  async show(seq, diffSeq) {
+    if (seq === null) {
+      this.destroy();
+      this.showPlaceholder();
+      return;
+    }
+    if (seq === this.seq) {
+      if (diffSeq !== this.diffSeq) {
+        this.diffSeq = diffSeq;
+        this.renderHead();
+        this.loadDiff();
+      }
+      return;
+    }
+    if (this.controller) this.controller.abort();
+    const controller = new AbortController();
+    this.controller = controller;
+    const { signal } = controller;
+    const started = performance.now();
+    const expanded = this.expandedPaths();
+    this.seq = seq;
+    this.diffSeq = diffSeq;
+    this.info = null;
+    this.changes = null;
+    this.body.hidden = false;
+    this.element.classList.add('loading');
+    clear(this.head).appendChild(h('div', { class: 'entry-title' }, h('span', { class: 'seq', text: `#${seq}` }), h('span', { class: 'dim', text: ' loading…' })));
+    const statePromise = api.stateText(seq, signal);
+    statePromise.catch(() => {}); // handled below; keeps an early failure from being reported as unhandled
+    try {
+      this.info = await api.entry(seq, signal);
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      this.element.classList.remove('loading');
+      clear(this.head).appendChild(errorPanel(error, `Entry ${seq}`));
+      this.body.hidden = true;
+      return;
+    }
+    if (this.info.entry.session !== this.session.id) {
+      controller.abort();
+      this.element.classList.remove('loading');
+      clear(this.head).appendChild(
+        h(
+          'div',
+          { class: 'error-panel' },
+          h('strong', { text: `Entry ${seq} belongs to session ${this.info.entry.session}, not ${this.session.id}.` }),
+          ' ',
+          h('a', { href: `/sessions/${this.info.entry.session}/entries/${seq}`, 'data-link': '', text: 'Open it there' }),
+        ),
+      );
+      this.body.hidden = true;
+      return;
+    }
+    this.renderHead();
+    this.renderShot();
+    this.loadDiff();
+    let textValue;
+    try {
+      textValue = await statePromise;
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      this.element.classList.remove('loading');
+      this.tree.setValue(undefined);
+      clear(this.treeStatus).appendChild(errorPanel(error, 'Could not load the state'));
+      return;
+    }
+    if (signal.aborted) return;
+    try {
+      this.state = parseState(textValue);
+    } catch (error) {
+      this.element.classList.remove('loading');
+      this.state = undefined;
+      clear(this.treeStatus).appendChild(errorPanel(error, 'The state is not JSON'));
+      return;
+    }
+    this.stateText = textValue;
+    this.tree.setPinned(this.pin.get());
+    this.tree.setValue(this.state);
+    for (const path of expanded) this.tree.expandTo(path);
+    if (this.changes) this.tree.setChanges(this.changes, { reveal: true });
+    this.element.classList.remove('loading');
+    const elapsed = performance.now() - started;
+    this.treeStatus.textContent = `${bytes(textValue.length)} of JSON, shown in ${Math.round(elapsed)} ms`;
+    performance.mark('parley:tree-ready', { detail: { seq, bytes: textValue.length, elapsed } });
+    this.renderPin();
+    if (this.searchInput.value.trim()) this.runSearch();
+  }
+
+  expandedPaths() {
+    const paths = [];
+    for (const node of this.tree.nodes.values()) {
+      if (node.expanded && node.parent) paths.push(node.path);
+      if (paths.length >= KEEP_EXPANDED) break;
+    }
+    return paths;
+  }
+
+  renderHead() {
+    const { entry, previous, next } = this.info;
+    const diffInput = h('input', {
+      type: 'text',
+      inputmode: 'numeric',
+      class: 'diff-input',
+      placeholder: previous !== null ? `${previous}` : 'entry #',
+      value: this.diffSeq !== null ? String(this.diffSeq) : '',
+      'aria-label': 'Diff against entry number',
+      title: 'The entry to diff against (any entry, any session); empty: the previous one',
+    });
+    const applyDiff = () => {
+      const value = diffInput.value.trim().replace(/^#/, '');
+      if (value === '') this.navigate(entry.sequence, null);
+      else if (/^\d+$/.test(value)) this.navigate(entry.sequence, Number(value));
+      else toast('An entry number, please', { kind: 'error', detail: `“${shorten(value, 40)}” is not one.` });
+    };
+    diffInput.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') applyDiff();
+    });
+    const live = Boolean(this.session.live);
+    clear(this.head).append(
+      h(
+        'div',
+        { class: 'entry-title' },
+        h('span', { class: 'seq', text: `#${entry.sequence}` }),
+        h('code', { class: 'action', text: entry.action }),
+      ),
+      h(
+        'div',
+        { class: 'entry-meta' },
+        h('span', { title: timeTitle(entry.time), text: fullTime(entry.time) }),
+        h('span', { text: `state ${bytes(entry.stateSize)}` }),
+        h('span', { text: entry.screenshotSize ? `screenshot ${bytes(entry.screenshotSize)}` : 'no screenshot' }),
+        h('span', { class: 'spacer' }),
+        h('a', { class: previous !== null ? 'button small' : 'button small disabled', href: previous !== null ? `/sessions/${this.session.id}/entries/${previous}${this.diffSeq !== null ? `?diff=${this.diffSeq}` : ''}` : null, 'data-link': '', 'aria-disabled': previous === null ? 'true' : null, title: 'Previous entry (↑ or k)', text: '◀ prev' }),
+        h('a', { class: next !== null ? 'button small' : 'button small disabled', href: next !== null ? `/sessions/${this.session.id}/entries/${next}${this.diffSeq !== null ? `?diff=${this.diffSeq}` : ''}` : null, 'data-link': '', 'aria-disabled': next === null ? 'true' : null, title: 'Next entry (↓ or j)', text: 'next ▶' }),
+      ),
+      h(
+        'div',
+        { class: 'entry-actions' },
+        h('label', { class: 'diff-control' }, h('span', { text: 'diff vs #' }), diffInput),
+        h('button', { type: 'button', class: 'small', text: 'apply', onclick: applyDiff }),
+        this.diffSeq !== null ? h('button', { type: 'button', class: 'small', text: 'vs previous', onclick: () => this.navigate(entry.sequence, null) }) : null,
+        h('span', { class: 'spacer' }),
+        h('button', {
+          type: 'button',
+          class: 'small primary',
+          disabled: !live,
+          title: live ? `Send this state to ${this.session.appName}` : 'The session\u2019s app is not connected',
+          text: 'Replay to app',
+          onclick: () => this.replay({}),
+        }),
+        h('button', { type: 'button', class: 'small', title: 'Send this state to every connected app', text: 'Replay to all…', onclick: () => this.replay({ all: true }) }),
+      ),
+    );
+  }
+
+  renderShot() {
+    const { entry } = this.info;
+    clear(this.shot);
+    if (!entry.screenshotSize) {
+      this.shot.appendChild(h('div', { class: 'no-shot', text: 'no screenshot' }));
+      return;
+    }
+    const caption = h('figcaption', { class: 'dim' });
+    const image = h('img', { class: 'screenshot', alt: `Screenshot of entry ${entry.sequence}`, decoding: 'async' });
+    image.addEventListener('load', () => {
+      caption.textContent = `${image.naturalWidth} × ${image.naturalHeight}, ${bytes(entry.screenshotSize)}`;
+    });
+    image.addEventListener('error', () => {
+      caption.textContent = 'the screenshot could not be loaded';
+    });
+    image.src = api.screenshotURL(entry.sequence);
+    this.shot.append(h('a', { href: api.screenshotURL(entry.sequence), target: '_blank', rel: 'noopener', title: 'Open the screenshot at full size' }, image), caption);
+  }
+
+  async loadDiff() {
+    if (this.diffController) this.diffController.abort();
+    const controller = new AbortController();
+    this.diffController = controller;
+    const { entry, previous } = this.info;
+    const from = this.diffSeq;
+    this.changes = null;
+    this.tree.setChanges([]);
+    if (this.onDiffBase) this.onDiffBase(from ?? previous);
+    if (from === null && previous === null) {
+      this.renderChanges(null, 'The first entry of its session: nothing before it to compare with.');
+      this.renderPin();
+      return;
+    }
+    this.renderChanges(null, 'Comparing…');
+    try {
+      const answer = await api.diff({ from: from ?? undefined, to: entry.sequence }, controller.signal);
+      if (controller.signal.aborted) return;
+      this.changes = answer.changes;
+      this.diffFrom = answer.from;
+      if (this.state !== undefined && this.tree.root) this.tree.setChanges(this.changes, { reveal: true });
+      this.renderChanges(answer);
+      this.renderPin();
+      performance.mark('parley:diff-ready', { detail: { seq: entry.sequence, changes: answer.changes.length } });
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      clear(this.changesPanel).append(h('summary', { text: 'Changes' }), errorPanel(error, 'Could not compare'));
+    }
+  }
+
+  renderChanges(answer, message = '') {
+    clear(this.changesPanel);
+    if (!answer) {
+      this.changesPanel.append(h('summary', { text: 'Changes' }), h('p', { class: 'dim', text: message }));
+      return;
+    }
+    const base = answer.from;
+    const summary = h(
+      'summary',
+      null,
+      h('span', { text: `Changes vs #${base.sequence}` }),
+      h('code', { class: 'dim', text: ` ${shorten(base.action, 60)}` }),
+      h('span', { class: 'count-badge', text: answer.changes.length.toLocaleString() }),
+    );
+    this.changesPanel.appendChild(summary);
+    if (answer.changes.length === 0) {
+      this.changesPanel.appendChild(h('p', { class: 'dim', text: 'The two states are equal.' }));
+      return;
+    }
+    this.changesPanel.appendChild(
+      changeList(answer.changes, (change) => {
+        if (!this.tree.reveal(change.path, { removed: change.kind === 'removed' })) toast(`${change.pathText} is not in this state`);
+      }),
+    );
+  }
+
+  renderPin() {
+    const path = this.pin.get();
+    this.tree.setPinned(path);
+    if (!path || this.state === undefined) {
+      this.pinPanel.hidden = true;
+      return;
+    }
+    this.pinPanel.hidden = false;
+    const value = valueAt(this.state, path);
+    let status = '';
+    let statusClass = 'dim';
+    if (this.changes) {
+      const changed = this.changes.some((change) => isPrefix(path, change.path) || isPrefix(change.path, path));
+      const base = this.diffSeq ?? this.info.previous;
+      status = changed ? `changed since #${base}` : `unchanged since #${base}`;
+      statusClass = changed ? 'pin-status changed' : 'pin-status';
+    }
+    const subtree = new JsonTree({
+      rootLabel: pathText(path),
+      onCopyPath: (p) => copyText(pathText(p), 'the path'),
+      onCopyValue: (p, v) => copyText(stringify(v, 2), `the value of ${shorten(pathText(p), 60)}`),
+      onPin: (p) => this.pin.set(p),
+    });
+    if (value !== undefined) {
+      subtree.setValue(value, { rootPath: path });
+      if (this.changes) subtree.setChanges(this.changes.filter((change) => isPrefix(path, change.path) || isPrefix(change.path, path)), { reveal: true });
+    }
+    clear(this.pinPanel).append(
+      h(
+        'div',
+        { class: 'pin-head' },
+        h('span', { class: 'pin-label', text: 'Pinned' }),
+        h('code', { text: pathText(path) }),
+        h('span', { class: statusClass, text: status }),
+        h('span', { class: 'spacer' }),
+        h('button', { type: 'button', class: 'small', text: 'show in tree', onclick: () => this.tree.reveal(path) }),
+        h('button', { type: 'button', class: 'small', text: 'unpin', onclick: () => this.pin.set(null) }),
+      ),
+      value === undefined ? h('p', { class: 'dim', text: 'Not in this state.' }) : subtree.element,
+    );
+  }
+
+  runSearch() {
+    const query = this.searchInput.value;
+    clear(this.searchResults);
+    if (!query.trim() || this.state === undefined) {
+      this.searchResults.hidden = true;
+      return;
+    }
+    const started = performance.now();
+    const { results, truncated } = searchState(this.state, query);
+    const elapsed = Math.round(performance.now() - started);
+    this.searchResults.hidden = false;
+    const head = h('div', { class: 'search-head dim', text: results.length ? `${count(results.length, 'result')}${truncated ? ' (the first ones)' : ''} · ${elapsed} ms` : `Nothing found · ${elapsed} ms` });
+    const list = h('ul', { class: 'search-list' });
+    for (const result of results) {
+      const shown = result.value !== null && typeof result.value === 'object' && !(result.value instanceof ExactNumber) ? (Array.isArray(result.value) ? `[${result.value.length}]` : '{…}') : stringify(result.value);
+      list.appendChild(
+        h(
+          'li',
+          null,
+          h('button', {
+            type: 'button',
+            class: 'search-hit',
+            dataset: { path: pathKey(result.path) },
+            onclick: () => this.tree.reveal(result.path),
+          }, h('span', { class: 'hit-path', text: pathText(result.path) }), h('span', { class: 'hit-value', text: shorten(shown, 100) })),
+        ),
+      );
+    }
+    this.searchResults.append(head, list);
+  }
+
+  copyState() {
+    if (this.stateText !== undefined) copyText(this.stateText, 'the state');
+  }
+
+  async replay(target) {
+    const seq = this.seq;
+    const toAll = Boolean(target.all);
+    const ok = await confirmAction({
+      title: toAll ? 'Replay to every connected app?' : `Replay to ${this.session.appName}?`,
+      message: toAll
+        ? `Entry #${seq}'s state will be sent to every connected app that takes states; each applies it at once.`
+        : `Entry #${seq}'s state will be sent to ${this.session.appName}, which applies it at once (time travel).`,
+      ok: 'Replay',
+    });
+    if (!ok) return;
+    try {
+      const answer = await api.replay(seq, target);
+      const names = answer.sentTo.map((app) => `${app.name} (${String(app.id).slice(0, 8)})`);
+      toast(`Entry #${seq} sent to ${names.join(', ') || 'no app'}`, { kind: 'success' });
+    } catch (error) {
+      showError(error, 'Replay failed');
+    }
+  }
+}
+
+"""#),
         "favicon.svg": WebAsset(
             contentType: "image/svg+xml", etag: "\"8b14a1836115d657\"",
             text: #"""
@@ -207,7 +1292,7 @@ export function isEditable(target) {
 
 """#),
         "format.js": WebAsset(
-            contentType: "text/javascript; charset=utf-8", etag: "\"33d434f33300a43b\"",
+            contentType: "text/javascript; charset=utf-8", etag: "\"63929934f7249549\"",
             text: #"""
 // Formatting for people: times in local time, sizes, state paths (as parleyd's diff prints them).
 
@@ -219,6 +1304,13 @@ export function dateTime(iso) {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return String(iso);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** `2026-11-25 18:10:51.035` in local time. */
+export function fullTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso ?? '');
+  return `${dateTime(iso)}.${pad(d.getMilliseconds(), 3)}`;
 }
 
 /** `18:10:51.035` in local time. */
@@ -260,12 +1352,15 @@ const notPlain = /[\s"\\:.[\]\u0000-\u001f\u007f]/u;
 export function pathText(path) {
   if (path.length === 0) return '(root)';
   let result = '';
-  for (const component of path) {
-    if (typeof component === 'number') result += `[${component}]`;
-    else if (component === '' || notPlain.test(component)) result += `[${JSON.stringify(component)}]`;
-    else result += (result ? '.' : '') + component;
-  }
+  for (const component of path) result = appendPath(result, component);
   return result;
+}
+
+/** The path text one step further down (from '' at the root). */
+export function appendPath(textValue, component) {
+  if (typeof component === 'number') return `${textValue}[${component}]`;
+  if (component === '' || notPlain.test(component)) return `${textValue}[${JSON.stringify(component)}]`;
+  return textValue ? `${textValue}.${component}` : component;
 }
 
 /** A stable key for a path (a Map key): its JSON. */
@@ -291,9 +1386,61 @@ export function shortID(id) {
 
 """#),
         "index.html": WebAsset(
-            contentType: "text/html; charset=utf-8", etag: "\"9a7c4af62f164685\"",
+            contentType: "text/html; charset=utf-8", etag: "\"f62b853f710a268a\"",
             text: #"""
-<!doctype html><title>Parley</title>
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>Parley debugger</title>
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/app.css">
+<script type="module" src="/assets/main.js"></script>
+<!-- The modules main.js imports, fetched at once rather than level by level. -->
+<link rel="modulepreload" href="/assets/api.js">
+<link rel="modulepreload" href="/assets/clipboard.js">
+<link rel="modulepreload" href="/assets/diffview.js">
+<link rel="modulepreload" href="/assets/dom.js">
+<link rel="modulepreload" href="/assets/entry.js">
+<link rel="modulepreload" href="/assets/format.js">
+<link rel="modulepreload" href="/assets/json.js">
+<link rel="modulepreload" href="/assets/live.js">
+<link rel="modulepreload" href="/assets/notify.js">
+<link rel="modulepreload" href="/assets/peers.js">
+<link rel="modulepreload" href="/assets/router.js">
+<link rel="modulepreload" href="/assets/search.js">
+<link rel="modulepreload" href="/assets/session.js">
+<link rel="modulepreload" href="/assets/sessions.js">
+<link rel="modulepreload" href="/assets/timeline.js">
+<link rel="modulepreload" href="/assets/tree.js">
+</head>
+<body>
+<header class="topbar">
+  <a class="brand" href="/" data-link>Parley <span>debugger</span></a>
+  <nav class="topnav">
+    <a href="/" data-link data-nav="sessions">Sessions</a>
+    <a href="/peers" data-link data-nav="peers">Peers</a>
+  </nav>
+  <span class="spacer"></span>
+  <span id="live-status" class="live-status" title="Live updates from parleyd">connecting…</span>
+</header>
+<main id="view" class="view" tabindex="-1"><p class="placeholder">Loading…</p></main>
+<div id="toasts" class="toasts" role="status" aria-live="polite"></div>
+<dialog id="confirm" class="confirm">
+  <form method="dialog">
+    <h2 id="confirm-title">Are you sure?</h2>
+    <p id="confirm-message"></p>
+    <div class="buttons">
+      <button value="cancel" type="submit" id="confirm-cancel">Cancel</button>
+      <button value="ok" type="submit" id="confirm-ok" class="primary">OK</button>
+    </div>
+  </form>
+</dialog>
+<noscript>The Parley debugger needs JavaScript.</noscript>
+</body>
+</html>
 
 """#),
         "json.js": WebAsset(
@@ -451,6 +1598,84 @@ export function start(element) {
 }
 
 """#),
+        "main.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"eb4486068b17a871\"",
+            text: #"""
+// The Parley web debugger: routes URLs to views, keeps the live stream open, reports what fails.
+import { h, clear } from './dom.js';
+import * as router from './router.js';
+import * as live from './live.js';
+import { showError } from './notify.js';
+import { SessionsView } from './sessions.js';
+import { SessionView } from './session.js';
+import { PeersView } from './peers.js';
+
+const container = document.getElementById('view');
+let current = null;
+
+function notFound(route) {
+  return {
+    element: h('div', { class: 'page' }, h('h1', { text: 'Not found' }), h('p', null, 'There is no page at ', h('code', { text: route.path }), '. ', h('a', { href: '/', 'data-link': '', text: 'See the sessions.' }))),
+    matches: () => false,
+    update() {},
+    destroy() {},
+  };
+}
+
+function show(route) {
+  for (const link of document.querySelectorAll('[data-nav]')) {
+    const active = link.dataset.nav === (route.name === 'peers' ? 'peers' : 'sessions');
+    link.classList.toggle('active', active);
+    if (active) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  if (current && current.matches(route)) {
+    current.update(route);
+    return;
+  }
+  if (current) current.destroy();
+  switch (route.name) {
+    case 'sessions':
+      current = new SessionsView();
+      break;
+    case 'session':
+    case 'entry':
+      current = new SessionView(route);
+      break;
+    case 'peers':
+      current = new PeersView();
+      break;
+    default:
+      current = notFound(route);
+      document.title = 'Not found · Parley';
+  }
+  clear(container).appendChild(current.element);
+}
+
+// A token given in the address (`/?token=…`, as `parleyctl web` prints it) has done its work once the page is
+// loaded (parleyd set the session cookie): keep it out of the history and of anything copied from the bar.
+const params = new URLSearchParams(window.location.search);
+if (params.has('token')) {
+  params.delete('token');
+  const rest = params.toString();
+  history.replaceState(null, '', window.location.pathname + (rest ? `?${rest}` : ''));
+}
+
+window.addEventListener('unhandledrejection', (event) => {
+  const reason = event.reason;
+  if (reason && reason.name === 'AbortError') {
+    event.preventDefault();
+    return;
+  }
+  // Left in the console too (not prevented): a bug should be seen, not only toasted.
+  showError(reason, 'Unexpected error');
+});
+
+live.start(document.getElementById('live-status'));
+router.onRoute(show);
+router.start();
+
+"""#),
         "notify.js": WebAsset(
             contentType: "text/javascript; charset=utf-8", etag: "\"eeb42fbc2a61f3ce\"",
             text: #"""
@@ -509,6 +1734,91 @@ export function confirmAction({ title, message, ok = 'OK', danger = false }) {
     dialog.showModal();
     okButton.focus();
   });
+}
+
+"""#),
+        "peers.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"8ac2b318771476ec\"",
+            text: #"""
+// Peers: connected ones first, then those discovered but not connected; addresses, accepted message types,
+// whether they proved the shared secret. Refreshed on every `peers` event.
+import { h, clear } from './dom.js';
+import { api } from './api.js';
+import { dateTime, timeTitle, shortID } from './format.js';
+import { subscribe } from './live.js';
+import { errorPanel } from './notify.js';
+
+export class PeersView {
+  constructor() {
+    this.unsubscribe = [];
+    this.table = h('table', { class: 'grid peers' });
+    this.status = h('div', { class: 'view-status' });
+    this.element = h('div', { class: 'page peers-view' }, h('div', { class: 'page-head' }, h('h1', { text: 'Peers' })), this.status, this.table);
+    this.loading = null;
+    this.again = false;
+    this.unsubscribe.push(subscribe('peers', () => this.refresh()), subscribe('resync', () => this.refresh()));
+    document.title = 'Peers · Parley';
+    this.refresh();
+  }
+
+  matches(route) {
+    return route.name === 'peers';
+  }
+
+  update() {}
+
+  destroy() {
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+  }
+
+  async refresh() {
+    if (this.loading) {
+      this.again = true;
+      return;
+    }
+    this.loading = api.peers().then(
+      ({ peers }) => {
+        clear(this.status);
+        this.render(peers);
+      },
+      (error) => clear(this.status).appendChild(errorPanel(error, 'Could not list the peers')),
+    );
+    await this.loading;
+    this.loading = null;
+    if (this.again) {
+      this.again = false;
+      this.refresh();
+    }
+  }
+
+  render(peers) {
+    clear(this.table);
+    this.table.appendChild(
+      h('thead', null, h('tr', null, ['', 'name', 'id', 'kind', 'addresses', 'connected since', 'accepts', 'authenticated', 'in', 'out'].map((label) => h('th', { text: label })))),
+    );
+    const body = h('tbody');
+    for (const peer of peers) {
+      const addresses = peer.addresses && peer.addresses.length ? peer.addresses : peer.address ? [peer.address] : [];
+      body.appendChild(
+        h(
+          'tr',
+          { class: peer.connected ? 'peer-row connected' : 'peer-row discovered', dataset: { id: peer.id } },
+          h('td', { class: 'c-live' }, peer.connected ? h('span', { class: 'live-dot', title: 'Connected', text: '●' }) : h('span', { class: 'dim', title: 'Discovered, not connected', text: '○' })),
+          h('td', { class: 'c-app', text: peer.name || '(no name)' }),
+          h('td', { class: 'mono', title: peer.id, text: shortID(peer.id) }),
+          h('td', null, h('span', { class: 'badge', text: peer.kind })),
+          h('td', { class: 'mono' }, addresses.map((address) => h('div', { text: address }))),
+          h('td', { class: 'mono', title: timeTitle(peer.connectedAt), text: peer.connected ? dateTime(peer.connectedAt) : 'not connected' }),
+          h('td', { class: 'mono accepts' }, (peer.accepts || []).length ? peer.accepts.map((type) => h('div', { text: type })) : h('span', { class: 'dim', text: '—' })),
+          h('td', null, peer.authenticated ? h('span', { class: 'badge ok', text: 'yes' }) : h('span', { class: 'badge warn', title: 'This peer has not proved the shared secret', text: 'no' })),
+          h('td', { class: 'num', text: (peer.messagesIn ?? 0).toLocaleString() }),
+          h('td', { class: 'num', text: (peer.messagesOut ?? 0).toLocaleString() }),
+        ),
+      );
+    }
+    if (peers.length === 0) body.appendChild(h('tr', null, h('td', { colspan: '10', class: 'empty dim', text: 'No peers: nothing connected or discovered.' })));
+    this.table.appendChild(body);
+  }
 }
 
 """#),
@@ -583,6 +1893,1513 @@ export function start() {
     navigate(url.pathname + url.search);
   });
   dispatch();
+}
+
+"""#),
+        "search.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"e5b31e3a24a02903\"",
+            text: #"""
+// Search in a state by path or value: every node whose path text (`items[2].title`) or whose value (strings,
+// numbers, booleans, null, as shown) contains the query, case-insensitively. Answers at most `limit` results.
+import { ExactNumber, kindOf } from './json.js';
+import { appendPath } from './format.js';
+
+export function searchState(root, query, { limit = 200 } = {}) {
+  const needle = query.trim().toLowerCase();
+  const results = [];
+  if (!needle) return { results, truncated: false };
+  // Depth first, in document order: a stack of [value, path, path text].
+  const stack = [[root, [], '']];
+  while (stack.length) {
+    const [value, path, text] = stack.pop();
+    const kind = kindOf(value);
+    const pathMatches = path.length > 0 && text.toLowerCase().includes(needle);
+    if (kind === 'object' || kind === 'array') {
+      if (pathMatches) results.push({ path, value, on: 'path' });
+      const names = kind === 'array' ? null : Object.keys(value);
+      const count = kind === 'array' ? value.length : names.length;
+      for (let i = count - 1; i >= 0; i -= 1) {
+        const component = names ? names[i] : i;
+        const childPath = [...path, component];
+        stack.push([value[component], childPath, appendPath(text, component)]);
+      }
+    } else {
+      const shown = kind === 'string' ? value : value instanceof ExactNumber ? value.source : String(value);
+      if (pathMatches || shown.toLowerCase().includes(needle)) results.push({ path, value, on: pathMatches ? 'path' : 'value' });
+    }
+    if (results.length >= limit) return { results, truncated: stack.length > 0 };
+  }
+  return { results, truncated: false };
+}
+
+"""#),
+        "session.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"3503e14bcdeb71c9\"",
+            text: #"""
+// A session: its header (app, host, peer, times, counts, export, delete), the timeline on the left and the
+// selected entry on the right. Serves /sessions/{id} and /sessions/{id}/entries/{seq}?diff=N; moving between
+// entries of the same session keeps the view (and the timeline's place).
+import { h, clear, isEditable } from './dom.js';
+import { api } from './api.js';
+import { bytes, dateTime, timeTitle, shortID, count, pathText } from './format.js';
+import { navigate, urls } from './router.js';
+import { subscribe } from './live.js';
+import { Timeline } from './timeline.js';
+import { EntryPane } from './entry.js';
+import { toast, showError, errorPanel, confirmAction } from './notify.js';
+
+function pinStorageKey(id) {
+  return `parley.pin.${id}`;
+}
+
+export class SessionView {
+  constructor(route) {
+    this.id = route.id;
+    this.route = route;
+    this.session = null;
+    this.unsubscribe = [];
+    this.element = h('div', { class: 'session-view' }, h('p', { class: 'placeholder', text: 'Loading the session…' }));
+    this.keydown = (event) => this.handleKey(event);
+    this.load();
+  }
+
+  matches(route) {
+    return (route.name === 'session' || route.name === 'entry') && route.id === this.id;
+  }
+
+  async load() {
+    // The first page of entries is fetched while the session is: neither waits for the other.
+    const timeline = new Timeline({
+      sessionId: this.id,
+      onActivate: (entry, { replace }) => this.go(entry.sequence, this.route.diff ?? null, { replace }),
+      onPickDiff: (entry) => {
+        if (this.route.seq === undefined) {
+          toast('Select an entry first, then pick the one to compare it with (⇄).');
+          return;
+        }
+        this.go(this.route.seq, entry.sequence === this.route.seq ? null : entry.sequence);
+      },
+      onTotal: (total, filtered) => {
+        if (!filtered && this.session && this.header && total > this.session.entryCount) {
+          this.session.entryCount = total;
+          this.renderHeader();
+        }
+      },
+    });
+    timeline.selectedSeq = this.route.seq ?? null;
+    const started = timeline.start();
+    const filters = api.filters();
+    filters.catch(() => {}); // reported below, once the view is there
+    try {
+      this.session = await api.session(this.id);
+    } catch (error) {
+      timeline.destroy();
+      clear(this.element).append(errorPanel(error, `Session ${this.id}`), h('p', null, h('a', { href: '/', 'data-link': '', text: '← all sessions' })));
+      return;
+    }
+    if (this.destroyed) {
+      timeline.destroy();
+      return;
+    }
+    document.title = `${this.session.appName} · session ${this.id} · Parley`;
+    const pin = {
+      get: () => this.pinnedPath,
+      set: (path) => this.setPin(path),
+    };
+    try {
+      const stored = sessionStorage.getItem(pinStorageKey(this.id));
+      this.pinnedPath = stored ? JSON.parse(stored) : null;
+    } catch {
+      this.pinnedPath = null;
+    }
+    this.timeline = timeline;
+    this.timeline.setPin(this.pinnedPath);
+    this.entryPane = new EntryPane({
+      session: this.session,
+      navigate: (seq, diff, options) => this.go(seq, diff, options),
+      pin,
+      onDiffBase: (seq) => this.timeline.setDiffBase(seq),
+    });
+    this.header = h('header', { class: 'session-head' });
+    this.renderHeader();
+    clear(this.element).append(this.header, h('div', { class: 'session-body' }, this.timeline.element, this.entryPane.element));
+    document.addEventListener('keydown', this.keydown);
+    this.unsubscribe.push(
+      subscribe('entry', (entry) => this.liveEntry(entry)),
+      subscribe('session', (event) => this.liveSession(event)),
+      subscribe('resync', () => this.resync()),
+    );
+    filters.then(({ filters: named }) => this.timeline.setFilters(named), (error) => showError(error, 'Could not load the named filters'));
+    await started;
+    if (this.destroyed) return;
+    this.timeline.attached();
+    this.update(this.route);
+  }
+
+  go(seq, diff, { replace = false } = {}) {
+    navigate(urls.entry(this.id, seq, diff), { replace });
+  }
+
+  update(route) {
+    this.route = route;
+    if (!this.timeline) return; // still loading; load() applies the route
+    const seq = route.name === 'entry' ? route.seq : null;
+    this.timeline.select(seq);
+    this.entryPane.show(seq, route.name === 'entry' ? route.diff : null);
+    if (seq === null) this.timeline.setDiffBase(null);
+    document.title = seq !== null ? `#${seq} · ${this.session.appName} · Parley` : `${this.session.appName} · session ${this.id} · Parley`;
+  }
+
+  setPin(path) {
+    this.pinnedPath = path;
+    try {
+      if (path) sessionStorage.setItem(pinStorageKey(this.id), JSON.stringify(path));
+      else sessionStorage.removeItem(pinStorageKey(this.id));
+    } catch {
+      // storage unavailable: the pin lasts as long as the page
+    }
+    this.timeline.setPin(path);
+    this.entryPane.renderPin();
+    if (path) toast(`Pinned ${pathText(path)}: the timeline marks (●) the entries that change it.`);
+  }
+
+  renderHeader() {
+    const s = this.session;
+    const live = Boolean(s.live);
+    clear(this.header).append(
+      h(
+        'div',
+        { class: 'session-title' },
+        h('a', { href: '/', 'data-link': '', class: 'back', title: 'All sessions', text: '←' }),
+        live ? h('span', { class: 'live-dot', title: 'Live: the app is connected', text: '●' }) : null,
+        h('h1', { text: s.appName || '(no name)' }),
+        h('span', { class: 'badge', text: s.kind }),
+        s.imported ? h('span', { class: 'badge', text: 'imported' }) : null,
+        live ? h('span', { class: 'badge live', text: 'live' }) : null,
+      ),
+      h(
+        'dl',
+        { class: 'session-meta' },
+        h('dt', { text: 'session' }),
+        h('dd', { text: s.id }),
+        h('dt', { text: 'host' }),
+        h('dd', { text: s.host || '—' }),
+        h('dt', { text: 'peer' }),
+        h('dd', { title: s.peerID, text: shortID(s.peerID) || '—' }),
+        h('dt', { text: 'started' }),
+        h('dd', { title: timeTitle(s.started), text: dateTime(s.started) }),
+        h('dt', { text: 'ended' }),
+        h('dd', { title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : '—' }),
+        h('dt', { text: 'entries' }),
+        h('dd', { class: 'entry-count', text: `${s.entryCount.toLocaleString()} (${bytes(s.bytes)})` }),
+      ),
+      h(
+        'div',
+        { class: 'session-actions' },
+        h('a', { class: 'button small', href: api.exportURL(s.id), download: `parley-session-${s.id}.jsonl`, title: 'Download the session (JSON lines)', text: 'Export' }),
+        h('button', {
+          type: 'button',
+          class: 'small danger',
+          disabled: live,
+          title: live ? 'The app still records into this session' : 'Delete this session and its entries',
+          text: 'Delete…',
+          onclick: () => this.remove(),
+        }),
+      ),
+    );
+  }
+
+  async remove() {
+    const s = this.session;
+    const ok = await confirmAction({
+      title: `Delete session ${s.id}?`,
+      message: `${s.appName}: ${count(s.entryCount, 'entry', 'entries')} will be deleted for good.`,
+      ok: 'Delete',
+      danger: true,
+    });
+    if (!ok) return;
+    try {
+      await api.deleteSession(s.id);
+      toast(`Session ${s.id} deleted`, { kind: 'success' });
+      navigate(urls.sessions());
+    } catch (error) {
+      showError(error, 'Could not delete the session');
+    }
+  }
+
+  liveEntry(entry) {
+    if (entry.session !== this.id) return;
+    this.session.entryCount += 1;
+    this.session.bytes += (entry.stateSize || 0) + (entry.screenshotSize || 0);
+    const cell = this.header.querySelector('.entry-count');
+    if (cell) cell.textContent = `${this.session.entryCount.toLocaleString()} (${bytes(this.session.bytes)})`;
+    this.timeline.liveEntry(entry);
+  }
+
+  liveSession(event) {
+    if (!event.session || event.session.id !== this.id) return;
+    if (event.change === 'deleted') {
+      toast(`Session ${this.id} was deleted`, { kind: 'error' });
+      return;
+    }
+    this.session = { ...this.session, ...event.session };
+    this.renderHeader();
+    this.entryPane.setSession(this.session);
+  }
+
+  async resync() {
+    try {
+      this.session = await api.session(this.id);
+      this.renderHeader();
+      this.entryPane.setSession(this.session);
+      await this.timeline.reload();
+    } catch (error) {
+      showError(error, 'Could not refresh the session');
+    }
+  }
+
+  handleKey(event) {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (document.querySelector('dialog[open]')) return;
+    if (isEditable(event.target)) return;
+    const keys = {
+      ArrowDown: () => this.timeline.move(1),
+      j: () => this.timeline.move(1),
+      ArrowUp: () => this.timeline.move(-1),
+      k: () => this.timeline.move(-1),
+      Home: () => this.timeline.moveToStart(),
+      End: () => this.timeline.moveToEnd(),
+      '/': () => this.timeline.focusPattern(),
+    };
+    const action = keys[event.key];
+    if (!action) return;
+    // Arrow keys inside the entry pane scroll it, unless the timeline has the focus.
+    if ((event.key === 'ArrowDown' || event.key === 'ArrowUp') && event.target instanceof Element && event.target.closest('.entry-pane')) return;
+    event.preventDefault();
+    action();
+  }
+
+  destroy() {
+    this.destroyed = true;
+    document.removeEventListener('keydown', this.keydown);
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    if (this.timeline) this.timeline.destroy();
+    if (this.entryPane) this.entryPane.destroy();
+  }
+}
+
+"""#),
+        "sessions.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"94c940a9889032de\"",
+            text: #"""
+// The sessions: newest first, with a live marker for apps still connected; import, export, delete.
+import { h, clear } from './dom.js';
+import { api } from './api.js';
+import { bytes, dateTime, timeTitle, shortID, count } from './format.js';
+import { navigate, urls } from './router.js';
+import { subscribe } from './live.js';
+import { toast, showError, errorPanel, confirmAction } from './notify.js';
+
+const PAGE = 100;
+
+export class SessionsView {
+  constructor() {
+    this.sessions = [];
+    this.nextAfter = null;
+    this.unsubscribe = [];
+    this.refreshing = null;
+    this.refreshAgain = false;
+    this.fileInput = h('input', { type: 'file', accept: '.jsonl,.ndjson,.json,application/x-ndjson', class: 'offscreen', 'aria-label': 'Session file to import' });
+    this.fileInput.addEventListener('change', () => this.importFile());
+    this.table = h('table', { class: 'grid sessions' });
+    this.footer = h('div', { class: 'grid-footer' });
+    this.status = h('div', { class: 'view-status' });
+    this.element = h(
+      'div',
+      { class: 'page sessions-view' },
+      h(
+        'div',
+        { class: 'page-head' },
+        h('h1', { text: 'Sessions' }),
+        h('span', { class: 'spacer' }),
+        h('button', { type: 'button', class: 'small', text: 'Import…', title: 'Import a session exported before (JSON lines)', onclick: () => this.fileInput.click() }),
+        this.fileInput,
+      ),
+      this.status,
+      this.table,
+      this.footer,
+    );
+    this.element.addEventListener('click', (event) => this.handleClick(event));
+    this.unsubscribe.push(
+      subscribe('session', () => this.refresh()),
+      subscribe('resync', () => this.refresh()),
+      subscribe('entry', (entry) => this.liveEntry(entry)),
+    );
+    document.title = 'Sessions · Parley';
+    this.refresh();
+  }
+
+  matches(route) {
+    return route.name === 'sessions';
+  }
+
+  update() {}
+
+  destroy() {
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+  }
+
+  /** Fetches the first page again (as many rows as shown, so "load more" is not undone). */
+  async refresh() {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = (async () => {
+      try {
+        const answer = await api.sessions({ limit: Math.min(500, Math.max(PAGE, this.sessions.length)) });
+        this.sessions = answer.sessions;
+        this.nextAfter = answer.nextAfter;
+        clear(this.status);
+        this.render();
+      } catch (error) {
+        clear(this.status).appendChild(errorPanel(error, 'Could not list the sessions'));
+      }
+    })();
+    await this.refreshing;
+    this.refreshing = null;
+    if (this.refreshAgain) {
+      this.refreshAgain = false;
+      this.refresh();
+    }
+  }
+
+  async loadMore() {
+    try {
+      const answer = await api.sessions({ after: this.nextAfter, limit: PAGE });
+      this.sessions = this.sessions.concat(answer.sessions);
+      this.nextAfter = answer.nextAfter;
+      this.render();
+    } catch (error) {
+      showError(error, 'Could not list more sessions');
+    }
+  }
+
+  liveEntry(entry) {
+    const session = this.sessions.find((s) => s.id === entry.session);
+    if (!session) return;
+    session.entryCount += 1;
+    session.bytes += (entry.stateSize || 0) + (entry.screenshotSize || 0);
+    const row = this.table.querySelector(`tr[data-id="${session.id}"]`);
+    if (row) {
+      row.querySelector('.c-entries').textContent = session.entryCount.toLocaleString();
+      row.querySelector('.c-bytes').textContent = bytes(session.bytes);
+    }
+  }
+
+  render() {
+    clear(this.table);
+    this.table.appendChild(
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          ['', 'id', 'app', 'kind', 'host', 'peer', 'started', 'ended', 'entries', 'size', ''].map((label) => h('th', { text: label })),
+        ),
+      ),
+    );
+    const body = h('tbody');
+    for (const s of this.sessions) {
+      const live = Boolean(s.live);
+      body.appendChild(
+        h(
+          'tr',
+          { class: live ? 'session-row live' : 'session-row', dataset: { id: s.id } },
+          h('td', { class: 'c-live' }, live ? h('span', { class: 'live-dot', title: 'Live: the app is connected', text: '●' }) : null),
+          h('td', { class: 'num', text: s.id }),
+          h('td', { class: 'c-app' }, h('a', { href: urls.session(s.id), 'data-link': '', text: s.appName || '(no name)' })),
+          h('td', null, h('span', { class: 'badge', text: s.kind }), s.imported ? h('span', { class: 'badge', text: 'imported' }) : null),
+          h('td', { class: 'mono', text: s.host || '—' }),
+          h('td', { class: 'mono', title: s.peerID, text: shortID(s.peerID) }),
+          h('td', { class: 'mono', title: timeTitle(s.started), text: dateTime(s.started) }),
+          h('td', { class: 'mono', title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : '—' }),
+          h('td', { class: 'num c-entries', text: s.entryCount.toLocaleString() }),
+          h('td', { class: 'num c-bytes', text: bytes(s.bytes) }),
+          h(
+            'td',
+            { class: 'c-actions' },
+            h('a', { class: 'button small', href: api.exportURL(s.id), download: `parley-session-${s.id}.jsonl`, title: 'Download the session (JSON lines)', text: 'Export' }),
+            h('button', {
+              type: 'button',
+              class: 'small danger',
+              disabled: live,
+              title: live ? 'The app still records into this session' : 'Delete this session',
+              dataset: { delete: s.id },
+              text: 'Delete…',
+            }),
+          ),
+        ),
+      );
+    }
+    this.table.appendChild(body);
+    if (this.sessions.length === 0) {
+      this.table.appendChild(h('tbody', null, h('tr', null, h('td', { colspan: '11', class: 'empty dim', text: 'No sessions yet. Apps appear here when they connect to parleyd and send their first state.' }))));
+    }
+    clear(this.footer);
+    if (this.nextAfter !== null && this.nextAfter !== undefined) {
+      this.footer.appendChild(h('button', { type: 'button', class: 'small', text: 'Load more', onclick: () => this.loadMore() }));
+    }
+  }
+
+  handleClick(event) {
+    const target = event.target instanceof Element ? event.target : null;
+    if (!target) return;
+    const del = target.closest('button[data-delete]');
+    if (del) {
+      this.remove(Number(del.dataset.delete));
+      return;
+    }
+    // A click anywhere on a row opens the session (links and buttons do their own thing).
+    const row = target.closest('tr.session-row');
+    if (row && !target.closest('a, button')) navigate(urls.session(Number(row.dataset.id)));
+  }
+
+  async remove(id) {
+    const s = this.sessions.find((session) => session.id === id);
+    if (!s) return;
+    const ok = await confirmAction({
+      title: `Delete session ${id}?`,
+      message: `${s.appName}: ${count(s.entryCount, 'entry', 'entries')} will be deleted for good.`,
+      ok: 'Delete',
+      danger: true,
+    });
+    if (!ok) return;
+    try {
+      await api.deleteSession(id);
+      toast(`Session ${id} deleted`, { kind: 'success' });
+      this.refresh();
+    } catch (error) {
+      showError(error, 'Could not delete the session');
+    }
+  }
+
+  async importFile() {
+    const file = this.fileInput.files && this.fileInput.files[0];
+    this.fileInput.value = '';
+    if (!file) return;
+    try {
+      const answer = await api.import(file);
+      const s = answer.session;
+      toast(answer.alreadyInHistory ? `${file.name} is already in the history: session ${s.id}` : `Imported ${file.name} as session ${s.id}`, {
+        kind: 'success',
+        detail: `${s.appName}, ${count(s.entryCount, 'entry', 'entries')}`,
+      });
+      navigate(urls.session(s.id));
+    } catch (error) {
+      showError(error, `Could not import ${file.name}`);
+    }
+  }
+}
+
+"""#),
+        "timeline.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"28fbc96d2997f2ba\"",
+            text: #"""
+// A session's timeline: the entries in recording order, filtered by a named filter and/or an action glob, in a
+// virtually scrolled list (only the rows in view exist; entries are fetched in pages as they come into view),
+// with a slider to scrub. When a path is pinned, rows whose entry changed that path (against the row above)
+// are marked, from parleyd's diffs of the rows in view.
+import { h, clear } from './dom.js';
+import { api } from './api.js';
+import { bytes, clockTime, timeTitle, isPrefix, count } from './format.js';
+import { errorPanel } from './notify.js';
+
+export const ROW_HEIGHT = 22; // matches --row-height in app.css
+const PAGE = 200;
+const OVERSCAN = 8;
+const DIFF_CONCURRENCY = 2;
+
+export class Timeline {
+  /**
+   * onActivate(entry, {replace}): the user chose an entry (click, keys, slider).
+   * onPickDiff(entry): the user asked to diff the selected entry against this one.
+   */
+  constructor({ sessionId, onActivate, onPickDiff, onTotal }) {
+    this.sessionId = sessionId;
+    this.onActivate = onActivate;
+    this.onPickDiff = onPickDiff;
+    this.onTotal = onTotal;
+    this.filter = { filter: '', pattern: '', mode: 'show' };
+    this.pages = new Map(); // page index -> {entries, promise}
+    this.total = null;
+    this.generation = 0;
+    this.selectedSeq = null;
+    this.selectedIndex = null;
+    this.diffBase = null;
+    this.pin = null;
+    this.pinMarks = new Map(); // "from>to" -> true/false (changed the pinned path)
+    this.diffQueue = [];
+    this.diffRunning = 0;
+    this.renderQueued = false;
+    this.refreshing = null;
+    this.refreshAgain = false;
+    this.firstPaintReported = false;
+    this.aborter = new AbortController();
+    this.build();
+  }
+
+  build() {
+    this.filterSelect = h('select', { class: 'tl-named', title: 'A named filter from parleyd\'s configuration', 'aria-label': 'Named filter' }, h('option', { value: '', text: 'all actions' }));
+    this.patternInput = h('input', {
+      type: 'search',
+      class: 'tl-pattern',
+      placeholder: 'action glob: add*  (/)',
+      title: 'A glob on the action text: * any text, ? one character, \\ escapes (press / to get here)',
+      'aria-label': 'Action pattern',
+      spellcheck: 'false',
+      autocomplete: 'off',
+    });
+    this.modeSelect = h('select', { class: 'tl-mode', 'aria-label': 'Show or hide matching entries' }, h('option', { value: 'show', text: 'show' }), h('option', { value: 'hide', text: 'hide' }));
+    this.modeSelect.title = 'Show only the matching entries, or hide them';
+    this.countLabel = h('span', { class: 'tl-count dim' });
+    this.filterError = h('div', { class: 'tl-error', hidden: true });
+    this.slider = h('input', { type: 'range', class: 'tl-slider', min: '0', max: '0', value: '0', step: '1', 'aria-label': 'Scrub through the entries' });
+    this.spacer = h('div', { class: 'tl-spacer' });
+    this.window = h('div', { class: 'tl-window' });
+    this.spacer.appendChild(this.window);
+    this.viewport = h('div', { class: 'tl-viewport', tabindex: '0', role: 'listbox', 'aria-label': 'Entries' }, this.spacer);
+    this.empty = h('div', { class: 'tl-empty dim', hidden: true });
+    this.element = h(
+      'section',
+      { class: 'timeline' },
+      h('div', { class: 'tl-filter' }, this.filterSelect, this.patternInput, this.modeSelect),
+      this.filterError,
+      h('div', { class: 'tl-scrub' }, this.slider, this.countLabel),
+      h('div', { class: 'tl-head' }, h('span', { class: 'c-seq', text: '#' }), h('span', { class: 'c-time', text: 'time' }), h('span', { class: 'c-action', text: 'action' }), h('span', { class: 'c-size', text: 'state' })),
+      this.viewport,
+      this.empty,
+    );
+
+    let patternTimer = null;
+    const applyFilter = () => {
+      clearTimeout(patternTimer);
+      const next = { filter: this.filterSelect.value, pattern: this.patternInput.value, mode: this.modeSelect.value };
+      if (next.filter === this.filter.filter && next.pattern === this.filter.pattern && next.mode === this.filter.mode) return;
+      this.filter = next;
+      this.reload();
+    };
+    this.filterSelect.addEventListener('change', applyFilter);
+    this.modeSelect.addEventListener('change', applyFilter);
+    this.patternInput.addEventListener('input', () => {
+      clearTimeout(patternTimer);
+      patternTimer = setTimeout(applyFilter, 300);
+    });
+    this.patternInput.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') applyFilter();
+      if (event.key === 'Escape') {
+        this.patternInput.blur();
+        this.viewport.focus();
+      }
+    });
+    this.slider.addEventListener('input', () => this.moveTo(Number(this.slider.value)));
+    this.viewport.addEventListener('scroll', () => this.scheduleRender(), { passive: true });
+    this.viewport.addEventListener('click', (event) => this.handleClick(event));
+    this.resizeObserver = new ResizeObserver(() => this.scheduleRender());
+    this.resizeObserver.observe(this.viewport);
+  }
+
+  setFilters(filters) {
+    for (const filter of filters) this.filterSelect.appendChild(h('option', { value: filter.name, text: `filter: ${filter.name}` }));
+  }
+
+  focusPattern() {
+    this.patternInput.focus();
+    this.patternInput.select();
+  }
+
+  destroy() {
+    this.aborter.abort();
+    this.resizeObserver.disconnect();
+    this.generation += 1;
+  }
+
+  // Data
+
+  get filtered() {
+    return Boolean(this.filter.filter || this.filter.pattern);
+  }
+
+  entryAt(index) {
+    const page = this.pages.get(Math.floor(index / PAGE));
+    return page && page.entries ? page.entries[index % PAGE] : undefined;
+  }
+
+  indexOfSeq(seq) {
+    for (const [pageIndex, page] of this.pages) {
+      if (!page.entries) continue;
+      const at = page.entries.findIndex((entry) => entry.sequence === seq);
+      if (at !== -1) return pageIndex * PAGE + at;
+    }
+    return null;
+  }
+
+  /** Fetches the page holding `index` (once); resolves when it is there. */
+  loadPage(pageIndex) {
+    const existing = this.pages.get(pageIndex);
+    if (existing) return existing.promise;
+    const generation = this.generation;
+    const page = { entries: null, promise: null };
+    page.promise = api
+      .entries(this.sessionId, { offset: pageIndex * PAGE, limit: PAGE, ...this.filter }, this.aborter.signal)
+      .then((answer) => {
+        if (generation !== this.generation) return;
+        this.hideFilterError();
+        // Live entries may have been put in this page while it was on its way.
+        const merged = new Map();
+        for (const entry of answer.entries) merged.set(entry.sequence, entry);
+        for (const entry of page.entries ?? []) merged.set(entry.sequence, entry);
+        page.entries = [...merged.values()].sort((a, b) => a.sequence - b.sequence).slice(0, PAGE);
+        this.setTotal(this.total === null ? answer.total : Math.max(this.total, answer.total, pageIndex * PAGE + page.entries.length));
+        this.scheduleRender();
+      })
+      .catch((error) => {
+        if (error.name === 'AbortError' || generation !== this.generation) return;
+        this.pages.delete(pageIndex);
+        this.showFilterError(error);
+      });
+    this.pages.set(pageIndex, page);
+    return page.promise;
+  }
+
+  async entryAtIndex(index) {
+    if (this.entryAt(index) === undefined) await this.loadPage(Math.floor(index / PAGE));
+    return this.entryAt(index);
+  }
+
+  setTotal(total) {
+    if (total === this.total) return;
+    this.total = total;
+    this.spacer.style.height = `${total * ROW_HEIGHT}px`;
+    this.slider.max = String(Math.max(0, total - 1));
+    this.slider.disabled = total === 0;
+    this.updateCount();
+    if (this.onTotal) this.onTotal(total, this.filtered);
+  }
+
+  updateCount() {
+    if (this.total === null) return;
+    const position = this.selectedIndex !== null ? `${(this.selectedIndex + 1).toLocaleString()} / ` : '';
+    this.countLabel.textContent = `${position}${count(this.total, this.filtered ? 'match' : 'entry', this.filtered ? 'matches' : 'entries')}`;
+    this.empty.hidden = this.total !== 0;
+    this.empty.textContent = this.filtered ? 'No entry matches the filter.' : 'No entries yet.';
+  }
+
+  showFilterError(error) {
+    clear(this.filterError).appendChild(errorPanel(error, 'Could not list the entries'));
+    this.filterError.hidden = false;
+  }
+
+  hideFilterError() {
+    if (!this.filterError.hidden) {
+      this.filterError.hidden = true;
+      clear(this.filterError);
+    }
+  }
+
+  /** Loads the first page, or the page around the selected entry. */
+  async start() {
+    await this.reload();
+  }
+
+  async reload() {
+    this.generation += 1;
+    this.pages.clear();
+    this.rows = null;
+    this.window.replaceChildren();
+    this.countLabel.textContent = '';
+    this.total = null;
+    this.selectedIndex = null;
+    this.pinMarks.clear();
+    const generation = this.generation;
+    let offset = 0;
+    if (this.selectedSeq !== null) {
+      try {
+        const answer = await api.position(this.sessionId, this.selectedSeq, this.filter, this.aborter.signal);
+        offset = answer.offset;
+        // An entry the filter leaves out: the list opens where it would be.
+        this.selectedIndex = answer.matches === false ? null : offset;
+      } catch (error) {
+        if (error.name === 'AbortError') return;
+        offset = 0; // not among the matching entries (404): start at the top
+        if (error.status !== 404) this.showFilterError(error);
+      }
+    }
+    if (generation !== this.generation) return;
+    await this.loadPage(Math.floor(offset / PAGE));
+    if (generation !== this.generation || this.total === null) return;
+    const at = this.selectedIndex ?? Math.min(offset, this.total - 1);
+    this.scrollToIndex(at, true);
+    this.slider.value = String(Math.max(0, at));
+    this.render();
+    this.updateCount();
+  }
+
+  // Selection
+
+  /** The route selected `seq` (or null): highlight it and bring it into view. */
+  async select(seq) {
+    if (seq === this.selectedSeq && (seq === null || this.selectedIndex !== null)) return;
+    this.selectedSeq = seq;
+    this.selectedIndex = seq === null ? null : this.indexOfSeq(seq);
+    if (seq !== null && this.selectedIndex === null && this.total !== null) {
+      const generation = this.generation;
+      try {
+        const answer = await api.position(this.sessionId, seq, this.filter, this.aborter.signal);
+        if (generation !== this.generation || seq !== this.selectedSeq) return;
+        this.selectedIndex = answer.matches === false ? null : answer.offset;
+        await this.loadPage(Math.floor(answer.offset / PAGE));
+        if (this.selectedIndex === null) this.scrollToIndex(Math.min(answer.offset, this.total - 1), true);
+      } catch (error) {
+        if (error.name === 'AbortError') return;
+        this.selectedIndex = null; // not among the matching entries
+      }
+    }
+    if (this.selectedIndex !== null) {
+      this.scrollToIndex(this.selectedIndex);
+      this.slider.value = String(this.selectedIndex);
+    }
+    this.updateCount();
+    this.render();
+  }
+
+  setDiffBase(seq) {
+    this.diffBase = seq;
+    this.render();
+  }
+
+  scrollToIndex(index, center = false) {
+    const top = index * ROW_HEIGHT;
+    const height = this.viewport.clientHeight || 400;
+    const scrollTop = this.viewport.scrollTop;
+    if (center || top < scrollTop || top + ROW_HEIGHT > scrollTop + height) {
+      this.viewport.scrollTop = center ? top - height / 2 + ROW_HEIGHT / 2 : top < scrollTop ? top : top + ROW_HEIGHT - height;
+    }
+  }
+
+  async moveTo(index, { replace = true } = {}) {
+    if (this.total === null || this.total === 0) return;
+    const target = Math.max(0, Math.min(this.total - 1, index));
+    const entry = await this.entryAtIndex(target);
+    if (!entry) return;
+    this.selectedIndex = target;
+    this.selectedSeq = entry.sequence;
+    this.slider.value = String(target);
+    this.scrollToIndex(target);
+    this.updateCount();
+    this.render();
+    this.onActivate(entry, { replace });
+  }
+
+  move(delta) {
+    if (this.selectedIndex === null) return this.moveTo(delta > 0 ? 0 : (this.total ?? 1) - 1);
+    return this.moveTo(this.selectedIndex + delta);
+  }
+
+  moveToStart() {
+    return this.moveTo(0);
+  }
+
+  moveToEnd() {
+    return this.moveTo((this.total ?? 1) - 1);
+  }
+
+  handleClick(event) {
+    const target = event.target instanceof Element ? event.target : null;
+    const row = target ? target.closest('.tl-row') : null;
+    if (!row || row.dataset.seq === undefined) return;
+    const index = Number(row.dataset.index);
+    const entry = this.entryAt(index);
+    if (!entry) return;
+    if (target.closest('.tl-diff')) {
+      event.stopPropagation();
+      this.onPickDiff(entry);
+      return;
+    }
+    this.selectedIndex = index;
+    this.selectedSeq = entry.sequence;
+    this.slider.value = String(index);
+    this.updateCount();
+    this.render();
+    this.viewport.focus({ preventScroll: true });
+    this.onActivate(entry, { replace: false });
+  }
+
+  // Live
+
+  liveEntry(entry) {
+    if (entry.session !== this.sessionId || this.total === null) return;
+    if (this.filtered) {
+      this.refreshTail();
+      return;
+    }
+    if (this.indexOfSeq(entry.sequence) !== null) return;
+    const atBottom = this.isAtBottom();
+    const index = this.total;
+    const pageIndex = Math.floor(index / PAGE);
+    const page = this.pages.get(pageIndex);
+    if (page && page.entries) page.entries.push(entry);
+    else if (!page && index % PAGE === 0) this.pages.set(pageIndex, { entries: [entry], promise: Promise.resolve() });
+    else if (page) (page.entries = page.entries ?? []).push(entry); // merged when the page's answer arrives
+    this.setTotal(index + 1);
+    if (atBottom) this.viewport.scrollTop = this.viewport.scrollHeight;
+    this.scheduleRender();
+  }
+
+  isAtBottom() {
+    return this.viewport.scrollTop + this.viewport.clientHeight >= this.viewport.scrollHeight - ROW_HEIGHT;
+  }
+
+  /** With a filter, which new entries match is parleyd's to say: fetch what follows the known ones. */
+  async refreshTail() {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    const generation = this.generation;
+    const atBottom = this.isAtBottom();
+    this.refreshing = api
+      .entries(this.sessionId, { offset: this.total, limit: 1000, ...this.filter }, this.aborter.signal)
+      .then((answer) => {
+        if (generation !== this.generation) return;
+        answer.entries.forEach((entry, i) => {
+          const index = answer.offset + i;
+          const pageIndex = Math.floor(index / PAGE);
+          let page = this.pages.get(pageIndex);
+          if (!page && index % PAGE === 0) {
+            page = { entries: [], promise: Promise.resolve() };
+            this.pages.set(pageIndex, page);
+          }
+          if (page && page.entries && page.entries.length === index % PAGE) page.entries.push(entry);
+        });
+        this.setTotal(Math.max(this.total, answer.total));
+        if (atBottom) this.viewport.scrollTop = this.viewport.scrollHeight;
+        this.scheduleRender();
+      })
+      .catch(() => {})
+      .finally(() => {
+        this.refreshing = null;
+        if (this.refreshAgain) {
+          this.refreshAgain = false;
+          this.refreshTail();
+        }
+      });
+  }
+
+  // Pin
+
+  setPin(path) {
+    this.pin = path;
+    this.pinMarks.clear();
+    this.diffQueue = [];
+    this.render();
+  }
+
+  pinMark(index, entry) {
+    if (!this.pin || index === 0) return undefined;
+    const previous = this.entryAt(index - 1);
+    if (!previous) return undefined;
+    const key = `${previous.sequence}>${entry.sequence}`;
+    if (this.pinMarks.has(key)) return this.pinMarks.get(key);
+    if (!this.diffQueue.some((item) => item.key === key)) this.diffQueue.push({ key, from: previous.sequence, to: entry.sequence, index });
+    this.pumpDiffs();
+    return undefined;
+  }
+
+  pumpDiffs() {
+    while (this.diffRunning < DIFF_CONCURRENCY && this.diffQueue.length) {
+      const item = this.diffQueue.shift();
+      if (!this.isIndexInView(item.index)) continue;
+      const pin = this.pin;
+      this.diffRunning += 1;
+      api
+        .diff({ from: item.from, to: item.to }, this.aborter.signal)
+        .then((answer) => {
+          if (pin !== this.pin) return;
+          const changed = answer.changes.some((change) => isPrefix(pin, change.path) || isPrefix(change.path, pin));
+          this.pinMarks.set(item.key, changed);
+          this.scheduleRender();
+        })
+        .catch((error) => {
+          if (error.name !== 'AbortError' && pin === this.pin) this.pinMarks.set(item.key, null);
+        })
+        .finally(() => {
+          this.diffRunning -= 1;
+          this.pumpDiffs();
+        });
+    }
+  }
+
+  isIndexInView(index) {
+    const first = Math.floor(this.viewport.scrollTop / ROW_HEIGHT) - OVERSCAN;
+    const last = Math.ceil((this.viewport.scrollTop + this.viewport.clientHeight) / ROW_HEIGHT) + OVERSCAN;
+    return index >= first && index <= last;
+  }
+
+  // Rendering
+
+  scheduleRender() {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
+  /** The timeline is in the page now (it loads before): show the selected entry. */
+  attached() {
+    if (this.total === null) return;
+    const at = this.selectedIndex;
+    if (at !== null) {
+      this.scrollToIndex(at, true);
+      this.slider.value = String(at);
+    }
+    this.updateCount();
+    this.render();
+  }
+
+  render() {
+    if (this.total === null || !this.viewport.isConnected) return;
+    const height = this.viewport.clientHeight || 600;
+    const first = Math.max(0, Math.floor(this.viewport.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(this.total - 1, Math.ceil((this.viewport.scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
+    this.window.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
+    // Rows are kept by index while their entry stays the same (only their marks are updated), so scrolling
+    // builds only the rows coming into view.
+    const rows = [];
+    const kept = new Map();
+    for (let index = first; index <= last; index += 1) {
+      const entry = this.entryAt(index);
+      const previous = this.rows ? this.rows.get(index) : undefined;
+      let row;
+      if (!entry) {
+        this.loadPage(Math.floor(index / PAGE));
+        row = previous && previous.entry === null ? previous : { entry: null, element: h('div', { class: 'tl-row loading', dataset: { index } }, h('span', { class: 'c-seq dim', text: '…' })) };
+      } else {
+        row = previous && previous.entry === entry ? previous : { entry, element: this.buildRow(index, entry) };
+        this.updateRow(row.element, index, entry);
+      }
+      kept.set(index, row);
+      rows.push(row.element);
+    }
+    this.rows = kept;
+    const children = this.window.children;
+    if (children.length !== rows.length || rows.some((element, i) => children[i] !== element)) this.window.replaceChildren(...rows);
+    if (!this.firstPaintReported && last >= first) {
+      this.firstPaintReported = true;
+      requestAnimationFrame(() => performance.mark('parley:timeline-first-paint'));
+    }
+  }
+
+  buildRow(index, entry) {
+    return h(
+      'div',
+      {
+        class: 'tl-row',
+        role: 'option',
+        dataset: { index, seq: entry.sequence },
+        title: `#${entry.sequence} ${entry.action}\n${timeTitle(entry.time)}\nstate ${bytes(entry.stateSize)}, screenshot ${entry.screenshotSize ? bytes(entry.screenshotSize) : 'none'}`,
+      },
+      h('span', { class: 'c-seq', text: entry.sequence }),
+      h('span', { class: 'c-time', text: clockTime(entry.time) }),
+      h('span', { class: 'c-action', text: entry.action }),
+      h('span', { class: 'c-size', text: bytes(entry.stateSize) }),
+      h('span', { class: 'c-mark' }),
+      h('button', { type: 'button', class: 'tl-diff', title: 'Diff the selected entry against this one', text: '⇄' }),
+    );
+  }
+
+  updateRow(element, index, entry) {
+    const selected = entry.sequence === this.selectedSeq;
+    const mark = this.pinMark(index, entry);
+    element.classList.toggle('selected', selected);
+    element.setAttribute('aria-selected', selected ? 'true' : 'false');
+    element.classList.toggle('diff-base', entry.sequence === this.diffBase);
+    element.classList.toggle('pin-changed', mark === true);
+    const markCell = element.querySelector('.c-mark');
+    const markText = mark === true ? '●' : '';
+    if (markCell.textContent !== markText) {
+      markCell.textContent = markText;
+      markCell.title = mark === true ? 'The pinned value changed here' : '';
+    }
+  }
+}
+
+"""#),
+        "tree.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"9a1b9eb12f456037\"",
+            text: #"""
+// A collapsible JSON tree, lazy: a node's children are built only when it is expanded, and long arrays and
+// objects show their members in chunks ("show more"). Changes from parleyd's diff are drawn on the nodes they
+// touch (changed, added, count changed; removed members as struck-out rows under their parent), and their
+// ancestors carry a marker so a change can be found from the root.
+import { h, clear } from './dom.js';
+import { ExactNumber, kindOf, stringify } from './json.js';
+import { pathKey, pathText, shorten } from './format.js';
+
+export const CHUNK = 100;
+const LONG_STRING = 2000;
+const AUTO_REVEAL = 30;
+
+class TreeNode {
+  constructor(tree, parent, path, label, value) {
+    this.tree = tree;
+    this.parent = parent;
+    this.path = path;
+    this.key = pathKey(path);
+    this.label = label;
+    this.value = value;
+    this.kind = kindOf(value);
+    this.expanded = false;
+    // Children built: indices start..shown-1 (a window; long lists start at 0 and grow by chunks, and a reveal
+    // deep inside one moves the window there instead of building everything before it).
+    this.start = 0;
+    this.shown = 0;
+    this.built = []; // the child TreeNodes built, for forgetting them when the window moves
+    this.keys = null; // member names of an object, when needed
+    this.element = null;
+    this.row = null;
+    this.children = null;
+  }
+
+  get isContainer() {
+    return this.kind === 'object' || this.kind === 'array';
+  }
+
+  get childCount() {
+    if (this.kind === 'array') return this.value.length;
+    if (this.kind === 'object') return this.memberNames().length;
+    return 0;
+  }
+
+  memberNames() {
+    if (!this.keys) this.keys = Object.keys(this.value);
+    return this.keys;
+  }
+}
+
+function preview(value, budget = 60) {
+  const kind = kindOf(value);
+  if (kind === 'array') {
+    if (value.length === 0) return '[]';
+    const parts = [];
+    let used = 2;
+    for (let i = 0; i < value.length && used < budget; i += 1) {
+      const part = scalarPreview(value[i]);
+      parts.push(part);
+      used += part.length + 2;
+    }
+    return `[${parts.join(', ')}${parts.length < value.length ? ', …' : ''}]`;
+  }
+  if (kind === 'object') {
+    const names = Object.keys(value);
+    if (names.length === 0) return '{}';
+    const parts = [];
+    let used = 2;
+    for (let i = 0; i < names.length && used < budget; i += 1) {
+      const part = `${shorten(names[i], 24)}: ${scalarPreview(value[names[i]])}`;
+      parts.push(part);
+      used += part.length + 2;
+    }
+    return `{${parts.join(', ')}${parts.length < names.length ? ', …' : ''}}`;
+  }
+  return scalarPreview(value);
+}
+
+function scalarPreview(value) {
+  const kind = kindOf(value);
+  if (kind === 'array') return value.length ? '[…]' : '[]';
+  if (kind === 'object') return Object.keys(value).length ? '{…}' : '{}';
+  if (kind === 'string') return shorten(JSON.stringify(value), 30);
+  return String(value);
+}
+
+function countText(node) {
+  const n = node.childCount;
+  if (node.kind === 'array') return `${n.toLocaleString()} ${n === 1 ? 'item' : 'items'}`;
+  return `${n.toLocaleString()} ${n === 1 ? 'key' : 'keys'}`;
+}
+
+export class JsonTree {
+  /**
+   * onPin(path), onCopyPath(path), onCopyValue(path, value): the row buttons. rootLabel names the root row.
+   */
+  constructor({ onPin, onCopyPath, onCopyValue, rootLabel = 'state', actions = true } = {}) {
+    this.onPin = onPin;
+    this.onCopyPath = onCopyPath;
+    this.onCopyValue = onCopyValue;
+    this.rootLabel = rootLabel;
+    this.actions = actions;
+    this.element = h('div', { class: 'tree', role: 'tree' });
+    this.nodes = new Map(); // path key -> TreeNode, for built nodes
+    this.byElement = new WeakMap(); // row element -> TreeNode
+    this.root = null;
+    this.pinnedKey = null;
+    this.setChanges([]);
+    this.element.addEventListener('click', (event) => this.handleClick(event));
+  }
+
+  /** Shows `value`; `rootPath` is where it sits in the whole state (for a pinned subtree). */
+  setValue(value, { rootPath = [], expandRoot = true } = {}) {
+    clear(this.element);
+    this.nodes.clear();
+    this.root = new TreeNode(this, null, rootPath, this.rootLabel, value);
+    this.element.appendChild(this.build(this.root));
+    if (expandRoot && this.root.isContainer) this.expand(this.root);
+  }
+
+  setPinned(path) {
+    const previous = this.pinnedKey && this.nodes.get(this.pinnedKey);
+    this.pinnedKey = path ? pathKey(path) : null;
+    if (previous) previous.row.classList.remove('pinned');
+    const current = this.pinnedKey && this.nodes.get(this.pinnedKey);
+    if (current) current.row.classList.add('pinned');
+  }
+
+  /** The changes of a diff (as GET /api/diff answers them), drawn on the tree. */
+  setChanges(changes, { reveal = false } = {}) {
+    this.changeByKey = new Map();
+    this.ancestorsWithChanges = new Set();
+    this.removedByParent = new Map();
+    for (const change of changes) {
+      const path = change.path;
+      if (change.kind === 'removed') {
+        const parentKey = pathKey(path.slice(0, -1));
+        if (!this.removedByParent.has(parentKey)) this.removedByParent.set(parentKey, []);
+        this.removedByParent.get(parentKey).push(change);
+      } else {
+        this.changeByKey.set(pathKey(path), change);
+      }
+      for (let i = change.kind === 'removed' ? path.length - 1 : path.length - 1; i >= 0; i -= 1) {
+        this.ancestorsWithChanges.add(pathKey(path.slice(0, i)));
+      }
+    }
+    for (const node of this.nodes.values()) {
+      this.decorate(node);
+      if (node.expanded) this.buildRemoved(node);
+    }
+    if (reveal && this.root) {
+      for (const change of changes.slice(0, AUTO_REVEAL)) {
+        const parent = change.path.slice(0, -1);
+        if (!this.nearTheStart(change.path)) continue; // deep in a long list: the change list reveals it
+        const node = this.expandTo(parent);
+        if (node) this.expand(node);
+      }
+    }
+  }
+
+  /** True when every step of `path` is among the first chunks of its list (so showing it builds little). */
+  nearTheStart(path) {
+    let value = this.root.value;
+    for (let depth = this.root.path.length; depth < path.length; depth += 1) {
+      const component = path[depth];
+      if (value === null || typeof value !== 'object') return true;
+      const index = Array.isArray(value) ? component : Object.keys(value).indexOf(component);
+      if (index >= CHUNK * 2) return false;
+      value = value[component];
+    }
+    return true;
+  }
+
+  build(node) {
+    this.nodes.set(node.key, node);
+    const toggle = h('span', { class: node.isContainer ? 'toggle' : 'toggle leaf', 'aria-hidden': 'true' });
+    const labelClass = typeof node.label === 'number' ? 'tkey index' : node.parent ? 'tkey' : 'tkey root';
+    const label = h('span', { class: labelClass, text: node.label });
+    const value = this.valueElement(node);
+    const note = h('span', { class: 'tnote' });
+    const row = h('div', { class: 'trow', dataset: { path: node.key } }, toggle, label, h('span', { class: 'tcolon', text: ':' }), value, note);
+    if (this.actions) {
+      row.appendChild(
+        h(
+          'span',
+          { class: 'tactions' },
+          h('button', { type: 'button', class: 'tbutton', dataset: { act: 'copy-path' }, title: 'Copy the path', text: 'path' }),
+          h('button', { type: 'button', class: 'tbutton', dataset: { act: 'copy-value' }, title: 'Copy the value (JSON)', text: 'value' }),
+          h('button', { type: 'button', class: 'tbutton', dataset: { act: 'pin' }, title: 'Pin: follow this value along the timeline', text: 'pin' }),
+        ),
+      );
+    }
+    row.title = pathText(node.path);
+    const element = h('div', { class: `tnode kind-${node.kind}`, role: 'treeitem' }, row);
+    if (node.isContainer) element.setAttribute('aria-expanded', 'false');
+    node.element = element;
+    node.row = row;
+    this.byElement.set(row, node);
+    if (this.pinnedKey === node.key) row.classList.add('pinned');
+    this.decorate(node);
+    return element;
+  }
+
+  valueElement(node) {
+    const { kind, value } = node;
+    if (node.isContainer) {
+      return h('span', { class: 'tvalue container' }, h('span', { class: 'tcount', text: countText(node) }), h('span', { class: 'tpreview', text: ` ${preview(value)}` }));
+    }
+    if (kind === 'string') {
+      const full = JSON.stringify(value);
+      if (full.length <= LONG_STRING) return h('span', { class: 'tvalue string', text: full });
+      const span = h('span', { class: 'tvalue string' }, full.slice(0, LONG_STRING));
+      span.appendChild(
+        h('button', {
+          type: 'button',
+          class: 'linkish',
+          text: `… show all ${full.length.toLocaleString()} characters`,
+          onclick: (event) => {
+            event.stopPropagation();
+            span.textContent = full;
+          },
+        }),
+      );
+      return span;
+    }
+    const textValue = value instanceof ExactNumber ? value.source : String(value);
+    return h('span', { class: `tvalue ${kind}`, text: textValue });
+  }
+
+  decorate(node) {
+    const row = node.row;
+    if (!row) return;
+    row.classList.remove('chg-changed', 'chg-typeChanged', 'chg-added', 'chg-countChanged', 'has-chg');
+    const note = row.querySelector('.tnote');
+    note.textContent = '';
+    note.removeAttribute('title');
+    const change = this.changeByKey.get(node.key);
+    if (change) {
+      row.classList.add(`chg-${change.kind}`);
+      if (change.kind === 'changed' || change.kind === 'typeChanged') {
+        note.textContent = `was ${shorten(change.old ?? '', 80)}`;
+        note.title = `was ${shorten(change.old ?? '', 2000)}`;
+      }
+      else if (change.kind === 'added') note.textContent = 'added';
+      else if (change.kind === 'countChanged') note.textContent = `count ${change.oldCount} → ${change.newCount}`;
+    }
+    if (this.ancestorsWithChanges.has(node.key) && node.isContainer) row.classList.add('has-chg');
+  }
+
+  buildRemoved(node) {
+    for (const ghost of node.children.querySelectorAll(':scope > .tghost')) ghost.remove();
+    const removed = this.removedByParent.get(node.key);
+    if (!removed) return;
+    for (const change of removed) {
+      const last = change.path[change.path.length - 1];
+      node.children.appendChild(
+        h(
+          'div',
+          { class: 'tnode tghost', dataset: { path: pathKey(change.path) } },
+          h(
+            'div',
+            { class: 'trow chg-removed', title: `${change.pathText ?? pathText(change.path)} removed` },
+            h('span', { class: 'toggle leaf' }),
+            h('span', { class: typeof last === 'number' ? 'tkey index' : 'tkey', text: last }),
+            h('span', { class: 'tcolon', text: ':' }),
+            h('span', { class: 'tvalue removed', text: shorten(change.old ?? '', 200) }),
+            h('span', { class: 'tnote', text: 'removed' }),
+          ),
+        ),
+      );
+    }
+  }
+
+  expand(node) {
+    if (!node.isContainer || node.expanded) return;
+    node.expanded = true;
+    node.element.setAttribute('aria-expanded', 'true');
+    node.row.classList.add('open');
+    if (!node.children) {
+      node.children = h('div', { class: 'tchildren', role: 'group' });
+      node.element.appendChild(node.children);
+      this.showMore(node, CHUNK);
+    } else {
+      node.children.hidden = false;
+    }
+    this.buildRemoved(node);
+  }
+
+  collapse(node) {
+    if (!node.expanded) return;
+    node.expanded = false;
+    node.element.setAttribute('aria-expanded', 'false');
+    node.row.classList.remove('open');
+    node.children.hidden = true;
+  }
+
+  toggle(node) {
+    if (node.expanded) this.collapse(node);
+    else this.expand(node);
+  }
+
+  buildChildren(node, from, to) {
+    const fragment = document.createDocumentFragment();
+    const names = node.kind === 'object' ? node.memberNames() : null;
+    const built = [];
+    for (let i = from; i < to; i += 1) {
+      const label = names ? names[i] : i;
+      const child = new TreeNode(this, node, [...node.path, label], label, node.value[label]);
+      fragment.appendChild(this.build(child));
+      built.push(child);
+    }
+    return { fragment, built };
+  }
+
+  /** Builds children up to index `until` (exclusive), then a "show more" row if some remain. */
+  showMore(node, until) {
+    const total = node.childCount;
+    const end = Math.min(total, until);
+    if (end > node.shown) {
+      const { fragment, built } = this.buildChildren(node, node.shown, end);
+      node.built.push(...built);
+      node.shown = end;
+      // After the last built member: before the "show more" row and the struck-out removed ones.
+      const after = node.children.querySelector(':scope > .tmore.after') ?? node.children.querySelector(':scope > .tghost');
+      node.children.insertBefore(fragment, after);
+    }
+    this.updateMoreRows(node);
+  }
+
+  /** Builds the members before the window's start (a chunk of them). */
+  showPrevious(node) {
+    const from = Math.max(0, node.start - CHUNK);
+    const { fragment, built } = this.buildChildren(node, from, node.start);
+    node.built.unshift(...built);
+    node.start = from;
+    const before = node.children.querySelector(':scope > .tmore.before');
+    node.children.insertBefore(fragment, before ? before.nextSibling : node.children.firstChild);
+    this.updateMoreRows(node);
+  }
+
+  /** Moves the window to the chunk holding `index`: what was built is forgotten. */
+  showAround(node, index) {
+    for (const child of node.built) this.forget(child);
+    node.built = [];
+    for (const element of node.children.querySelectorAll(':scope > .tnode:not(.tghost), :scope > .tmore')) element.remove();
+    node.start = Math.floor(index / CHUNK) * CHUNK;
+    node.shown = node.start;
+    this.showMore(node, node.start + CHUNK);
+  }
+
+  forget(node) {
+    this.nodes.delete(node.key);
+    for (const child of node.built) this.forget(child);
+  }
+
+  updateMoreRows(node) {
+    const total = node.childCount;
+    for (const row of node.children.querySelectorAll(':scope > .tmore')) row.remove();
+    const stop = (handler) => (event) => {
+      event.stopPropagation();
+      handler();
+    };
+    const range = h('span', { class: 'dim', text: ` (${node.start.toLocaleString()}–${(node.shown - 1).toLocaleString()} of ${total.toLocaleString()} shown) ` });
+    if (node.start > 0) {
+      node.children.insertBefore(
+        h('div', { class: 'tmore before' },
+          h('button', { type: 'button', class: 'linkish', text: `show ${Math.min(CHUNK, node.start).toLocaleString()} before`, onclick: stop(() => this.showPrevious(node)) }),
+          node.shown >= total ? range : null),
+        node.children.firstChild,
+      );
+    }
+    if (node.shown < total) {
+      const remaining = total - node.shown;
+      const row = h('div', { class: 'tmore after' },
+        h('button', { type: 'button', class: 'linkish', text: `show ${Math.min(CHUNK, remaining).toLocaleString()} more`, onclick: stop(() => this.showMore(node, node.shown + CHUNK)) }),
+        range,
+        remaining > CHUNK && remaining <= 20 * CHUNK && node.start === 0
+          ? h('button', { type: 'button', class: 'linkish', text: 'show all', onclick: stop(() => this.showMore(node, total)) })
+          : null);
+      node.children.insertBefore(row, node.children.querySelector(':scope > .tghost'));
+    }
+  }
+
+  childIndex(parentPath, component) {
+    const parent = this.nodes.get(pathKey(parentPath));
+    const value = parent ? parent.value : null;
+    if (component === undefined || value === null || typeof value !== 'object') return -1;
+    if (Array.isArray(value)) return typeof component === 'number' && component < value.length ? component : -1;
+    const names = parent.memberNames();
+    return names.indexOf(component);
+  }
+
+  /** Expands every node from the root down to `path` (and builds it); answers its node, or null. */
+  expandTo(path) {
+    if (!this.root) return null;
+    const rootPath = this.root.path;
+    if (path.length < rootPath.length) return null;
+    let node = this.root;
+    for (let depth = rootPath.length; depth < path.length; depth += 1) {
+      if (!node.isContainer) return null;
+      this.expand(node);
+      const component = path[depth];
+      const index = this.childIndex(node.path, component);
+      if (index === -1) return null;
+      if (index < node.start || index >= node.shown + CHUNK) this.showAround(node, index);
+      else if (index >= node.shown) this.showMore(node, index + 1);
+      node = this.nodes.get(pathKey([...node.path, component]));
+      if (!node) return null;
+    }
+    return node;
+  }
+
+  /** Shows the node at `path` (or, for a removed member, its struck-out row): expanded to, scrolled to, flashed. */
+  reveal(path, { removed = false } = {}) {
+    let row = null;
+    if (removed) {
+      const parent = this.expandTo(path.slice(0, -1));
+      if (parent && parent.children) row = parent.children.querySelector(`:scope > .tghost[data-path="${CSS.escape(pathKey(path))}"] > .trow`);
+    } else {
+      const node = this.expandTo(path);
+      row = node ? node.row : null;
+    }
+    if (!row) return false;
+    row.scrollIntoView({ block: 'center' });
+    row.classList.remove('flash');
+    void row.offsetWidth; // restart the animation
+    row.classList.add('flash');
+    return true;
+  }
+
+  collapseAll() {
+    if (!this.root) return;
+    for (const node of this.nodes.values()) if (node !== this.root) this.collapse(node);
+  }
+
+  handleClick(event) {
+    const target = event.target instanceof Element ? event.target : null;
+    if (!target) return;
+    const row = target.closest('.trow');
+    const node = row ? this.byElement.get(row) : null;
+    if (!node) return;
+    const button = target.closest('button[data-act]');
+    if (button) {
+      event.stopPropagation();
+      const act = button.dataset.act;
+      if (act === 'copy-path' && this.onCopyPath) this.onCopyPath(node.path);
+      else if (act === 'copy-value' && this.onCopyValue) this.onCopyValue(node.path, node.value);
+      else if (act === 'pin' && this.onPin) this.onPin(node.path);
+      return;
+    }
+    if (target.closest('button')) return;
+    // A click toggles a container, unless the reader was selecting text.
+    const selection = window.getSelection();
+    if (selection && selection.type === 'Range' && row.contains(selection.anchorNode)) return;
+    if (node.isContainer) this.toggle(node);
+  }
+}
+
+export function valueText(value) {
+  return stringify(value, 2);
 }
 
 """#),

@@ -17,8 +17,9 @@ public protocol WebDebuggerBackend: Sendable {
     /// The entries of `session` that pass `filter`, in recording order: `limit` of them after skipping `offset`;
     /// `total` counts every one that passes.
     func entries(session: Int64, filter: ActionTextFilter?, offset: Int, limit: Int) async throws -> (entries: [EntrySummary], total: Int)
-    /// How many entries passing `filter` come before `sequence` in `session`; nil if it is not there or does not pass.
-    func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> Int?
+    /// How many entries passing `filter` come before `sequence` in `session`, and whether it passes itself; nil if
+    /// it is not in the session.
+    func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> (offset: Int, matches: Bool)?
     func entry(_ sequence: Int64) async throws -> WebEntry
     /// The state, byte for byte as the app sent it.
     func state(of sequence: Int64) async throws -> ByteBuffer

@@ -45,6 +45,12 @@ public final class WebServer: Service {
         return router
     }
 
+    /// What parleyd serves: the router, with HEAD answered as GET without the body (RFC 9110 §9.3.2) before routing,
+    /// since the router has GET routes only.
+    public func makeResponder() -> some HTTPResponder<BasicRequestContext> {
+        HeadAsGet(base: makeRouter().buildResponder())
+    }
+
     /// Resolves once the server listens, with the port it got (the one asked for, or a free one for port 0); nil
     /// if it could not listen.
     public func waitUntilListening() async -> Int? { await bound.wait() }
@@ -52,7 +58,7 @@ public final class WebServer: Service {
     public func run() async throws {
         let bound = self.bound
         let application = Application(
-            router: makeRouter(),
+            responder: makeResponder(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -133,6 +139,20 @@ struct RequestMetrics<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
         Counter(label: "parley_web_requests_total", dimensions: [("status", "\(response.status.code / 100)xx")], factory: factory).increment()
+        return response
+    }
+}
+
+/// HEAD as GET, body dropped.
+struct HeadAsGet<Base: HTTPResponder>: HTTPResponder {
+    let base: Base
+
+    func respond(to request: Request, context: Base.Context) async throws -> Response {
+        guard request.method == .head else { return try await base.respond(to: request, context: context) }
+        var head = request.head
+        head.method = .get
+        var response = try await base.respond(to: Request(head: head, body: request.body), context: context)
+        response.body = ResponseBody()
         return response
     }
 }

@@ -62,7 +62,7 @@ struct WebDebuggerTests {
         }
 
         func test<Value>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-            try await Application(router: server.makeRouter()).test(.router, body)
+            try await Application(responder: server.makeResponder()).test(.router, body)
         }
 
         deinit { try? FileManager.default.removeItem(at: directory) }
@@ -138,10 +138,17 @@ struct WebDebuggerTests {
                 // add(0) add(1) add(3) add(4) come before add(6)... entries 0,1,3,4,6 are adds; sequence index 7 is add(7).
                 let answer = try Self.json(response.body)
                 #expect(answer["offset"] as? Int == 5)
+                #expect(answer["matches"] as? Bool == true)
             }
             try await client.execute(
                 uri: "/api/sessions/\(recorded.session)/position?sequence=\(recorded.sequences[2])&pattern=hover*&mode=hide", method: .get
             ) { response in
+                // hover(2) is hidden: where it would be (after add(0) and add(1)), and that it is not shown.
+                let answer = try Self.json(response.body)
+                #expect(answer["offset"] as? Int == 2)
+                #expect(answer["matches"] as? Bool == false)
+            }
+            try await client.execute(uri: "/api/sessions/\(recorded.session)/position?sequence=999999", method: .get) { response in
                 #expect(response.status == .notFound)
             }
         }
@@ -315,6 +322,11 @@ struct WebDebuggerTests {
             let etag = try await client.execute(uri: "/", method: .get) { try #require($0.headers[.eTag]) }
             try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: etag]) { #expect($0.status == .notModified) }
             try await client.execute(uri: "/assets/nothing.js", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/api/sessions", method: .head) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json")
+                #expect(response.body.readableBytes == 0)
+            }
         }
     }
 

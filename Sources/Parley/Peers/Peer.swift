@@ -95,4 +95,11 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
 public enum PeerEvent: Sendable, Hashable {
     case connected(Peer)
     case disconnected(Peer, reason: DisconnectReason)
+
+    /// The peer that connected or left.
+    public var peer: Peer {
+        switch self {
+        case .connected(let peer), .disconnected(let peer, _): peer
+        }
+    }
 }

@@ -40,7 +40,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
         return (page.items, page.total)
     }
 
-    func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> Int? {
+    func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> (offset: Int, matches: Bool)? {
         try await mapped { try await store.position(of: sequence, session: session, filter: filter, namedFilters: debugger.namedFilters) }
     }
 

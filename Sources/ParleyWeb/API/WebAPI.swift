@@ -74,10 +74,10 @@ struct WebAPI<Context: RequestContext> {
     private func position(_ request: Request, session: Int64) async throws -> Response {
         let query = request.uri.queryParameters
         guard let sequence = try optionalInteger(query, "sequence") else { throw WebProblem.badRequest("give the entry: ?sequence=N") }
-        guard let offset = try await backend.position(of: sequence, session: session, filter: try filter(query)) else {
-            throw WebProblem.notFound("entry \(sequence) is not among the entries of session \(session) that the filter shows")
+        guard let found = try await backend.position(of: sequence, session: session, filter: try filter(query)) else {
+            throw WebProblem.notFound("entry \(sequence) is not an entry of session \(session)")
         }
-        return try json(Position(offset: offset))
+        return try json(Position(offset: found.offset, matches: found.matches))
     }
 
     private func diff(_ request: Request) async throws -> Response {
@@ -275,7 +275,10 @@ struct WebAPI<Context: RequestContext> {
         var offset: Int
     }
 
-    struct Position: Encodable { var offset: Int }
+    struct Position: Encodable {
+        var offset: Int
+        var matches: Bool
+    }
 
     struct DiffAnswer: Encodable {
         var from: EntrySummary
@@ -335,3 +338,4 @@ struct WebAPI<Context: RequestContext> {
         struct ID: Encodable { var id: Int64 }
     }
 }
+
