@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
         .library(name: "ParleyAvahi", targets: ["ParleyAvahi"]),
         .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
+        .library(name: "ParleyRemoteDrawer", targets: ["ParleyRemoteDrawer"]),
         // The debugger's value types and JSON scanner; a product so that the fuzz package can reach them.
         .library(name: "ParleyDebugger", targets: ["ParleyDebugger"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
@@ -102,12 +103,18 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The debug drawer (#13). ParleyDrawer: its vocabulary — items, messages, the rules a value set from outside
+        // must meet — shared by apps, parleyd, parleyctl and the web debugger. ParleyRemoteDrawer: the API apps use
+        // to offer a drawer (typed settings and actions).
+        .target(name: "ParleyDrawer", dependencies: ["ParleyWire"], swiftSettings: strict),
+        .target(name: "ParleyRemoteDrawer", dependencies: ["Parley", "ParleyDrawer", logging], swiftSettings: strict),
+
         // The web debugger (#12): HTTP routes, the JSON API, the live stream, access control and the embedded pages
         // (Assets/, embedded by scripts/embed-web-assets). What it shows comes through `WebDebuggerBackend`, which
         // parleyd implements; this target knows neither the transceiver nor the store.
         .target(
             name: "ParleyWeb",
-            dependencies: ["ParleyDebugger", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore, nioFoundation, logging, serviceLifecycle],
+            dependencies: ["ParleyDebugger", "ParleyDrawer", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore, nioFoundation, logging, serviceLifecycle],
             exclude: ["Assets"],
             swiftSettings: strict
         ),
@@ -119,14 +126,14 @@ let package = Package(
         .target(name: "ListrCommands", dependencies: ["Parley"], swiftSettings: strict),
         .executableTarget(
             name: "ListrExample",
-            dependencies: ["Parley", "ParleyAvahi", "ListrCommands", logging, argumentParser, unixSignals],
+            dependencies: ["Parley", "ParleyAvahi", "ParleyRemoteDrawer", "ListrCommands", logging, argumentParser, unixSignals],
             swiftSettings: strict
         ),
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
         .executableTarget(
             name: "ParleyCtl",
             dependencies: [
-                "Parley", "ParleyControl", "ParleyDiscovery", "ParleyAvahi", "ParleyDebugger", "ListrCommands", nioCore, logging,
+                "Parley", "ParleyControl", "ParleyDiscovery", "ParleyAvahi", "ParleyDebugger", "ParleyDrawer", "ListrCommands", nioCore, logging,
                 argumentParser, unixSignals,
             ],
             swiftSettings: strict
@@ -137,7 +144,7 @@ let package = Package(
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyHistory", "ParleyWeb", nioCore,
+                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyHistory", "ParleyWeb", nioCore,
                 nioPosix, logging, metrics, prometheus,
                 argumentParser,
                 serviceLifecycle, unixSignals,
@@ -196,7 +203,7 @@ let package = Package(
             name: "ParleyCtlTests",
             dependencies: [
                 "ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
-                "ParleyRemoteDebugger", nioCore,
+                "ParleyRemoteDebugger", "ParleyDrawer", nioCore,
             ],
             swiftSettings: strict
         ),
@@ -208,7 +215,8 @@ let package = Package(
         .testTarget(
             name: "ParleyDaemonTests",
             dependencies: [
-                "ParleyDaemon", "ParleyControl", "ParleyDebugger", "ParleyHistory", "ParleyWeb", "Parleyd", "ParleyTestSupport",
+                "ParleyDaemon", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyRemoteDrawer", "ParleyHistory", "ParleyWeb", "Parleyd",
+                "ParleyTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict

@@ -4,6 +4,7 @@ import ListrCommands
 import Logging
 import Parley
 import ParleyAvahi
+import ParleyRemoteDrawer
 import UnixSignals
 
 // A to-do list in the spirit of the Listr app of the chibictl/listrctl article: it waits to be contacted and
@@ -72,7 +73,23 @@ struct ListrExample: AsyncParsableCommand {
         configuration.discovery = noDiscovery ? nil : DiscoveryConfiguration(backend: .avahi, serviceType: serviceType, autoConnect: .none)
         let parley = Transceiver(configuration: configuration)
 
+        // The debug drawer (docs/drawer.md): `parleyctl drawer listr`, `parleyctl set listr network.slow true`.
+        let drawer = DebugDrawer(transceiver: parley)
+        let slow = drawer.toggle("network.slow", "Simulate a slow network (answers take 2 s)", default: false, section: "Network", remember: true)
+        let style = drawer.choice("list.style", "How the list is shown", default: ListStyle.checkboxes, section: "Look", remember: true)
+        drawer.action("list.reset", "Empty the list", section: "Data") {
+            let removed = try await store.replace(with: ListrDatabase())
+            say("the list was emptied from the drawer")
+            return "removed \(removed) \(removed == 1 ? "item" : "items")"
+        }
+        drawer.info("build", "Build", value: "listr-example, Parley protocol \(ProtocolVersion.current)")
+        /// What the slow-network switch simulates: a real wait before each answer, by design.
+        @Sendable func network() async throws {
+            if slow.value { try await Task.sleep(for: .seconds(2)) }
+        }
+
         parley.respond(to: AddItemCommand.self) { command, peer in
+            try await network()
             let title = command.title.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !title.isEmpty else { throw ListrError("nothing added: the title is empty") }
             let count = try await store.add(title)
@@ -80,9 +97,10 @@ struct ListrExample: AsyncParsableCommand {
             return CLIResponse.message("added \"\(title)\" (\(count) \(count == 1 ? "item" : "items") on the list)")
         }
         parley.respond(to: ListItemsCommand.self) { _, _ in
+            try await network()
             let items = await store.items
             if items.isEmpty { return CLIResponse.message("the list is empty") }
-            return CLIResponse.message(items.map { "\($0.done ? "[✓]" : "[ ]") \($0.title)" }.joined(separator: "\n"))
+            return CLIResponse.message(items.map { style.value.line(for: $0) }.joined(separator: "\n"))
         }
         parley.respond(to: DumpDatabaseCommand.self) { _, peer in
             let bytes = try await store.database.encoded()
@@ -137,8 +155,12 @@ actor ItemStore {
         return database.items.count
     }
 
-    func replace(with newDatabase: ListrDatabase) throws {
+    /// Returns how many items the list had before.
+    @discardableResult
+    func replace(with newDatabase: ListrDatabase) throws -> Int {
+        let before = database.items.count
         try save(newDatabase)
+        return before
     }
 
     /// Writes first, then adopts: a change that cannot be stored is refused rather than half made.
@@ -151,6 +173,19 @@ actor ItemStore {
             }
         }
         database = newDatabase
+    }
+}
+
+/// The drawer's choice of how `ListItemsCommand` shows the list.
+enum ListStyle: String, CaseIterable, Codable, Sendable {
+    case checkboxes
+    case bullets
+
+    func line(for item: ListrItem) -> String {
+        switch self {
+        case .checkboxes: "\(item.done ? "[✓]" : "[ ]") \(item.title)"
+        case .bullets: "• \(item.title)\(item.done ? " (done)" : "")"
+        }
     }
 }
 

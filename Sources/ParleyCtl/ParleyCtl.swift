@@ -30,7 +30,7 @@ struct ParleyCtl: AsyncParsableCommand {
         subcommands: [
             Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self,
             Sessions.self, History.self, Show.self, Diff.self, Replay.self, Export.self, Import.self, Filters.self,
-            Secret.self, Web.self,
+            Drawer.self, SetDrawerValue.self, InvokeDrawerAction.self, Secret.self, Web.self,
         ]
     )
 

@@ -65,14 +65,16 @@ public struct DaemonService: Sendable {
             diffMaxBytes: configuration.diffMaxBytes, diffTimeLimit: configuration.diffTimeLimit, logger: logger
         )
         debugger.install()
+        let drawer = DrawerService(transceiver: transceiver, dataDirectory: configuration.dataDirectory, events: debugger.events, logger: logger)
+        drawer.install()
         router.install { try await self.reload(reloader, debugger: debugger) }
-        let web = makeWebServer(transceiver: transceiver, store: store, debugger: debugger, router: router)
+        let web = makeWebServer(transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router)
 
         // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down
         // in reverse order: first the supervisor (STOPPING=1), then the transceiver drains (replies being computed
         // go out, peers are told, queues flush); the history is closed after both.
         let supervisor = Supervisor(
-            daemon: self, transceiver: transceiver, events: events, router: router, debugger: debugger, web: web,
+            daemon: self, transceiver: transceiver, events: events, router: router, debugger: debugger, drawer: drawer, web: web,
             hangups: hangups, reloader: reloader
         )
         // The web server after the transceiver: it shuts down first (its pages' live streams end), while the
@@ -108,6 +110,7 @@ public struct DaemonService: Sendable {
         let events: AsyncStream<PeerEvent>
         let router: ControlRouter
         let debugger: DebuggerService
+        let drawer: DrawerService
         let web: WebServer?
         let hangups: UnixSignalsSequence
         let reloader: Reloader
@@ -126,7 +129,9 @@ public struct DaemonService: Sendable {
             daemon.send("READY=1\nSTATUS=\(DaemonService.status(peerCount: 0))\nMAINPID=\(getpid())")
             daemon.announceReady(transceiver, webURL: webURL)
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await daemon.reportPeerCount(events, transceiver: transceiver, router: router, debugger: debugger) }
+                group.addTask {
+                    await daemon.reportPeerCount(events, transceiver: transceiver, router: router, debugger: debugger, drawer: drawer)
+                }
                 if let interval = daemon.notifier.watchdogInterval {
                     group.addTask { await daemon.pingWatchdog(every: interval) }
                 }
@@ -145,11 +150,13 @@ public struct DaemonService: Sendable {
     }
 
     /// The web debugger, unless `webListen` is off.
-    private func makeWebServer(transceiver: Transceiver, store: HistoryStore, debugger: DebuggerService, router: ControlRouter) -> WebServer? {
+    private func makeWebServer(
+        transceiver: Transceiver, store: HistoryStore, debugger: DebuggerService, drawer: DrawerService, router: ControlRouter
+    ) -> WebServer? {
         guard let listen = configuration.webListen else { return nil }
         let metrics = DaemonMetrics(transceiver: transceiver, store: store)
         let backend = DaemonWebBackend(
-            debugger: debugger, router: router, metrics: metrics, authenticatesPeers: configuration.sharedSecret != nil
+            debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: configuration.sharedSecret != nil
         )
         let names = [DaemonConfiguration.defaultName(), DaemonConfiguration.defaultName() + ".local", configuration.name, configuration.name + ".local"]
         return WebServer(
@@ -219,7 +226,8 @@ public struct DaemonService: Sendable {
     }
 
     fileprivate func reportPeerCount(
-        _ events: AsyncStream<PeerEvent>, transceiver: Transceiver, router: ControlRouter, debugger: DebuggerService
+        _ events: AsyncStream<PeerEvent>, transceiver: Transceiver, router: ControlRouter, debugger: DebuggerService,
+        drawer: DrawerService
     ) async {
         var reported = 0
         for await event in events {
@@ -228,6 +236,7 @@ public struct DaemonService: Sendable {
                 logger.debug("peer connected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)"])
             case .disconnected(let peer, let reason):
                 router.clientDisconnected(peer)
+                drawer.peerDisconnected(peer)
                 await debugger.peerDisconnected(peer)
                 logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
             }

@@ -211,13 +211,14 @@ final class DebuggerService: Sendable {
                 since: request.since)
             return DebuggerControl.Entries(page: try await store.entries(query, namedFilters: filters.withLock { $0 }))
         }
-        local(DebuggerControl.Show.self) { [store] request in
+        // Megabytes each way (states, base64 screenshots, pieces of an export): coded off the event loops.
+        local(DebuggerControl.Show.self, heavy: true) { [store] request in
             DebuggerControl.Entry(entry: try await store.entry(request.sequence, includeScreenshot: request.includeScreenshot))
         }
-        local(DebuggerControl.Diff.self) { [self] request in try await diff(request) }
+        local(DebuggerControl.Diff.self, heavy: true) { [self] request in try await diff(request) }
         local(DebuggerControl.Replay.self) { [self] request in try await replay(request) }
-        local(DebuggerControl.Export.self) { [self] request in try await export(request) }
-        local(DebuggerControl.Import.self) { [self] request in try await importPiece(request) }
+        local(DebuggerControl.Export.self, heavy: true) { [self] request in try await export(request) }
+        local(DebuggerControl.Import.self, heavy: true) { [self] request in try await importPiece(request) }
         local(DebuggerControl.DeleteSessions.self) { [self] request in
             if let session = request.session {
                 try await deleteSession(session)
@@ -240,11 +241,12 @@ final class DebuggerService: Sendable {
         }
     }
 
-    /// A control request answered only on the control socket (to LAN peers the type does not exist).
+    /// A control request answered only on the control socket (to LAN peers the type does not exist). `heavy`:
+    /// its request or reply can be megabytes, so it is decoded and encoded on NIO's blocking-work pool.
     private func local<Request: Decodable & Sendable & NamedMessage, Reply: Encodable & Sendable>(
-        _ type: Request.Type, _ answer: @escaping @Sendable (Request) async throws -> Reply
+        _ type: Request.Type, heavy: Bool = false, _ answer: @escaping @Sendable (Request) async throws -> Reply
     ) {
-        transceiver.respond(to: type, localOnly: true) { request, _ in try await answer(request) }
+        transceiver.respond(to: type, localOnly: true, codingOn: heavy ? .singleton : nil) { request, _ in try await answer(request) }
     }
 
     func diff(_ request: DebuggerControl.Diff) async throws -> DebuggerControl.DiffResult {

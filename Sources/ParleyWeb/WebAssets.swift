@@ -44,7 +44,7 @@ public struct WebAssets: Sendable {
 
     /// The app's page for every view URL (the page routes on the client); files under `/assets/`.
     func register<Context: RequestContext>(on router: Router<Context>, sessionCookie: Cookie) {
-        for path in ["/", "/peers", "/sessions/:id", "/sessions/:id/entries/:seq"] {
+        for path in ["/", "/peers", "/drawers", "/sessions/:id", "/sessions/:id/entries/:seq"] {
             router.get(RouterPath(path)) { request, _ in
                 var response = try serve("index.html", request: request)
                 // The page's own requests that change something are authorised by this cookie (WebAccess).

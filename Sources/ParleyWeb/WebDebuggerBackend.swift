@@ -1,5 +1,6 @@
 import NIOCore
 import ParleyDebugger
+import ParleyDrawer
 
 /// What the web debugger shows and does, supplied by parleyd: the history, the diff, replay, the peers. The web
 /// layer turns HTTP requests into these calls and their answers into JSON; it never reaches the store or the
@@ -40,6 +41,12 @@ public protocol WebDebuggerBackend: Sendable {
     func filters() -> [String: ActionTextFilter]
     /// The metrics, in Prometheus' text exposition format.
     func metrics() async -> String
+
+    /// Connected apps' drawers (docs/drawer.md).
+    func drawers() async -> [AppDrawer]
+    /// Checks `value` against the app's drawer, then sets it in the app; the app's answer.
+    func setDrawerValue(app: String, item: String, value: DrawerValue) async throws -> DrawerMessage.Result
+    func invokeDrawerAction(app: String, item: String) async throws -> DrawerMessage.Result
 }
 
 /// An import in progress: whole lines of an export file in order, then ``finish()``.

@@ -37,9 +37,10 @@ struct WebDebuggerTests {
                 transceiver: transceiver, store: store, filters: configuration.actionFilters, diffMaxBytes: 1 << 20, logger: logger)
             let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
             let metrics = DaemonMetrics(transceiver: transceiver, store: store)
+            let drawer = DrawerService(transceiver: transceiver, dataDirectory: directory.path, events: debugger.events, logger: logger)
             server = WebServer(
                 configuration: WebConfiguration(host: host, port: 0, token: token),
-                backend: DaemonWebBackend(debugger: debugger, router: router, metrics: metrics, authenticatesPeers: false),
+                backend: DaemonWebBackend(debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: false),
                 events: debugger.events, metricsFactory: metrics.factory, keepAliveInterval: .seconds(3600), logger: logger
             )
         }

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import ParleyWire
 
 extension Transceiver {
@@ -20,16 +21,27 @@ extension Transceiver {
     /// If `handler` throws, the requester receives an error naming the failure.
     /// `localOnly`: only local clients (the control socket) may ask; to a network peer the type does not exist —
     /// its hello does not list it, and a request gets `unknown-type`.
+    /// `codingOn`: decode the request and encode the reply on this pool instead of the connection's event loop —
+    /// for requests or replies of megabytes (a state, a screenshot, a piece of an export), whose JSON coding would
+    /// hold up every other connection of that loop.
     public func respond<T: Decodable & Sendable, Reply: Encodable & Sendable>(
         to type: T.Type,
         localOnly: Bool = false,
+        codingOn pool: NIOThreadPool? = nil,
         handler: @escaping @Sendable (T, Peer) async throws -> Reply
     ) {
         let respond = Router.Handler.respond { message, peer in
-            let reply = try await handler(PayloadCoding.decode(T.self, from: message), peer)
-            return (messageTypeName(of: Reply.self), try PayloadCoding.encode(reply, allocator: ByteBufferAllocator()))
+            let request = try await Self.coding(on: pool) { try PayloadCoding.decode(T.self, from: message) }
+            let reply = try await handler(request, peer)
+            let payload = try await Self.coding(on: pool) { try PayloadCoding.encode(reply, allocator: ByteBufferAllocator()) }
+            return (messageTypeName(of: Reply.self), payload)
         }
         router.register(messageTypeName(of: T.self), respond, localOnly: localOnly)
+    }
+
+    private static func coding<Value: Sendable>(on pool: NIOThreadPool?, _ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        guard let pool else { return try body() }
+        return try await pool.runIfActive(body)
     }
 
     /// Handles messages of `typeName` without decoding them: for routers, bridges and tools that forward payloads.

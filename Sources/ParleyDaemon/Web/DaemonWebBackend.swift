@@ -3,6 +3,7 @@ import NIOCore
 import Parley
 import ParleyControl
 import ParleyDebugger
+import ParleyDrawer
 import ParleyHistory
 import ParleyWeb
 import Synchronization
@@ -11,6 +12,7 @@ import Synchronization
 /// router lists, the metrics. Each domain error becomes a problem document a person can read.
 struct DaemonWebBackend: WebDebuggerBackend {
     let debugger: DebuggerService
+    let drawer: DrawerService
     let router: ControlRouter
     let metrics: DaemonMetrics
     /// With a shared secret, every LAN peer in the typed protocol has proved it.
@@ -94,6 +96,16 @@ struct DaemonWebBackend: WebDebuggerBackend {
 
     func metrics() async -> String { await metrics.exposition() }
 
+    func drawers() async -> [AppDrawer] { (try? drawer.list()) ?? [] }
+
+    func setDrawerValue(app: String, item: String, value: DrawerValue) async throws -> DrawerMessage.Result {
+        try await mapped { try await drawer.set(app: app, item: item, value: value) }
+    }
+
+    func invokeDrawerAction(app: String, item: String) async throws -> DrawerMessage.Result {
+        try await mapped { try await drawer.invoke(app: app, item: item) }
+    }
+
     /// Feeds an upload to the store's import, line by line; the first line is the header.
     private final class Import: WebHistoryImport {
         let store: HistoryStore
@@ -175,6 +187,15 @@ struct DaemonWebBackend: WebDebuggerBackend {
             case .invalidFilter, .invalidImport, .invalidState, .actionTooLong: return WebProblem.badRequest(error.description)
             case .exportIncomplete: return WebProblem(.conflict, "Export incomplete", detail: error.description)
             case .cannotOpen, .invalidLimits, .database: return WebProblem(.internalServerError, "History unavailable", detail: error.description)
+            }
+        case let error as DrawerError:
+            if case .unknownItem = error { return WebProblem.notFound(error.description) }
+            return WebProblem.badRequest(error.description)
+        case let error as DrawerServiceError:
+            switch error {
+            case .noSuchApp, .ambiguous: return WebProblem.notFound(error.description)
+            case .appRefused: return WebProblem(.conflict, "The app refused", detail: error.description)
+            case .appSilent: return WebProblem(.gatewayTimeout, "No answer from the app", detail: error.description)
             }
         case let error as DebuggerError:
             switch error {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ParleyDebugger
+import ParleyDrawer
 
 /// The JSON API of docs/web.md, over a ``WebDebuggerBackend``.
 struct WebAPI<Context: RequestContext> {
@@ -44,6 +45,19 @@ struct WebAPI<Context: RequestContext> {
             return try json(FilterList(filters: filters))
         }
         api.get("events") { _, _ in liveStream() }
+        api.get("drawers") { _, _ in try json(DrawerList(drawers: await backend.drawers())) }
+        api.post("drawers/:peer/items/:item") { request, context in
+            var request = request
+            let body = try await request.collectBody(upTo: 64 << 10)
+            guard let set = try? JSONDecoder().decode(SetBody.self, from: body) else {
+                throw WebProblem.badRequest("the body must be {\"value\": …} with a boolean, a number or a string")
+            }
+            return try json(try await backend.setDrawerValue(
+                app: context.parameters.get("peer") ?? "", item: context.parameters.get("item") ?? "", value: set.value))
+        }
+        api.post("drawers/:peer/items/:item/invoke") { _, context in
+            try json(try await backend.invokeDrawerAction(app: context.parameters.get("peer") ?? "", item: context.parameters.get("item") ?? ""))
+        }
         router.get("metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -174,6 +188,7 @@ struct WebAPI<Context: RequestContext> {
             case .sessionEnded(let session): ("session", try WebJSON.encode(SessionChange(change: "ended", session: session)))
             case .sessionDeleted(let id): ("session", try WebJSON.encode(SessionDeleted(session: .init(id: id))))
             case .peersChanged: ("peers", ByteBuffer(string: "{}"))
+            case .drawer(let drawer): ("drawer", try WebJSON.encode(drawer))
             }
         var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
         var payload = data
@@ -319,6 +334,10 @@ struct WebAPI<Context: RequestContext> {
     }
 
     struct PeerList: Encodable { var peers: [WebPeer] }
+
+    struct DrawerList: Encodable { var drawers: [AppDrawer] }
+
+    struct SetBody: Decodable { var value: DrawerValue }
 
     struct NamedFilter: Encodable {
         var name: String

@@ -1,5 +1,6 @@
 import NIOCore
 import ParleyDebugger
+import ParleyDrawer
 import Synchronization
 
 /// What open pages hear about as it happens.
@@ -11,6 +12,8 @@ public enum WebEvent: Sendable, Hashable {
     case sessionDeleted(id: Int64)
     /// The set of peers changed; pages fetch `/api/peers` again.
     case peersChanged
+    /// An app's drawer was declared or changed, or went away (no items).
+    case drawer(AppDrawer)
 }
 
 /// Hands every ``WebEvent`` to every open live stream. Publishing never waits: a stream whose reader has fallen

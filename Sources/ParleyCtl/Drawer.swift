@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import ParleyDrawer
+
+/// `parleyctl drawer [APP]`: the debug drawers of connected apps (docs/drawer.md).
+struct Drawer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List connected apps' debug drawers: their settings and actions, with current values.",
+        discussion: """
+            Apps offer a drawer of typed settings (toggles, choices, texts, numbers),
+            actions and read-only information; change them with `parleyctl set` and
+            `parleyctl invoke`, or in the web debugger (parleyctl web).
+
+            Examples:
+              parleyctl drawer
+              parleyctl drawer Listr --json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("One app: its name, peer id or id prefix.", valueName: "app"), completion: LiveCompletions.peerNames)
+    var app: String?
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @OptionGroup var format: OutputOptions
+
+    func run() async throws {
+        let list = try await daemon.ask(DrawerControl.Drawers(app: app), expecting: DrawerControl.List.self)
+        if format.json {
+            list.drawers.forEach { Output.json($0) }
+            return
+        }
+        guard !list.drawers.isEmpty else {
+            Output.line("no connected app offers a drawer")
+            return
+        }
+        for (index, drawer) in list.drawers.enumerated() {
+            if index > 0 { Output.line("") }
+            Output.line("\(drawer.peer.name.shown) (\(drawer.peer.id.prefix(8)))", style: .heading)
+            let widths = [24, 8, 28]
+            for item in drawer.items {
+                Output.line(Table.row([item.id, item.kind.rawValue, Self.shown(item), item.label], widths: widths + [0]))
+            }
+        }
+    }
+
+    /// The value as a person reads it, with what else it could be.
+    static func shown(_ item: DrawerItem) -> String {
+        switch item.kind {
+        case .action: return "(action)"
+        case .choice:
+            let options = (item.options ?? []).map(\.id).joined(separator: "|")
+            return "\(item.value.map(Self.bare) ?? "-") [\(options)]"
+        case .number:
+            let range = item.min != nil || item.max != nil
+                ? " [\(item.min.map { DrawerValue.number($0).description } ?? "")…\(item.max.map { DrawerValue.number($0).description } ?? "")]" : ""
+            return (item.value.map(Self.bare) ?? "-") + range
+        default:
+            return item.value.map(Self.bare) ?? "-"
+        }
+    }
+
+    static func bare(_ value: DrawerValue) -> String {
+        if case .string(let text) = value { return text }
+        return value.description
+    }
+}
+
+/// `parleyctl set APP ITEM VALUE`.
+struct SetDrawerValue: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Set a setting of an app's debug drawer.",
+        discussion: """
+            VALUE is JSON (true, 2500, "dark") or, for a text or a choice, plain text.
+            parleyd checks it against the app's drawer (type, options, range, step,
+            length) before the app sees it; the answer is the value now in effect, as
+            the app confirmed it.
+
+            Examples:
+              parleyctl set Listr network.slow true
+              parleyctl set Listr theme dark
+              parleyctl set Listr network.latency 1500
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The app: name, peer id or id prefix.", valueName: "app"), completion: LiveCompletions.peerNames)
+    var app: String
+
+    @Argument(help: ArgumentHelp("The setting's id (parleyctl drawer lists them).", valueName: "item"))
+    var item: String
+
+    @Argument(help: ArgumentHelp("The value: JSON, or plain text for a text or a choice.", valueName: "value"))
+    var value: String
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @OptionGroup var format: OutputOptions
+
+    func run() async throws {
+        let result = try await daemon.ask(
+            DrawerControl.SetValue(app: app, item: item, value: Self.parse(value)), expecting: DrawerMessage.Result.self)
+        if format.json {
+            Output.json(result)
+        } else {
+            Output.line("\(item) = \(result.value.map(Drawer.bare) ?? value)" + (result.message.map { " (\($0))" } ?? ""))
+        }
+    }
+
+    /// JSON if it is JSON (`true`, `3`, `"x"`), else the text itself.
+    static func parse(_ text: String) -> DrawerValue {
+        (try? JSONDecoder().decode(DrawerValue.self, from: Data(text.utf8))) ?? .string(text)
+    }
+}
+
+/// `parleyctl invoke APP ITEM`.
+struct InvokeDrawerAction: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invoke",
+        abstract: "Run an action of an app's debug drawer and print what the app answers.",
+        discussion: """
+            Examples:
+              parleyctl invoke Listr list.reset
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The app: name, peer id or id prefix.", valueName: "app"), completion: LiveCompletions.peerNames)
+    var app: String
+
+    @Argument(help: ArgumentHelp("The action's id (parleyctl drawer lists them).", valueName: "item"))
+    var item: String
+
+    @OptionGroup var daemon: DaemonOptions
+
+    @OptionGroup var format: OutputOptions
+
+    func run() async throws {
+        let result = try await daemon.ask(DrawerControl.InvokeAction(app: app, item: item), expecting: DrawerMessage.Result.self)
+        if format.json {
+            Output.json(result)
+        } else {
+            Output.line(result.message ?? "\(item): done")
+        }
+    }
+}

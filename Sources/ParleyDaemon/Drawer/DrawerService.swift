@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import Parley
+import ParleyControl
+import ParleyDrawer
+import ParleyWeb
+import Synchronization
+
+/// parleyd's side of the debug drawer (docs/drawer.md): keeps the drawer each connected app declares, checks a
+/// value set from outside against it before the app sees it, forwards sets and invocations to the app, remembers
+/// values for apps that ask, and tells the web debugger's open pages of every change.
+final class DrawerService: Sendable {
+    /// How long an app has to answer a set or an invocation.
+    static let appTimeout = Duration.seconds(10)
+
+    private let transceiver: Transceiver
+    private let events: LiveEvents
+    private let remembered: RememberedDrawerValues
+    private let logger: Logger
+    /// The drawers of connected apps, with the connection that declared them.
+    private let drawers = Mutex<[PeerID: Declared]>([:])
+
+    private struct Declared {
+        var peer: Peer
+        var declaration: DrawerDeclaration
+    }
+
+    init(transceiver: Transceiver, dataDirectory: String, events: LiveEvents, logger: Logger) {
+        self.transceiver = transceiver
+        self.events = events
+        self.remembered = RememberedDrawerValues(file: dataDirectory + "/" + RememberedDrawerValues.fileName, logger: logger)
+        self.logger = logger
+    }
+
+    /// Registers the app messages and the control requests. Call before the transceiver starts.
+    func install() {
+        transceiver.receive(DrawerMessage.Declare.self) { [self] declare, peer in
+            // Local clients (parleyctl) have no drawer; only apps on the network.
+            guard !peer.isLocal else { return }
+            let declaration: DrawerDeclaration
+            do {
+                declaration = try DrawerDeclaration(items: declare.items)
+            } catch {
+                logger.warning("drawer declaration refused", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
+                throw error
+            }
+            drawers.withLock { $0[peer.id] = Declared(peer: peer, declaration: declaration) }
+            logger.info("drawer declared", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name.escapedForPeople(maximumBytes: 128))", "items": "\(declaration.items.count)"])
+            publish(peer.id)
+        }
+        transceiver.receive(DrawerMessage.Changed.self) { [self] changed, peer in
+            try drawers.withLock { drawers throws(DrawerError) in
+                guard var declared = drawers[peer.id], declared.peer.connectionID == peer.connectionID else { return }
+                let value = try declared.declaration.validateSet(changed.item, changed.value)
+                declared.declaration.update(changed.item, to: value)
+                drawers[peer.id] = declared
+            }
+            publish(peer.id)
+        }
+        transceiver.respond(to: DrawerMessage.Remembered.self) { [self] _, peer in
+            DrawerMessage.Values(values: remembered.values(for: peer.name))
+        }
+        transceiver.respond(to: DrawerControl.Drawers.self, localOnly: true) { [self] request, _ in
+            DrawerControl.List(drawers: try list(app: request.app))
+        }
+        transceiver.respond(to: DrawerControl.SetValue.self, localOnly: true) { [self] request, _ in
+            try await set(app: request.app, item: request.item, value: request.value)
+        }
+        transceiver.respond(to: DrawerControl.InvokeAction.self, localOnly: true) { [self] request, _ in
+            try await invoke(app: request.app, item: request.item)
+        }
+    }
+
+    /// The app's drawer goes with its connection.
+    func peerDisconnected(_ peer: Peer) {
+        let removed = drawers.withLock { drawers -> Bool in
+            guard drawers[peer.id]?.peer.connectionID == peer.connectionID else { return false }
+            drawers[peer.id] = nil
+            return true
+        }
+        if removed {
+            events.publish(.drawer(AppDrawer(peer: .init(id: peer.id.rawValue, name: peer.name), items: [])))
+        }
+    }
+
+    /// Every connected app's drawer by name, or those `app` selects (name, id or id prefix).
+    func list(app: String? = nil) throws(DrawerServiceError) -> [AppDrawer] {
+        let all = drawers.withLock { Array($0.values) }.sorted { ($0.peer.name, $0.peer.id.rawValue) < ($1.peer.name, $1.peer.id.rawValue) }
+        let chosen = try app.map { selector throws(DrawerServiceError) in [try select(selector, among: all)] } ?? all
+        return chosen.map { AppDrawer(peer: .init(id: $0.peer.id.rawValue, name: $0.peer.name), items: $0.declaration.items) }
+    }
+
+    /// Checks `value` against the app's drawer, then asks the app; the app's answer is the value in effect.
+    func set(app: String, item: String, value: DrawerValue) async throws -> DrawerMessage.Result {
+        let target = try select(app, among: drawers.withLock { Array($0.values) })
+        let checked = try target.declaration.validateSet(item, value)
+        let answer = try await ask(DrawerMessage.Set(item: item, value: checked), of: target.peer, what: "set \(item)")
+        let now = try target.declaration.validateSet(item, answer.value ?? checked)
+        drawers.withLock { drawers in
+            guard drawers[target.peer.id]?.peer.connectionID == target.peer.connectionID else { return }
+            drawers[target.peer.id]?.declaration.update(item, to: now)
+        }
+        if target.declaration[item]?.remember == true { remembered.store(now, app: target.peer.name, item: item) }
+        logger.info("drawer value set", metadata: ["peer-id": "\(target.peer.id)", "item": "\(item.escapedForPeople(maximumBytes: 128))"])
+        publish(target.peer.id)
+        return DrawerMessage.Result(value: now, message: answer.message)
+    }
+
+    func invoke(app: String, item: String) async throws -> DrawerMessage.Result {
+        let target = try select(app, among: drawers.withLock { Array($0.values) })
+        try target.declaration.validateInvoke(item)
+        let answer = try await ask(DrawerMessage.Invoke(item: item), of: target.peer, what: "invoke \(item)")
+        logger.info("drawer action invoked", metadata: ["peer-id": "\(target.peer.id)", "item": "\(item.escapedForPeople(maximumBytes: 128))"])
+        return DrawerMessage.Result(message: answer.message)
+    }
+
+    private func ask<Request: Encodable & Sendable>(_ request: Request, of peer: Peer, what: String) async throws -> DrawerMessage.Result {
+        do {
+            return try await transceiver.request(request, from: peer, expecting: DrawerMessage.Result.self, timeout: Self.appTimeout)
+        } catch TransceiverError.remoteError(_, let message) {
+            throw DrawerServiceError.appRefused(app: peer.name, message)
+        } catch TransceiverError.replyTimedOut {
+            throw DrawerServiceError.appSilent(app: peer.name, what: what, timeout: Self.appTimeout)
+        }
+    }
+
+    private func select(_ selector: String, among declared: [Declared]) throws(DrawerServiceError) -> Declared {
+        let found = PeerSelector.select(selector, among: declared, id: \.peer.id.rawValue, name: \.peer.name)
+        guard let first = found.first else { throw .noSuchApp(selector, connected: declared.map(\.peer.name).sorted()) }
+        guard found.count == 1 else {
+            throw .ambiguous(selector, matches: found.map { "\($0.peer.name) (\($0.peer.id.rawValue.prefix(8)))" }.sorted())
+        }
+        return first
+    }
+
+    private func publish(_ peer: PeerID) {
+        guard let declared = drawers.withLock({ $0[peer] }) else { return }
+        events.publish(.drawer(AppDrawer(peer: .init(id: peer.rawValue, name: declared.peer.name), items: declared.declaration.items)))
+    }
+}
+
+/// Why parleyd cannot do what was asked of a drawer; the text is what parleyctl and the web show.
+enum DrawerServiceError: Error, CustomStringConvertible {
+    case noSuchApp(String, connected: [String])
+    case ambiguous(String, matches: [String])
+    case appRefused(app: String, String)
+    case appSilent(app: String, what: String, timeout: Duration)
+
+    var description: String {
+        switch self {
+        case .noSuchApp(let selector, let connected):
+            "no connected app with a drawer matches \"\(selector)\"" + (connected.isEmpty ? " (none is connected)" : "; apps with a drawer: \(connected.joined(separator: ", "))")
+        case .ambiguous(let selector, let matches):
+            "\"\(selector)\" matches \(matches.count) apps (\(matches.joined(separator: ", "))); give the id or a longer id prefix"
+        case .appRefused(let app, let message):
+            "\(app) refused: \(message)"
+        case .appSilent(let app, let what, let timeout):
+            "\(app) did not answer (\(what)) within \(timeout.components.seconds) s"
+        }
+    }
+}
+
+/// The last value set from outside, per app name and item, for items declared with `remember` (docs/drawer.md):
+/// a small JSON file in the data directory, rewritten whole (atomically) on each change.
+final class RememberedDrawerValues: Sendable {
+    static let fileName = "drawer-values.json"
+    private let file: String
+    private let logger: Logger
+    private let values: Mutex<[String: [String: DrawerValue]]>
+
+    init(file: String, logger: Logger) {
+        self.file = file
+        self.logger = logger
+        var loaded: [String: [String: DrawerValue]] = [:]
+        if let data = FileManager.default.contents(atPath: file) {
+            do {
+                loaded = try JSONDecoder().decode([String: [String: DrawerValue]].self, from: data)
+            } catch {
+                logger.warning("remembered drawer values unreadable; starting without them", metadata: ["file": "\(file)", "reason": "\(error)"])
+            }
+        }
+        values = Mutex(loaded)
+    }
+
+    func values(for app: String) -> [String: DrawerValue] { values.withLock { $0[app] ?? [:] } }
+
+    func store(_ value: DrawerValue, app: String, item: String) {
+        let snapshot = values.withLock { values in
+            values[app, default: [:]][item] = value
+            return values
+        }
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try encoder.encode(snapshot).write(to: URL(fileURLWithPath: file), options: .atomic)
+        } catch {
+            logger.warning("cannot save the remembered drawer values", metadata: ["file": "\(file)", "reason": "\(error)"])
+        }
+    }
+}
