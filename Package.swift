@@ -203,7 +203,7 @@ let package = Package(
             name: "ParleyCtlTests",
             dependencies: [
                 "ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
-                "ParleyRemoteDebugger", "ParleyDrawer", nioCore,
+                "ParleyRemoteDebugger", "ParleyDrawer", "ParleyRemoteDrawer", nioCore,
             ],
             swiftSettings: strict
         ),

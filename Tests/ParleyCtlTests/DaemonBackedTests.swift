@@ -33,7 +33,12 @@ struct DaemonBackedTests {
             port = try await child.waitFor(in: \.stderr) { text in
                 text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { number(after: " port=", in: String($0)) }
             }
+            let ready = child.stderr.split(separator: "\n").first { $0.contains("parleyd ready") }.map(String.init) ?? ""
+            webURL = ready.split(separator: " ").first { $0.hasPrefix("web=") }.map { String($0.dropFirst(4)) } ?? "off"
         }
+
+        /// The web debugger's URL from the ready line (`off` when it is off).
+        let webURL: String
 
         func ctl(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
             try await Child.run("parleyctl", arguments + ["--socket", socket])

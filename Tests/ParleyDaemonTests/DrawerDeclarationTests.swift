@@ -1,0 +1,54 @@
+import ParleyDrawer
+import Testing
+
+/// The rules a value set from outside must meet, checked by parleyd before the app sees it and by the app again.
+@Suite("Drawer declarations and values")
+struct DrawerDeclarationTests {
+    static let items = [
+        DrawerItem(id: "slow", label: "Slow", kind: .toggle, value: .bool(false)),
+        DrawerItem(id: "theme", label: "Theme", kind: .choice, value: .string("light"), options: [.init(id: "light", label: "Light"), .init(id: "dark", label: "Dark")]),
+        DrawerItem(id: "greeting", label: "Greeting", kind: .text, value: .string("hi"), maxLength: 5),
+        DrawerItem(id: "latency", label: "Latency", kind: .number, value: .number(0), min: 0, max: 5000, step: 100),
+        DrawerItem(id: "ratio", label: "Ratio", kind: .number, value: .number(0.5), min: 0, max: 1, step: 0.1),
+        DrawerItem(id: "reset", label: "Reset", kind: .action),
+        DrawerItem(id: "build", label: "Build", kind: .info, value: .string("1.0")),
+    ]
+
+    @Test("values of the right kind that fit are accepted as given")
+    func accepted() throws {
+        let drawer = try DrawerDeclaration(items: Self.items)
+        #expect(try drawer.validateSet("slow", .bool(true)) == .bool(true))
+        #expect(try drawer.validateSet("theme", .string("dark")) == .string("dark"))
+        #expect(try drawer.validateSet("greeting", .string("hello")) == .string("hello"))
+        #expect(try drawer.validateSet("latency", .number(2500)) == .number(2500))
+        // 0.7 is not a whole number of 0.1 steps in binary floating point, but is in decimal: accepted.
+        #expect(try drawer.validateSet("ratio", .number(0.7)) == .number(0.7))
+        try drawer.validateInvoke("reset")
+    }
+
+    @Test("each way a value can be wrong is refused with its own error")
+    func refused() throws {
+        let drawer = try DrawerDeclaration(items: Self.items)
+        #expect(throws: DrawerError.wrongType(item: "slow", expected: "true or false", got: .number(1))) { try drawer.validateSet("slow", .number(1)) }
+        #expect(throws: DrawerError.unknownOption(item: "theme", "blue", options: ["light", "dark"])) { try drawer.validateSet("theme", .string("blue")) }
+        #expect(throws: DrawerError.tooLong(item: "greeting", length: 6, limit: 5)) { try drawer.validateSet("greeting", .string("hello!")) }
+        #expect(throws: DrawerError.outOfRange(item: "latency", 5100, min: 0, max: 5000)) { try drawer.validateSet("latency", .number(5100)) }
+        #expect(throws: DrawerError.offStep(item: "latency", 150, step: 100, base: 0)) { try drawer.validateSet("latency", .number(150)) }
+        #expect(throws: DrawerError.notSettable(item: "reset", kind: .action)) { try drawer.validateSet("reset", .bool(true)) }
+        #expect(throws: DrawerError.notSettable(item: "build", kind: .info)) { try drawer.validateSet("build", .string("2.0")) }
+        #expect(throws: DrawerError.notAnAction(item: "slow", kind: .toggle)) { try drawer.validateInvoke("slow") }
+        #expect(throws: DrawerError.self) { try drawer.validateSet("nope", .bool(true)) }
+        #expect(DrawerError.unknownItem("nope", known: ["slow"]).description == #"the drawer has no item "nope"; its items: slow"#)
+    }
+
+    @Test("a declaration that breaks its own rules is refused: duplicate ids, a choice without options, a value that does not fit")
+    func invalidDeclarations() {
+        #expect(throws: DrawerError.self) { try DrawerDeclaration(items: [Self.items[0], Self.items[0]]) }
+        #expect(throws: DrawerError.self) { try DrawerDeclaration(items: [DrawerItem(id: "c", label: "C", kind: .choice, value: .string("x"), options: [])]) }
+        #expect(throws: DrawerError.self) { try DrawerDeclaration(items: [DrawerItem(id: "n", label: "N", kind: .number, value: .number(7), min: 0, max: 5)]) }
+        #expect(throws: DrawerError.self) { try DrawerDeclaration(items: [DrawerItem(id: "", label: "empty id", kind: .toggle)]) }
+        #expect(throws: DrawerError.self) {
+            try DrawerDeclaration(items: (0...DrawerDeclaration.maximumItems).map { DrawerItem(id: "t\($0)", label: "", kind: .toggle) })
+        }
+    }
+}
