@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|secret|web|help)
+    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|drawer|set|invoke|secret|web|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters secret web help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters drawer set invoke secret web help' -- "${cur}"))
         ;;
     esac
 }
@@ -567,6 +567,75 @@ _parleyctl_filters() {
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_drawer() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion drawer -- positional@0 "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_parleyctl_set() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 3
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion set -- positional@0 "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_parleyctl_invoke() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion invoke -- positional@0 "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
         return
         ;;
     esac
