@@ -3,7 +3,7 @@
 extension WebAssets {
     static let embedded: [String: WebAsset] = [
         "api.js": WebAsset(
-            contentType: "text/javascript; charset=utf-8", etag: "\"c1165da79fbb8df5\"",
+            contentType: "text/javascript; charset=utf-8", etag: "\"dd60b313c195f693\"",
             text: #"""
 // The JSON API of docs/web.md. Every call either answers the decoded body or throws an ApiError whose message
 // is readable by people: the problem document's title and detail (RFC 9457), or what went wrong on the way.
@@ -97,11 +97,18 @@ export const api = {
     (await request('/api/import', { method: 'POST', body: file, accept: 'application/json' })).json(),
   peers: (signal) => getJSON('/api/peers', { signal }),
   filters: (signal) => getJSON('/api/filters', { signal }),
+  drawers: (signal) => getJSON('/api/drawers', { signal }),
+  /** Sets a drawer item of app `peer`; answers {value} (the value now in effect in the app). */
+  setDrawerValue: async (peer, item, value) =>
+    (await request(`/api/drawers/${encodeURIComponent(peer)}/items/${encodeURIComponent(item)}`, { method: 'POST', json: { value } })).json(),
+  /** Invokes a drawer action of app `peer`; answers {message} (optional). */
+  invokeDrawerAction: async (peer, item) =>
+    (await request(`/api/drawers/${encodeURIComponent(peer)}/items/${encodeURIComponent(item)}/invoke`, { method: 'POST' })).json(),
 };
 
 """#),
         "app.css": WebAsset(
-            contentType: "text/css; charset=utf-8", etag: "\"dc952a5426734c58\"",
+            contentType: "text/css; charset=utf-8", etag: "\"70d60fb3f4cd06cc\"",
             text: #"""
 /* Parley web debugger: a dense developer-tool look, light and dark. */
 
@@ -670,16 +677,108 @@ dialog.confirm h2 { font-size: 15px; margin: 0 0 8px; }
 dialog.confirm p { margin: 0 0 14px; overflow-wrap: anywhere; }
 dialog.confirm .buttons { display: flex; justify-content: flex-end; gap: 8px; }
 
+/* Drawer: connected apps' settings and actions */
+
+.drawer-apps { display: flex; flex-direction: column; gap: 14px; max-width: 1100px; }
+.drawer-app { border: 1px solid var(--border); border-radius: 6px; background: var(--bg); }
+.drawer-app-head {
+  display: flex;
+  align-items: baseline;
+  gap: 8px;
+  padding: 6px 12px;
+  background: var(--bg-bar);
+  border-bottom: 1px solid var(--border);
+  border-radius: 6px 6px 0 0;
+}
+.drawer-app-name { font-size: 14px; font-weight: 600; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.drawer-sections { padding: 4px 0 6px; }
+.drawer-section + .drawer-section { border-top: 1px solid var(--border); }
+.drawer-section h3 {
+  font-size: 11px;
+  font-weight: 600;
+  text-transform: uppercase;
+  letter-spacing: 0.04em;
+  color: var(--fg-dim);
+  margin: 0;
+  padding: 8px 12px 2px;
+}
+.drawer-item {
+  display: grid;
+  grid-template-columns: minmax(12em, 20em) minmax(14em, 22em) minmax(0, 1fr);
+  align-items: center;
+  gap: 4px 16px;
+  padding: 5px 12px;
+  min-height: 34px;
+}
+.drawer-item:hover { background: var(--bg-alt); }
+.drawer-item.busy .drawer-control { opacity: 0.6; }
+.drawer-name { display: flex; flex-direction: column; min-width: 0; }
+.drawer-label { font-weight: 500; overflow-wrap: anywhere; }
+.drawer-id { font-size: 11px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.drawer-control { display: flex; align-items: center; gap: 8px; min-width: 0; }
+.drawer-control select, .drawer-text { width: 100%; max-width: 20em; }
+.drawer-number {
+  width: 9em;
+  border: 1px solid var(--border);
+  background: var(--bg);
+  border-radius: 4px;
+  padding: 2px 6px;
+  font-variant-numeric: tabular-nums;
+}
+.drawer-number:invalid { border-color: var(--warn); }
+.drawer-hint { font-size: 11px; white-space: nowrap; }
+.drawer-info { white-space: pre-wrap; overflow-wrap: anywhere; }
+.drawer-message { font-size: 12px; min-width: 0; overflow-wrap: anywhere; }
+.drawer-message.result { color: var(--ok); }
+.drawer-message.note { color: var(--fg-dim); }
+.drawer-message.error { color: var(--fg); }
+.drawer-message.error strong { color: var(--danger); }
+.drawer-item.failed { box-shadow: inset 3px 0 0 var(--danger); }
+.drawer-empty { padding: 16px 0; }
+
+/* A switch: a checkbox drawn as a sliding knob */
+input.switch {
+  appearance: none;
+  -webkit-appearance: none;
+  position: relative;
+  width: 34px;
+  height: 18px;
+  margin: 0;
+  border-radius: 9px;
+  background: var(--border);
+  border: 1px solid var(--border);
+  cursor: pointer;
+  flex: none;
+  transition: background 0.12s;
+}
+input.switch::before {
+  content: "";
+  position: absolute;
+  top: 1px;
+  left: 1px;
+  width: 14px;
+  height: 14px;
+  border-radius: 50%;
+  background: #fff;
+  box-shadow: 0 1px 2px rgba(0, 0, 0, 0.3);
+  transition: transform 0.12s;
+}
+input.switch:checked { background: var(--accent); border-color: var(--accent); }
+input.switch:checked::before { transform: translateX(16px); }
+input.switch:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+
 @media (max-width: 900px) {
   .session-body { grid-template-columns: 1fr; grid-template-rows: 40% 60%; }
   .timeline { border-right: none; border-bottom: 1px solid var(--border); }
   .entry-body { grid-template-columns: 1fr; }
   .shot { border-right: none; border-bottom: 1px solid var(--border); max-height: 40vh; }
+  .drawer-item { grid-template-columns: 1fr; }
 }
 
 /* Remote text is isolated for bidirectional layout: a right-to-left override inside an app's text cannot
    reorder what is around it. */
-.c-action, .entry-title .action, .tkey, .tvalue, .tnote, td.c-app, .session-title h1, .hit-path, .hit-value, .change-values, .change-path {
+.c-action, .entry-title .action, .tkey, .tvalue, .tnote, td.c-app, .session-title h1, .hit-path, .hit-value, .change-values, .change-path,
+.drawer-app-name, .drawer-label, .drawer-section h3, .drawer-info, .drawer-message {
   unicode-bidi: isolate;
 }
 
@@ -851,6 +950,403 @@ export function isEditable(target) {
   if (tag === 'TEXTAREA' || tag === 'SELECT') return true;
   if (tag === 'INPUT') return !['button', 'checkbox', 'radio', 'range', 'submit', 'reset', 'file'].includes(target.type);
   return false;
+}
+
+"""#),
+        "drawer.js": WebAsset(
+            contentType: "text/javascript; charset=utf-8", etag: "\"c9ad356693c79cdb\"",
+            text: #"""
+// Drawer: the debug drawers of connected apps (docs/drawer.md) as controls — a switch for a toggle, a menu for a
+// choice, text and number fields, a button for an action, read-only text for info — grouped by section. A change
+// goes to parleyd, which checks it against the app's declaration and asks the app; the control then shows the
+// value the app answered, or the problem beside it and the drawer's value again. `drawer` events of the live
+// stream update the controls in place (values the app changes itself too), without taking a field being edited
+// away from the person typing in it.
+import { h, clear } from './dom.js';
+import { api } from './api.js';
+import { shortID } from './format.js';
+import { subscribe } from './live.js';
+import { errorPanel } from './notify.js';
+
+/** An item's declaration without its value: when it stays the same, its control stays and takes the new value. */
+function shape(item) {
+  const { value, ...rest } = item;
+  return JSON.stringify(rest);
+}
+
+function sameValue(a, b) {
+  return a === b || (typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b));
+}
+
+/** Moves `children` into `parent` in this order, touching only those out of place (a moved node loses focus). */
+function place(parent, children) {
+  children.forEach((child, index) => {
+    const at = parent.children[index];
+    if (at !== child) parent.insertBefore(child, at ?? null);
+  });
+  while (parent.children.length > children.length) parent.lastElementChild.remove();
+}
+
+let controlCounter = 0;
+
+/** One item's row: its label, its control, and a line for the outcome of the last change (or the problem). */
+class ItemControl {
+  constructor(app, item) {
+    this.app = app;
+    this.item = item;
+    this.shape = shape(item);
+    this.value = item.value;
+    this.pending = 0;
+    this.controlID = `drawer-control-${++controlCounter}`;
+    this.message = h('div', { class: 'drawer-message', 'aria-live': 'polite' });
+    this.control = this.build();
+    const label =
+      item.kind === 'action' || item.kind === 'info'
+        ? h('span', { class: 'drawer-label', text: item.label || item.id })
+        : h('label', { class: 'drawer-label', for: this.controlID, text: item.label || item.id });
+    this.element = h(
+      'div',
+      { class: `drawer-item kind-${item.kind}`, dataset: { item: item.id, kind: item.kind } },
+      h('div', { class: 'drawer-name' }, label, h('span', { class: 'drawer-id mono dim', title: 'The item’s id (parleyctl set/invoke)', text: item.id })),
+      h('div', { class: 'drawer-control' }, this.control, this.hint()),
+      this.message,
+    );
+    this.show(this.value);
+  }
+
+  /** The range and step of a number, so that the person knows what parleyd accepts. */
+  hint() {
+    const item = this.item;
+    if (item.kind !== 'number' || (item.min == null && item.max == null && item.step == null)) return null;
+    const parts = [];
+    if (item.min != null || item.max != null) parts.push(`${item.min ?? '…'}–${item.max ?? '…'}`);
+    if (item.step != null) parts.push(`step ${item.step}`);
+    return h('span', { class: 'drawer-hint dim', text: parts.join(', ') });
+  }
+
+  build() {
+    const item = this.item;
+    const id = this.controlID;
+    switch (item.kind) {
+      case 'toggle': {
+        const box = h('input', { id, type: 'checkbox', role: 'switch', class: 'switch' });
+        box.addEventListener('change', () => this.set(box.checked));
+        return box;
+      }
+      case 'choice': {
+        const select = h('select', { id }, (item.options || []).map((option) => h('option', { value: option.id, text: option.label || option.id })));
+        select.addEventListener('change', () => this.set(select.value));
+        return select;
+      }
+      case 'text': {
+        const input = h('input', { id, type: 'text', class: 'drawer-text', spellcheck: 'false', autocomplete: 'off' });
+        if (Number.isInteger(item.maxLength) && item.maxLength > 0) input.maxLength = item.maxLength;
+        this.editable(input, () => input.value);
+        return input;
+      }
+      case 'number': {
+        const input = h('input', { id, type: 'number', class: 'drawer-number' });
+        if (item.min != null) input.min = String(item.min);
+        if (item.max != null) input.max = String(item.max);
+        input.step = item.step != null ? String(item.step) : 'any';
+        this.editable(input, () => {
+          const text = input.value.trim();
+          // An empty field (or one the browser cannot read as a number) has no value to send.
+          if (text === '' || !Number.isFinite(Number(text))) return undefined;
+          return Number(text);
+        });
+        return input;
+      }
+      case 'action': {
+        const button = h('button', { id, type: 'button', class: 'drawer-action', text: item.label || item.id });
+        button.addEventListener('click', () => this.invoke());
+        return button;
+      }
+      default: // info, and kinds this page does not know: shown, not editable
+        return h('output', { id, class: 'drawer-info mono' });
+    }
+  }
+
+  /** Text and number fields: applied on Enter or when the field is left, Escape puts the drawer's value back. */
+  editable(input, read) {
+    const apply = () => {
+      if (!this.dirty()) return;
+      const value = read();
+      if (value === undefined) {
+        this.problem({ title: 'Not a number', detail: `“${input.value}” is not a number` });
+        this.show(this.value);
+        return;
+      }
+      this.set(value);
+    };
+    input.addEventListener('change', apply);
+    input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        apply();
+      } else if (event.key === 'Escape') {
+        this.show(this.value);
+        input.select();
+      }
+    });
+  }
+
+  /** Whether the field holds something the person typed that is not the drawer's value. */
+  dirty() {
+    const input = this.control;
+    if (this.item.kind === 'number') return input.value !== (this.value == null ? '' : String(this.value)) || input.validity.badInput;
+    return input.value !== (this.value ?? '');
+  }
+
+  editing() {
+    return (this.item.kind === 'text' || this.item.kind === 'number') && document.activeElement === this.control && this.dirty();
+  }
+
+  /** Shows `value` in the control (the drawer's value, or the app's answer). */
+  show(value) {
+    const control = this.control;
+    switch (this.item.kind) {
+      case 'toggle':
+        control.checked = value === true;
+        break;
+      case 'choice': {
+        const known = Array.from(control.options).some((option) => option.value === value && !option.dataset.unknown);
+        for (const option of Array.from(control.options)) if (option.dataset.unknown) option.remove();
+        if (!known && value != null) {
+          // A value that is not among the options (the app's own business): shown as it is rather than hidden.
+          control.appendChild(h('option', { value: String(value), disabled: true, dataset: { unknown: '1' }, text: `${value} (not an option)` }));
+        }
+        control.value = value == null ? '' : String(value);
+        break;
+      }
+      case 'text':
+      case 'number':
+        control.value = value == null ? '' : String(value);
+        break;
+      case 'action':
+        break;
+      default:
+        control.textContent = value == null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+    }
+  }
+
+  /** A new value from parleyd (a drawer event): shown unless the person is typing something else there. */
+  update(value) {
+    this.value = value;
+    if (this.pending > 0 || this.editing()) return;
+    this.show(value);
+  }
+
+  async set(value) {
+    // What the field held when the value went out: if the person types on meanwhile, the answer leaves it be.
+    const sent = this.item.kind === 'text' || this.item.kind === 'number' ? this.control.value : null;
+    this.pending += 1;
+    this.element.classList.add('busy');
+    this.element.setAttribute('aria-busy', 'true');
+    this.clearMessage();
+    try {
+      const answer = await api.setDrawerValue(this.app.id, this.item.id, value);
+      if (answer && 'value' in answer) this.value = answer.value;
+      this.done(answer && answer.message ? answer.message : '');
+    } catch (error) {
+      this.problem(error);
+    } finally {
+      this.pending -= 1;
+      if (this.pending === 0) {
+        this.element.classList.remove('busy');
+        this.element.removeAttribute('aria-busy');
+        // The app's value, or the drawer's when the change was refused.
+        if (sent === null || this.control.value === sent) this.show(this.value);
+      }
+    }
+  }
+
+  async invoke() {
+    const button = this.control;
+    button.disabled = true;
+    this.element.classList.add('busy');
+    this.element.setAttribute('aria-busy', 'true');
+    this.clearMessage();
+    try {
+      const answer = await api.invokeDrawerAction(this.app.id, this.item.id);
+      this.done(answer && typeof answer.message === 'string' && answer.message ? answer.message : 'Done', { result: true });
+    } catch (error) {
+      this.problem(error);
+    } finally {
+      button.disabled = false;
+      this.element.classList.remove('busy');
+      this.element.removeAttribute('aria-busy');
+    }
+  }
+
+  clearMessage() {
+    clear(this.message).className = 'drawer-message';
+    this.message.removeAttribute('role');
+    this.element.classList.remove('failed');
+  }
+
+  done(message, { result = false } = {}) {
+    this.clearMessage();
+    if (!message) return;
+    this.message.classList.add(result ? 'result' : 'note');
+    this.message.appendChild(h('span', { class: 'drawer-result', text: message }));
+  }
+
+  /** The problem (RFC 9457: title and detail, as api.js makes it) beside the control. */
+  problem(error) {
+    if (error && error.name === 'AbortError') return;
+    this.clearMessage();
+    this.element.classList.add('failed');
+    this.message.classList.add('error');
+    const title = error && error.title ? error.title : (error && error.message) || String(error);
+    const detail = error && error.title ? error.detail : '';
+    this.message.setAttribute('role', 'alert');
+    this.message.appendChild(h('span', { class: 'drawer-error' }, h('strong', { text: title }), detail ? ` — ${detail}` : null));
+  }
+}
+
+/** One app's drawer: a heading, then its items by section (in the order the app declared them). */
+class AppDrawer {
+  constructor(peer) {
+    this.id = peer.id;
+    this.name = peer.name;
+    this.controls = new Map(); // item id -> ItemControl
+    this.sections = new Map(); // section name ('' for none) -> {element, list}
+    this.title = h('h2', { class: 'drawer-app-name', dir: 'auto' });
+    this.element = h(
+      'section',
+      { class: 'drawer-app', dataset: { peer: peer.id } },
+      h('div', { class: 'drawer-app-head' }, this.title, h('span', { class: 'mono dim', title: peer.id, text: shortID(peer.id) })),
+      (this.body = h('div', { class: 'drawer-sections' })),
+    );
+  }
+
+  /** Takes the drawer as declared now: controls whose declaration is unchanged stay and take the new values. */
+  apply(peer, items) {
+    this.name = peer.name;
+    this.title.textContent = peer.name || '(no name)';
+    const seen = new Set();
+    const order = new Map(); // section -> [rows]
+    for (const item of items) {
+      if (!item || typeof item.id !== 'string' || seen.has(item.id)) continue;
+      seen.add(item.id);
+      let control = this.controls.get(item.id);
+      if (control && control.shape === shape(item)) {
+        if (!sameValue(control.value, item.value)) control.update(item.value);
+      } else {
+        control = new ItemControl(this, item);
+        this.controls.set(item.id, control);
+      }
+      const section = typeof item.section === 'string' ? item.section : '';
+      if (!order.has(section)) order.set(section, []);
+      order.get(section).push(control.element);
+    }
+    for (const id of Array.from(this.controls.keys())) if (!seen.has(id)) this.controls.delete(id);
+    const groups = [];
+    for (const [section, rows] of order) {
+      let group = this.sections.get(section);
+      if (!group) {
+        const list = h('div', { class: 'drawer-items' });
+        const element = h('div', { class: section ? 'drawer-section' : 'drawer-section unnamed', dataset: { section } }, section ? h('h3', { text: section }) : null, list);
+        group = { element, list };
+        this.sections.set(section, group);
+      }
+      place(group.list, rows);
+      groups.push(group.element);
+    }
+    for (const section of Array.from(this.sections.keys())) if (!order.has(section)) this.sections.delete(section);
+    place(this.body, groups);
+  }
+}
+
+export class DrawerView {
+  constructor() {
+    this.apps = new Map(); // peer id -> AppDrawer
+    this.list = h('div', { class: 'drawer-apps' });
+    this.empty = h('p', { class: 'placeholder drawer-empty', hidden: true },
+      'No connected app offers a drawer. Apps declare one with ', h('code', { text: 'parley.drawer.Declare' }), ' (docs/drawer.md).');
+    this.status = h('div', { class: 'view-status' });
+    this.element = h(
+      'div',
+      { class: 'page drawer-view' },
+      h('div', { class: 'page-head' }, h('h1', { text: 'Drawer' }), h('span', { class: 'dim', text: 'Settings and actions of connected apps' })),
+      this.status,
+      this.list,
+      this.empty,
+    );
+    this.loading = null;
+    this.again = false;
+    this.buffered = null; // drawer events that arrive while the list is being fetched
+    this.unsubscribe = [subscribe('drawer', (event) => this.event(event)), subscribe('resync', () => this.refresh())];
+    document.title = 'Drawer · Parley';
+    this.refresh();
+  }
+
+  matches(route) {
+    return route.name === 'drawers';
+  }
+
+  update() {}
+
+  destroy() {
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+  }
+
+  event(drawer) {
+    if (!drawer || !drawer.peer || typeof drawer.peer.id !== 'string') return;
+    if (this.buffered) this.buffered.push(drawer);
+    this.applyDrawer(drawer);
+    this.render();
+  }
+
+  async refresh() {
+    if (this.loading) {
+      this.again = true;
+      return;
+    }
+    this.buffered = [];
+    this.loading = api.drawers().then(
+      ({ drawers }) => {
+        clear(this.status);
+        const listed = new Set();
+        for (const drawer of drawers || []) {
+          listed.add(drawer.peer.id);
+          this.applyDrawer(drawer);
+        }
+        for (const id of Array.from(this.apps.keys())) if (!listed.has(id)) this.apps.delete(id);
+        // Events that came while the list was on its way are at least as new as it: they have the last word.
+        for (const drawer of this.buffered) this.applyDrawer(drawer);
+        this.render();
+      },
+      (error) => clear(this.status).appendChild(errorPanel(error, 'Could not list the drawers')),
+    );
+    await this.loading;
+    this.loading = null;
+    this.buffered = null;
+    if (this.again) {
+      this.again = false;
+      this.refresh();
+    }
+  }
+
+  applyDrawer({ peer, items }) {
+    if (!Array.isArray(items) || items.length === 0) {
+      this.apps.delete(peer.id);
+      return;
+    }
+    let app = this.apps.get(peer.id);
+    if (!app) {
+      app = new AppDrawer(peer);
+      this.apps.set(peer.id, app);
+    }
+    app.apply(peer, items);
+  }
+
+  render() {
+    const apps = Array.from(this.apps.values()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    place(this.list, apps.map((app) => app.element));
+    this.empty.hidden = apps.length > 0 || this.status.childElementCount > 0;
+  }
 }
 
 """#),
@@ -1386,7 +1882,7 @@ export function shortID(id) {
 
 """#),
         "index.html": WebAsset(
-            contentType: "text/html; charset=utf-8", etag: "\"f62b853f710a268a\"",
+            contentType: "text/html; charset=utf-8", etag: "\"01b7df23f87795d5\"",
             text: #"""
 <!doctype html>
 <html lang="en">
@@ -1402,6 +1898,7 @@ export function shortID(id) {
 <link rel="modulepreload" href="/assets/api.js">
 <link rel="modulepreload" href="/assets/clipboard.js">
 <link rel="modulepreload" href="/assets/diffview.js">
+<link rel="modulepreload" href="/assets/drawer.js">
 <link rel="modulepreload" href="/assets/dom.js">
 <link rel="modulepreload" href="/assets/entry.js">
 <link rel="modulepreload" href="/assets/format.js">
@@ -1422,6 +1919,7 @@ export function shortID(id) {
   <nav class="topnav">
     <a href="/" data-link data-nav="sessions">Sessions</a>
     <a href="/peers" data-link data-nav="peers">Peers</a>
+    <a href="/drawers" data-link data-nav="drawers">Drawer</a>
   </nav>
   <span class="spacer"></span>
   <span id="live-status" class="live-status" title="Live updates from parleyd">connecting…</span>
@@ -1537,11 +2035,11 @@ export function valueAt(root, path) {
 
 """#),
         "live.js": WebAsset(
-            contentType: "text/javascript; charset=utf-8", etag: "\"542eb8c725ff71fb\"",
+            contentType: "text/javascript; charset=utf-8", etag: "\"58708eeac8a80967\"",
             text: #"""
-// The live stream (GET /api/events, server-sent events): `entry`, `session` and `peers` events, dispatched to
-// whoever subscribed. EventSource reconnects by itself; after a reconnect, subscribers to 'resync' fetch again
-// what they show, since events may have been missed meanwhile.
+// The live stream (GET /api/events, server-sent events): `entry`, `session`, `peers` and `drawer` events,
+// dispatched to whoever subscribed. EventSource reconnects by itself; after a reconnect, subscribers to 'resync'
+// fetch again what they show, since events may have been missed meanwhile.
 
 const handlers = new Map(); // event name -> Set of functions
 let source = null;
@@ -1582,7 +2080,7 @@ export function start(element) {
   source.addEventListener('error', () => {
     setStatus(source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting', source.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting…');
   });
-  for (const name of ['entry', 'session', 'peers']) {
+  for (const name of ['entry', 'session', 'peers', 'drawer']) {
     source.addEventListener(name, (event) => {
       let data;
       try {
@@ -1599,7 +2097,7 @@ export function start(element) {
 
 """#),
         "main.js": WebAsset(
-            contentType: "text/javascript; charset=utf-8", etag: "\"eb4486068b17a871\"",
+            contentType: "text/javascript; charset=utf-8", etag: "\"a70198a5e01f66f6\"",
             text: #"""
 // The Parley web debugger: routes URLs to views, keeps the live stream open, reports what fails.
 import { h, clear } from './dom.js';
@@ -1609,6 +2107,7 @@ import { showError } from './notify.js';
 import { SessionsView } from './sessions.js';
 import { SessionView } from './session.js';
 import { PeersView } from './peers.js';
+import { DrawerView } from './drawer.js';
 
 const container = document.getElementById('view');
 let current = null;
@@ -1624,7 +2123,7 @@ function notFound(route) {
 
 function show(route) {
   for (const link of document.querySelectorAll('[data-nav]')) {
-    const active = link.dataset.nav === (route.name === 'peers' ? 'peers' : 'sessions');
+    const active = link.dataset.nav === (route.name === 'peers' || route.name === 'drawers' ? route.name : 'sessions');
     link.classList.toggle('active', active);
     if (active) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -1644,6 +2143,9 @@ function show(route) {
       break;
     case 'peers':
       current = new PeersView();
+      break;
+    case 'drawers':
+      current = new DrawerView();
       break;
     default:
       current = notFound(route);
@@ -1823,13 +2325,14 @@ export class PeersView {
 
 """#),
         "router.js": WebAsset(
-            contentType: "text/javascript; charset=utf-8", etag: "\"0cf5e713ffe1fd15\"",
+            contentType: "text/javascript; charset=utf-8", etag: "\"4c1079c53c555d64\"",
             text: #"""
 // Client-side routing with the History API. Every view has its own URL:
 //   /                                     sessions
 //   /sessions/{id}                        a session's timeline
 //   /sessions/{id}/entries/{seq}?diff=N   an entry (diffed against N, else the previous entry)
 //   /peers                                peers
+//   /drawers                              connected apps' debug drawers
 
 const listeners = new Set();
 
@@ -1839,6 +2342,7 @@ export function parse(location = window.location) {
   let match;
   if (path === '/') return { name: 'sessions', query };
   if (path === '/peers') return { name: 'peers', query };
+  if (path === '/drawers') return { name: 'drawers', query };
   if ((match = /^\/sessions\/(\d+)$/.exec(path))) return { name: 'session', id: Number(match[1]), query };
   if ((match = /^\/sessions\/(\d+)\/entries\/(\d+)$/.exec(path))) {
     const diff = query.get('diff');
@@ -1856,6 +2360,7 @@ export function parse(location = window.location) {
 export const urls = {
   sessions: () => '/',
   peers: () => '/peers',
+  drawers: () => '/drawers',
   session: (id) => `/sessions/${id}`,
   entry: (id, seq, diff = null) => `/sessions/${id}/entries/${seq}${diff !== null && diff !== undefined ? `?diff=${diff}` : ''}`,
 };

@@ -90,4 +90,11 @@ export const api = {
     (await request('/api/import', { method: 'POST', body: file, accept: 'application/json' })).json(),
   peers: (signal) => getJSON('/api/peers', { signal }),
   filters: (signal) => getJSON('/api/filters', { signal }),
+  drawers: (signal) => getJSON('/api/drawers', { signal }),
+  /** Sets a drawer item of app `peer`; answers {value} (the value now in effect in the app). */
+  setDrawerValue: async (peer, item, value) =>
+    (await request(`/api/drawers/${encodeURIComponent(peer)}/items/${encodeURIComponent(item)}`, { method: 'POST', json: { value } })).json(),
+  /** Invokes a drawer action of app `peer`; answers {message} (optional). */
+  invokeDrawerAction: async (peer, item) =>
+    (await request(`/api/drawers/${encodeURIComponent(peer)}/items/${encodeURIComponent(item)}/invoke`, { method: 'POST' })).json(),
 };

@@ -1,6 +1,6 @@
-// The live stream (GET /api/events, server-sent events): `entry`, `session` and `peers` events, dispatched to
-// whoever subscribed. EventSource reconnects by itself; after a reconnect, subscribers to 'resync' fetch again
-// what they show, since events may have been missed meanwhile.
+// The live stream (GET /api/events, server-sent events): `entry`, `session`, `peers` and `drawer` events,
+// dispatched to whoever subscribed. EventSource reconnects by itself; after a reconnect, subscribers to 'resync'
+// fetch again what they show, since events may have been missed meanwhile.
 
 const handlers = new Map(); // event name -> Set of functions
 let source = null;
@@ -41,7 +41,7 @@ export function start(element) {
   source.addEventListener('error', () => {
     setStatus(source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting', source.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting…');
   });
-  for (const name of ['entry', 'session', 'peers']) {
+  for (const name of ['entry', 'session', 'peers', 'drawer']) {
     source.addEventListener(name, (event) => {
       let data;
       try {

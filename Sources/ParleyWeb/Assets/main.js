@@ -6,6 +6,7 @@ import { showError } from './notify.js';
 import { SessionsView } from './sessions.js';
 import { SessionView } from './session.js';
 import { PeersView } from './peers.js';
+import { DrawerView } from './drawer.js';
 
 const container = document.getElementById('view');
 let current = null;
@@ -21,7 +22,7 @@ function notFound(route) {
 
 function show(route) {
   for (const link of document.querySelectorAll('[data-nav]')) {
-    const active = link.dataset.nav === (route.name === 'peers' ? 'peers' : 'sessions');
+    const active = link.dataset.nav === (route.name === 'peers' || route.name === 'drawers' ? route.name : 'sessions');
     link.classList.toggle('active', active);
     if (active) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -41,6 +42,9 @@ function show(route) {
       break;
     case 'peers':
       current = new PeersView();
+      break;
+    case 'drawers':
+      current = new DrawerView();
       break;
     default:
       current = notFound(route);

@@ -3,6 +3,7 @@
 //   /sessions/{id}                        a session's timeline
 //   /sessions/{id}/entries/{seq}?diff=N   an entry (diffed against N, else the previous entry)
 //   /peers                                peers
+//   /drawers                              connected apps' debug drawers
 
 const listeners = new Set();
 
@@ -12,6 +13,7 @@ export function parse(location = window.location) {
   let match;
   if (path === '/') return { name: 'sessions', query };
   if (path === '/peers') return { name: 'peers', query };
+  if (path === '/drawers') return { name: 'drawers', query };
   if ((match = /^\/sessions\/(\d+)$/.exec(path))) return { name: 'session', id: Number(match[1]), query };
   if ((match = /^\/sessions\/(\d+)\/entries\/(\d+)$/.exec(path))) {
     const diff = query.get('diff');
@@ -29,6 +31,7 @@ export function parse(location = window.location) {
 export const urls = {
   sessions: () => '/',
   peers: () => '/peers',
+  drawers: () => '/drawers',
   session: (id) => `/sessions/${id}`,
   entry: (id, seq, diff = null) => `/sessions/${id}/entries/${seq}${diff !== null && diff !== undefined ? `?diff=${diff}` : ''}`,
 };
