@@ -93,7 +93,10 @@ struct ParleyCtlTests {
         let peer = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
         #expect(peer?["name"] as? String == "listr")
         #expect(peer?["address"] as? String == "127.0.0.1:\(listr.port)")
-        #expect(Set(peer?["accepts"] as? [String] ?? []) == ["AddItemCommand", "ListItemsCommand", "DumpDatabaseCommand", "ReplaceDatabaseCommand"])
+        // Its commands, and its debug drawer's requests.
+        #expect(
+            Set(peer?["accepts"] as? [String] ?? [])
+                == ["AddItemCommand", "ListItemsCommand", "DumpDatabaseCommand", "ReplaceDatabaseCommand", "parley.drawer.Set", "parley.drawer.Invoke"])
         let table = try await Child.run("parleyctl", ["peers", "--wait", "10"] + listr.peer)
         #expect(table.status == 0 && table.stdout.hasPrefix("NAME") && table.stdout.contains("listr"), "\(table)")
         try await listr.stop()

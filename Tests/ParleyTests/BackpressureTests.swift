@@ -78,9 +78,9 @@ struct BackpressureTests {
                 rounds += 1
             }
             #expect(hub.statistics.slowPeersDropped == 1)
-            #expect(await eventually { hub.peers.map(\.name) == ["healthy"] })
+            #expect(await eventually { hub.peers.map(\.name) == ["healthy"] }, "peers: \(hub.peers.map(\.name)), \(hub.statistics)")
             let broadcasts = rounds
-            #expect(await eventually { healthyCount.count == broadcasts })
+            #expect(await eventually { healthyCount.count == broadcasts }, "healthy received \(healthyCount.count) of \(broadcasts)")
             gate.open()
         }
     }
