@@ -188,6 +188,14 @@ def test_the_page_lists_the_apps_drawer(parleyd, drawer_app, browser):
     assert build.text.startswith("drawer_app.py 1 (Python ")
     assert not row(browser, "build").find_elements(By.CSS_SELECTOR, "input, select, button"), "info is read-only"
     screenshot(browser, "listed")
+    # The dark scheme (the system setting), for the picture.
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    try:
+        control(browser, "network.slow", "input").click()
+        wait(browser, lambda d: "busy" not in row(d, "network.slow").get_attribute("class") and control(d, "network.slow", "input").is_selected())
+        screenshot(browser, "listed_dark")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     assert severe_console_entries(browser) == []
 
 
