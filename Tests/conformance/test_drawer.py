@@ -436,12 +436,15 @@ def test_two_apps_of_one_name_are_told_apart_by_id(daemon, start_app):
 
 
 def test_an_app_that_refuses_a_value_says_why(daemon, start_app):
-    app = start_app("--refuse", "greeting")
+    app = start_app("--refuse", "greeting", "--refuse", "reset")
     start = app.mark()
     result = ctl(daemon, "set", app.name, "greeting", "Hi")
     assert_refused(result, "cannot be changed right now")
     app.wait_for(lambda e: e["event"] == "refused", "its refusal", start)
     assert values_of(daemon, app.name)["greeting"] == "Hello", "a refused value is not the drawer's"
+    start = app.mark()
+    assert_refused(ctl(daemon, "invoke", app.name, "reset"), "reset cannot be run right now")
+    app.wait_for(lambda e: e["event"] == "refused" and e["item"] == "reset", "its refusal of the action", start)
 
 
 # ---------------------------------------------------------------------------------------------- parleyctl invoke

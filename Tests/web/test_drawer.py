@@ -179,7 +179,7 @@ def test_the_page_lists_the_apps_drawer(parleyd, drawer_app, browser):
     assert theme.first_selected_option.get_attribute("value") == "light"
     greeting = control(browser, "greeting", "input")
     assert greeting.get_attribute("type") == "text" and greeting.get_attribute("value") == "Hello"
-    assert greeting.get_attribute("maxlength") == "64"
+    assert "64 characters" in row(browser, "greeting").text, "the text's limit is shown"
     latency = control(browser, "latency", "input")
     assert latency.get_attribute("type") == "number" and latency.get_attribute("value") == "0"
     assert (latency.get_attribute("min"), latency.get_attribute("max"), latency.get_attribute("step")) == ("0", "5000", "100")
@@ -274,9 +274,14 @@ def test_an_out_of_range_number_shows_the_problem_and_the_app_sees_nothing(parle
     wait(browser, lambda d: control(d, "latency", "input").get_attribute("value") == "0", message="the field did not go back to the drawer's value")
     screenshot(browser, "out_of_range")
 
-    # Off the step, and not a number at all (checked by the page itself: nothing is sent).
+    # Off the step.
     replace_text(latency, "150", Keys.ENTER)
     wait(browser, lambda d: "150" in message(d, "latency") and "step" in message(d, "latency"), message="no problem for an off-step number")
+    # A text too long for the item (64 characters at most).
+    greeting = control(browser, "greeting", "input")
+    replace_text(greeting, "x" * 65, Keys.ENTER)
+    wait(browser, lambda d: "64" in message(d, "greeting"), message="no problem for a text too long")
+    wait(browser, lambda d: control(d, "greeting", "input").get_attribute("value") == "Hello")
     # The app received none of it: the next thing it sees is the valid value sent after them.
     latency = control(browser, "latency", "input")
     replace_text(latency, "200", Keys.ENTER)
@@ -317,6 +322,20 @@ def test_invoking_the_action_shows_the_apps_message(parleyd, drawer_app, browser
     wait(browser, lambda d: not control(d, "network.slow", "input").is_selected(), message="the switch did not follow the app")
     wait(browser, lambda d: Select(control(d, "theme", "select")).first_selected_option.get_attribute("value") == "light")
     screenshot(browser, "invoked")
+
+
+def test_an_action_the_app_refuses_shows_its_reason(parleyd, start_app, browser):
+    app = start_app("--refuse", "reset")
+    open_drawer(browser, parleyd)
+    start = app.mark()
+    control(browser, "reset", "button").click()
+    app.wait_for(lambda e: e["event"] == "refused" and e["item"] == "reset", "its refusal", start)
+    wait(browser, lambda d: "reset cannot be run right now" in message(d, "reset"), message="the app's reason is not shown")
+    assert "failed" in row(browser, "reset").get_attribute("class")
+    assert control(browser, "reset", "button").is_enabled(), "the button can be pressed again"
+    screenshot(browser, "action_refused")
+    severe = severe_console_entries(browser)
+    assert all("409" in entry["message"] for entry in severe), severe
 
 
 def test_a_change_the_app_makes_appears_live_without_stealing_focus(parleyd, start_app, browser):

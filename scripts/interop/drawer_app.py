@@ -18,7 +18,7 @@ and declares its drawer: one item of each kind --
 
 It answers Set and Invoke (checking the value against its own declaration again: docs/drawer.md says the app
 validates too) with parley.drawer.Result, or an error reply handler-failed (8) with its reason. --refuse ITEM
-makes it refuse every Set of ITEM (so that a test can see an app's refusal). --change-after SECONDS ITEM=VALUE
+makes it refuse every Set or Invoke of ITEM (so that a test can see an app's refusal). --change-after SECONDS ITEM=VALUE
 changes a value itself after that many seconds from the declaration and tells parleyd (parley.drawer.Changed);
 VALUE is JSON (true, 300, "dark") or, for text and choice, bare text.
 
@@ -298,8 +298,8 @@ class DrawerApp:
     def handle_invoke(self, body, request_id):
         item_id = body.get("item")
         item = self.item(item_id)
-        if item is None or item["kind"] != "action":
-            reason = f"{item_id!r} is not an action"
+        if item is None or item["kind"] != "action" or item_id in self.refuse:
+            reason = f"{item_id} cannot be run right now" if item_id in self.refuse else f"{item_id!r} is not an action"
             emit("refused", item=item_id, reason=reason)
             if request_id:
                 self.send_error(request_id, HANDLER_FAILED, reason)
@@ -346,7 +346,7 @@ def main():
     parser.add_argument("--name", default="drawer-app")
     parser.add_argument("--no-heartbeat", action="store_true", help="do not list the heartbeat capability")
     parser.add_argument("--change-after", nargs=2, action="append", default=[], metavar=("SECONDS", "ITEM=VALUE"))
-    parser.add_argument("--refuse", action="append", default=[], metavar="ITEM", help="refuse every Set of ITEM")
+    parser.add_argument("--refuse", action="append", default=[], metavar="ITEM", help="refuse every Set or Invoke of ITEM")
     arguments = parser.parse_args()
 
     changes = []

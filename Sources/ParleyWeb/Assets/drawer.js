@@ -56,9 +56,10 @@ class ItemControl {
     this.show(this.value);
   }
 
-  /** The range and step of a number, so that the person knows what parleyd accepts. */
+  /** The range and step of a number, a text's limit: what parleyd accepts, so that people know before they try. */
   hint() {
     const item = this.item;
+    if (item.kind === 'text' && Number.isInteger(item.maxLength)) return h('span', { class: 'drawer-hint dim', text: `≤ ${item.maxLength} characters` });
     if (item.kind !== 'number' || (item.min == null && item.max == null && item.step == null)) return null;
     const parts = [];
     if (item.min != null || item.max != null) parts.push(`${item.min ?? '…'}–${item.max ?? '…'}`);
@@ -81,8 +82,8 @@ class ItemControl {
         return select;
       }
       case 'text': {
+        // No maxlength: the browser counts UTF-16 units, parleyd characters; parleyd says when a text is too long.
         const input = h('input', { id, type: 'text', class: 'drawer-text', spellcheck: 'false', autocomplete: 'off' });
-        if (Number.isInteger(item.maxLength) && item.maxLength > 0) input.maxLength = item.maxLength;
         this.editable(input, () => input.value);
         return input;
       }
