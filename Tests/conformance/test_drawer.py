@@ -592,6 +592,26 @@ def test_an_invalid_declaration_is_not_listed(daemon):
             conn.close()
 
 
+@pytest.mark.parametrize("type_name, payload", [
+    ("parley.drawer.control.Drawers", {}),
+    ("parley.drawer.control.Set", {"app": "{app}", "item": "network.slow", "value": True}),
+    ("parley.drawer.control.Invoke", {"app": "{app}", "item": "reset"}),
+])
+def test_drawer_control_is_for_the_control_socket_only(daemon, app, type_name, payload):
+    """docs/drawer.md, Security: parleyd takes drawer control only from its control socket and the web debugger. A
+    peer on the network asking with parleyctl's own requests finds no handler (§7: unknown-type)."""
+    start = app.mark()
+    body = json.dumps({key: (value.format(app=app.name) if isinstance(value, str) else value) for key, value in payload.items()})
+    conn = daemon.dial(name=f"lan-{uuid.uuid4().hex[:8]}")
+    try:
+        rid = conn.send_message(type_name, body.encode(), request=True)
+        answer = conn.recv_answer(rid)
+        assert answer.kind == wire.ERROR_REPLY and answer.code == wire.UNKNOWN_TYPE, answer
+    finally:
+        conn.close()
+    receives_nothing(daemon, app, start)
+
+
 # ---------------------------------------------------------------------------------------------- the web API
 
 def test_web_lists_sets_and_invokes(daemon, start_app, web):
