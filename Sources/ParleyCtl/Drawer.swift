@@ -90,16 +90,31 @@ struct SetDrawerValue: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The setting's id (parleyctl drawer lists them).", valueName: "item"))
     var item: String
 
-    @Argument(help: ArgumentHelp("The value: JSON, or plain text for a text or a choice.", valueName: "value"))
-    var value: String
+    /// Taken raw, so that `-100` is a value rather than an option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The value: JSON, or plain text for a text or a choice.", valueName: "value"))
+    var values: [String] = []
 
     @OptionGroup var daemon: DaemonOptions
 
     @OptionGroup var format: OutputOptions
 
+    func validate() throws {
+        guard values.count == 1 else {
+            throw ValidationError(values.isEmpty ? "give the value to set (parleyctl set APP ITEM VALUE)" : "give one value; quote text with spaces")
+        }
+    }
+
+    var value: String { values.first ?? "" }
+
     func run() async throws {
-        let result = try await daemon.ask(
-            DrawerControl.SetValue(app: app, item: item, value: Self.parse(value)), expecting: DrawerMessage.Result.self)
+        let result = try await daemon.session { client in
+            // The item's kind says how to read VALUE: for a text or a choice, plain text is the value ("42" stays
+            // text); for the others, JSON.
+            let drawers = try await client.control(DrawerControl.Drawers(app: app), expecting: DrawerControl.List.self)
+            let kind = drawers.drawers.first?.items.first { $0.id == item }?.kind
+            return try await client.control(
+                DrawerControl.SetValue(app: app, item: item, value: Self.parse(value, for: kind)), expecting: DrawerMessage.Result.self)
+        }
         if format.json {
             Output.json(result)
         } else {
@@ -107,9 +122,18 @@ struct SetDrawerValue: AsyncParsableCommand {
         }
     }
 
-    /// JSON if it is JSON (`true`, `3`, `"x"`), else the text itself.
-    static func parse(_ text: String) -> DrawerValue {
-        (try? JSONDecoder().decode(DrawerValue.self, from: Data(text.utf8))) ?? .string(text)
+    /// For a text or a choice: the text itself, unless it is a JSON string (`"x"`, to write quotes or leading
+    /// spaces). Otherwise JSON (`true`, `-100`, `2.5`), or the text when it is not JSON (parleyd then says what the
+    /// item takes).
+    static func parse(_ text: String, for kind: DrawerItem.Kind?) -> DrawerValue {
+        let json = try? JSONDecoder().decode(DrawerValue.self, from: Data(text.utf8))
+        switch kind {
+        case .text, .choice:
+            if case .string = json { return json! }
+            return .string(text)
+        default:
+            return json ?? .string(text)
+        }
     }
 }
 

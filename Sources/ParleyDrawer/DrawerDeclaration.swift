@@ -1,3 +1,5 @@
+import Foundation
+
 /// A drawer as an app declared it, with the rules every value set from outside must meet. parleyd checks a `Set`
 /// against it before the app sees it, and the app checks again (docs/drawer.md).
 public struct DrawerDeclaration: Sendable, Hashable {
@@ -84,17 +86,25 @@ public struct DrawerDeclaration: Sendable, Hashable {
             }
             return value
         case (.text, .string(let text)):
+            // Counted in Unicode code points: what every language counts the same way (Python's len, JavaScript's
+            // [...text].length), unlike characters or UTF-16 units.
             let limit = item.maxLength ?? Self.defaultMaxTextLength
-            guard text.count <= limit else { throw .tooLong(item: item.id, length: text.count, limit: limit) }
+            let length = text.unicodeScalars.count
+            guard length <= limit else { throw .tooLong(item: item.id, length: length, limit: limit) }
             return value
         case (.number, .number(let number)):
             guard number.isFinite else { throw .wrongType(item: item.id, expected: "a finite number", got: value) }
             if let min = item.min, number < min { throw .outOfRange(item: item.id, number, min: item.min, max: item.max) }
             if let max = item.max, number > max { throw .outOfRange(item: item.id, number, min: item.min, max: item.max) }
             if let step = item.step {
-                let steps = (number - (item.min ?? 0)) / step
-                // Decimal steps (0.1) are not exact in binary: allow a rounding error of a millionth of a step.
-                guard abs(steps - steps.rounded()) < 1e-6 else { throw .offStep(item: item.id, number, step: step, base: item.min ?? 0) }
+                let base = item.min ?? 0
+                let steps = (number - base) / step
+                // Decimal steps (0.1) are not exact in binary: within a millionth of a step the value is on the step,
+                // and is passed on snapped to it (0.30000000000000004 becomes what 0.3 is in binary).
+                guard abs(steps - steps.rounded()) < 1e-6 else { throw .offStep(item: item.id, number, step: step, base: base) }
+                // 12 significant digits: base + n × step brings its own binary error (7 × 0.1 is 0.7000000000000001).
+                let snapped = base + steps.rounded() * step
+                return .number(Double(String(format: "%.12g", snapped)) ?? snapped)
             }
             return value
         case (.toggle, _):
@@ -140,7 +150,7 @@ public enum DrawerError: Error, Sendable, Hashable, CustomStringConvertible {
         case .offStep(let id, let number, let step, let base):
             "\(DrawerValue.number(number)) is not \(DrawerValue.number(base)) plus a whole number of steps of \(DrawerValue.number(step)) (\"\(id)\")"
         case .tooLong(let id, let length, let limit):
-            "the text for \"\(id)\" is \(length) characters, above its limit of \(limit)"
+            "the text for \"\(id)\" is \(length) characters (code points), above its limit of \(limit)"
         case .invalidDeclaration(let problem):
             "the drawer declaration is not valid: \(problem)"
         }

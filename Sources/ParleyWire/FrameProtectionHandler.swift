@@ -31,6 +31,9 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
     /// frames, or a plaintext close refusing our proof; anything else was slipped in behind the proof by someone
     /// without the keys, and must not reach the handshake code as if the proven peer had sent it.
     private var peerProofPassed = false
+    /// The peer's end of the stream, arrived while sealed frames wait for the keys: passed on after them, or the
+    /// reader would see the stream end first and the frames would be lost.
+    private var inputClosedHeld = false
 
     public init() {}
 
@@ -57,6 +60,14 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
         case (_, nil):
             context.fireChannelRead(data)
         }
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let channelEvent = event as? ChannelEvent, channelEvent == .inputClosed, protection == nil, !waiting.isEmpty {
+            inputClosedHeld = true
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     public func read(context: ChannelHandlerContext) {
@@ -100,6 +111,10 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
         }
         // Frames passed on outside a socket read reach the async side only with a read-complete.
         if !pending.isEmpty { context.fireChannelReadComplete() }
+        if inputClosedHeld {
+            inputClosedHeld = false
+            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        }
         if readHeld {
             readHeld = false
             context.read()

@@ -114,6 +114,28 @@ struct FrameProtectionHandlerTests {
         _ = try channel.finish()
     }
 
+    @Test("the end of the stream behind sealed frames still waiting for the keys is passed on after them, not before")
+    func endOfStreamBehindWaitingFrames() throws {
+        final class EventRecorder: ChannelInboundHandler {
+            typealias InboundIn = Frame
+            var log: [String] = []
+            func channelRead(context: ChannelHandlerContext, data: NIOAny) { log.append("frame") }
+            func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+                if let event = event as? ChannelEvent, event == .inputClosed { log.append("end") }
+            }
+        }
+        var (channel, _, local, peer) = try Self.setUp()
+        let recorder = EventRecorder()
+        try channel.pipeline.syncOperations.addHandler(recorder)
+        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("one", id: 1), allocator: Self.allocator))
+        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("two", id: 2), allocator: Self.allocator))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(recorder.log.isEmpty, "the end overtook the frames waiting for the keys")
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        #expect(recorder.log == ["frame", "frame", "end"])
+        _ = try channel.finish()
+    }
+
     @Test("a sealed frame whose tag fails is reported as forged and not passed on")
     func forged() throws {
         var (channel, _, local, peer) = try Self.setUp()

@@ -407,6 +407,7 @@ def test_a_number_below_the_minimum_is_refused(daemon, app):
     assert_refused(result, "latency", "-100")
     receives_nothing(daemon, app, start)
     # Without `--`, as people type it: still the value, not an unknown option.
+    start = app.mark()
     assert_refused(ctl(daemon, "set", app.name, "latency", "-100"), "latency", "-100")
     receives_nothing(daemon, app, start)
 

@@ -358,11 +358,16 @@ extension Transceiver {
             case .handlerFailed: counters.handlerFailures.add(1, ordering: .relaxed)
             default: break
             }
-            logThrottle.warning(
-                "message not handled",
-                metadata: ["type": "\(message.typeName)", "code": "\(code)", "reason": "\(text)"],
-                to: logger
-            )
+            if peer.isLocal {
+                // A local tool's request refused (a typo in a parleyctl command): the person sees the error there.
+                logger.debug("request of a local client refused", metadata: ["type": "\(message.typeName)", "code": "\(code)", "reason": "\(text)"])
+            } else {
+                logThrottle.warning(
+                    "message not handled",
+                    metadata: ["type": "\(message.typeName)", "code": "\(code)", "reason": "\(text)"],
+                    to: logger
+                )
+            }
             if expectsReply {
                 let reply = ErrorReplyFrame(inReplyTo: message.header.id, code: code, message: text)
                 await sendOrLog(.errorReply(reply), on: connection, logger: logger)

@@ -41,7 +41,9 @@ final class DrawerService: Sendable {
             do {
                 declaration = try DrawerDeclaration(items: declare.items)
             } catch {
-                logger.warning("drawer declaration refused", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
+                // A declaration replaces the previous one, also when it is refused: no stale drawer stays listed.
+                logger.warning("drawer declaration refused; the app has no drawer until a valid one comes", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
+                peerDisconnected(peer)
                 throw error
             }
             drawers.withLock { $0[peer.id] = Declared(peer: peer, declaration: declaration) }
@@ -49,11 +51,19 @@ final class DrawerService: Sendable {
             publish(peer.id)
         }
         transceiver.receive(DrawerMessage.Changed.self) { [self] changed, peer in
-            try drawers.withLock { drawers throws(DrawerError) in
-                guard var declared = drawers[peer.id], declared.peer.connectionID == peer.connectionID else { return }
-                let value = try declared.declaration.validateSet(changed.item, changed.value)
-                declared.declaration.update(changed.item, to: value)
+            // The app is the authority on its own values: one outside its declared rules is recorded all the same
+            // (parleyd and the app must not disagree), and logged.
+            let problem = drawers.withLock { drawers -> String? in
+                guard var declared = drawers[peer.id], declared.peer.connectionID == peer.connectionID else { return nil }
+                guard declared.declaration[changed.item]?.isSettable == true else { return "no settable item \"\(changed.item)\"" }
+                var problem: String?
+                do { _ = try declared.declaration.validateSet(changed.item, changed.value) } catch { problem = "\(error)" }
+                declared.declaration.update(changed.item, to: changed.value)
                 drawers[peer.id] = declared
+                return problem
+            }
+            if let problem {
+                logger.warning("drawer value changed by the app outside its own rules", metadata: ["peer-id": "\(peer.id)", "reason": "\(problem)"])
             }
             publish(peer.id)
         }
@@ -95,7 +105,12 @@ final class DrawerService: Sendable {
         let target = try select(app, among: drawers.withLock { Array($0.values) })
         let checked = try target.declaration.validateSet(item, value)
         let answer = try await ask(DrawerMessage.Set(item: item, value: checked), of: target.peer, what: "set \(item)")
-        let now = try target.declaration.validateSet(item, answer.value ?? checked)
+        // The app's answer is the value in effect, even outside its declared rules (logged): parleyd must show what
+        // the app does.
+        let now = answer.value ?? checked
+        if (try? target.declaration.validateSet(item, now)) == nil {
+            logger.warning("the app confirmed a drawer value outside its own rules", metadata: ["peer-id": "\(target.peer.id)", "item": "\(item.escapedForPeople(maximumBytes: 128))", "value": "\(now)"])
+        }
         drawers.withLock { drawers in
             guard drawers[target.peer.id]?.peer.connectionID == target.peer.connectionID else { return }
             drawers[target.peer.id]?.declaration.update(item, to: now)
