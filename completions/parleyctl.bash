@@ -600,7 +600,7 @@ _parleyctl_set() {
     non_repeating_flags=(--json --verbose --no-color --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
-    __parleyctl_offer_flags_options 3
+    __parleyctl_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in

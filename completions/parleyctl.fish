@@ -61,7 +61,7 @@ function __parleyctl_parse_tokens -S
         case 'drawer'
             __parleyctl_parse_subcommand 1 'socket=' 'json' 'verbose' 'no-color' 'version' 'h/help'
         case 'set'
-            __parleyctl_parse_subcommand 3 'socket=' 'json' 'verbose' 'no-color' 'version' 'h/help'
+            __parleyctl_parse_subcommand -r 3 'socket=' 'json' 'verbose' 'no-color' 'version' 'h/help'
         case 'invoke'
             __parleyctl_parse_subcommand 2 'socket=' 'json' 'verbose' 'no-color' 'version' 'h/help'
         case 'secret'

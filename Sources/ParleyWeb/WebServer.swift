@@ -64,16 +64,29 @@ public final class WebServer: Service {
             logger: logger
         )
         let events = self.events
+        /// Which of the two tasks below ended.
+        enum Ended: Sendable { case server, shutdownBegan }
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await application.run() }
+            try await withThrowingTaskGroup(of: Ended.self) { group in
+                // The application shuts itself down gracefully (it follows the same graceful-shutdown signal): it
+                // stops accepting and lets requests in flight finish. It must not be cancelled for that: a
+                // cancelled server leaves its child channels to be torn down while the process exits.
                 group.addTask {
-                    // Until graceful shutdown; a cancellation ends it too.
+                    try await application.run()
+                    return .server
+                }
+                group.addTask {
+                    // Live streams never end by themselves: end them, so that the server's shutdown is not held up.
                     try? await gracefulShutdown()
                     events.close()
+                    return .shutdownBegan
                 }
-                try await group.next()
-                group.cancelAll()
+                while let ended = try await group.next() {
+                    if ended == .server {
+                        group.cancelAll()
+                        return
+                    }
+                }
             }
         } catch {
             bound.set(nil)
