@@ -63,8 +63,22 @@ final class DaemonProcess: @unchecked Sendable {
     func waitForExit(timeout: Duration) async -> Int32? {
         let status = try? await withDeadline(timeout, what: "parleyd to exit") { await self.exit.wait() }
         // The exit can be reported before the reader thread has taken the last lines from the pipe.
-        if status != nil { await output.waitForEnd(timeout: .seconds(5)) }
+        if status != nil {
+            await output.waitForEnd(timeout: .seconds(5))
+        } else {
+            await printStacks()
+        }
         return status
+    }
+
+    /// Every thread's stack of a parleyd that did not exit when it should have (gdb, when installed): what it
+    /// waits for is the only clue a rare hang leaves.
+    private func printStacks() async {
+        let pid = process.processIdentifier
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return }
+        let stacks = try? await ChildProcess.run(
+            "/usr/bin/gdb", ["-p", String(pid), "-batch", "-ex", "thread apply all bt 30"], timeout: .seconds(60))
+        print("parleyd (pid \(pid)) did not exit; its threads:\n\(stacks?.stdout ?? "(gdb failed)")\nlog:\n\(log)")
     }
 
     func signal(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
