@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ParleyControl
 import ParleyDebugger
 
 struct Sessions: AsyncParsableCommand {
@@ -134,15 +135,9 @@ extension Sessions {
 
 /// Times and durations as people type them on the command line.
 enum TimeArgument {
-    /// `90`, `90s`, `30m`, `12h`, `7d` → seconds.
+    /// `90`, `90s`, `30m`, `12h`, `7d` → seconds; not negative.
     static func duration(_ text: String) -> TimeInterval? {
-        let units: [(String, TimeInterval)] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86400), ("w", 604_800)]
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let unit = units.first { trimmed.hasSuffix($0.0) }
-        guard let amount = Double(unit.map { String(trimmed.dropLast($0.0.count)) } ?? trimmed), amount.isFinite, amount >= 0 else {
-            return nil
-        }
-        return amount * (unit?.1 ?? 1)
+        DurationText.seconds(text).flatMap { $0 >= 0 ? $0 : nil }
     }
 
     /// A point in time: RFC 3339 (`2026-11-25T17:00:00Z`), local `2026-11-25 17:00[:00]` or `17:00[:00]` (today),

@@ -152,7 +152,7 @@ final class DebuggerService: Sendable {
         }
         // Shown in `parleyctl sessions`, so that people can tell the two kinds of app apart.
         let kind: SessionSummary.Kind = peer.capabilities.contains(OriginalFraming.capability) ? .original : .parley
-        let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind, host: Self.host(of: peer.address))
+        let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind, host: Endpoint(peer.address)?.host ?? peer.address)
         openSessions.withLock { $0[peer.id] = OpenSession(id: session.id, connection: peer.connectionID) }
         events.publish(.sessionStarted(WebSession(summary: session, live: true)))
         logger.info(
@@ -167,15 +167,6 @@ final class DebuggerService: Sendable {
         try await store.deleteSession(id)
         events.publish(.sessionDeleted(id: id))
         logger.info("debugger session deleted", metadata: ["session": "\(id)"])
-    }
-
-    /// `10.0.0.7:50123` → `10.0.0.7`; `[fe80::1%eth0]:50123` → `fe80::1%eth0`.
-    static func host(of address: String) -> String {
-        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
-            return String(address[address.index(after: address.startIndex)..<close])
-        }
-        guard let colon = address.lastIndex(of: ":") else { return address }
-        return String(address[..<colon])
     }
 
     /// The sessions whose apps are connected now.

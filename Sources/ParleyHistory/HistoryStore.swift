@@ -156,10 +156,14 @@ public final class HistoryStore: Sendable {
             guard try Bool.fetchOne(db, sql: "SELECT ended IS NOT NULL FROM session WHERE id = ?", arguments: [id]) == true else {
                 throw HistoryStoreError.sessionLive(id)
             }
-            // Entries first (the totals triggers count them down), then the session.
-            try db.execute(sql: "DELETE FROM entry WHERE session = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
+            try Self.deleteRows(ofSession: id, in: db)
         }
+    }
+
+    /// A session's entries, then the session: in that order the totals triggers count the entries down.
+    static func deleteRows(ofSession id: Int64, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM entry WHERE session = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
     }
 
     /// Deletes every ended session that ended before `date`, with its entries; returns the ids deleted.
@@ -169,10 +173,7 @@ public final class HistoryStore: Sendable {
             let ids = try Int64.fetchAll(
                 db, sql: "SELECT id FROM session WHERE importing = 0 AND ended IS NOT NULL AND ended < ? ORDER BY id", arguments: [cutoff]
             )
-            for id in ids {
-                try db.execute(sql: "DELETE FROM entry WHERE session = ?", arguments: [id])
-                try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
-            }
+            for id in ids { try Self.deleteRows(ofSession: id, in: db) }
             return ids
         }
     }
@@ -294,11 +295,7 @@ public final class HistoryStore: Sendable {
             arguments += [Timestamp(since).milliseconds]
         }
         if let filter = query.filter {
-            do {
-                conditions.append(try ActionFilterSQL.condition(for: filter.resolved(in: namedFilters), column: "entry.action", arguments: &arguments))
-            } catch {
-                throw .invalidFilter(error)
-            }
+            conditions.append(try Self.condition(for: filter, namedFilters: namedFilters, arguments: &arguments))
         }
         let matching = conditions.joined(separator: " AND ")
         var pageConditions = conditions
@@ -395,11 +392,7 @@ public final class HistoryStore: Sendable {
         var condition = "entry.session = ?"
         var arguments: StatementArguments = [session]
         if let filter {
-            do {
-                condition += " AND " + (try ActionFilterSQL.condition(for: filter.resolved(in: namedFilters), column: "entry.action", arguments: &arguments))
-            } catch {
-                throw .invalidFilter(error)
-            }
+            condition += " AND " + (try Self.condition(for: filter, namedFilters: namedFilters, arguments: &arguments))
         }
         let matching = condition
         let matchingArguments = arguments
@@ -414,6 +407,17 @@ public final class HistoryStore: Sendable {
             let before = try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM entry WHERE \(matching) AND entry.sequence < ?", arguments: matchingArguments + [sequence]) ?? 0
             return (before, matches)
+        }
+    }
+
+    /// The SQL condition on `entry.action` for `filter`, its names resolved against `namedFilters`.
+    private static func condition(
+        for filter: ActionTextFilter, namedFilters: [String: ActionTextFilter], arguments: inout StatementArguments
+    ) throws(HistoryStoreError) -> String {
+        do {
+            return ActionFilterSQL.condition(for: try filter.resolved(in: namedFilters), column: "entry.action", arguments: &arguments)
+        } catch {
+            throw .invalidFilter(error)
         }
     }
 

@@ -32,14 +32,11 @@ public struct WebAssets: Sendable {
         return WebAsset(contentType: type, etag: "\"dev-\(text.hashValue)\"", text: text)
     }
 
+    /// A new file's type: that of a built-in file with the same extension (scripts/embed-web-assets holds the one
+    /// table of types).
     private static func contentType(of name: String) -> String? {
-        switch (name as NSString).pathExtension {
-        case "html": "text/html; charset=utf-8"
-        case "js": "text/javascript; charset=utf-8"
-        case "css": "text/css; charset=utf-8"
-        case "svg": "image/svg+xml"
-        default: nil
-        }
+        let suffix = "." + (name as NSString).pathExtension
+        return embedded.first { $0.key.hasSuffix(suffix) }?.value.contentType
     }
 
     /// The app's page for every view URL (the page routes on the client); files under `/assets/`.

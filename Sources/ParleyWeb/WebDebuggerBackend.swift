@@ -6,8 +6,8 @@ import ParleyDrawer
 /// layer turns HTTP requests into these calls and their answers into JSON; it never reaches the store or the
 /// transceiver itself.
 ///
-/// Errors: throw ``WebProblem`` for anything a person should read (no such session, app not connected); any other
-/// error becomes a 500 whose detail is the error's description.
+/// Errors: the backend throws its own errors; the web layer answers a ``WebProblem`` as it is, any other error as
+/// ``problem(for:)`` describes it, or as a 500 whose detail is the error's description.
 public protocol WebDebuggerBackend: Sendable {
     /// Newest first: sessions with an id below `before` (all when nil), at most `limit`.
     func sessions(before: Int64?, limit: Int) async throws -> [WebSession]
@@ -41,6 +41,9 @@ public protocol WebDebuggerBackend: Sendable {
     func filters() -> [String: ActionTextFilter]
     /// The metrics, in Prometheus' text exposition format.
     func metrics() async -> String
+
+    /// The status and title for one of the backend's errors (no such session: 404, …); nil for a 500.
+    func problem(for error: any Error) -> WebProblem?
 
     /// Connected apps' drawers (docs/drawer.md).
     func drawers() async -> [AppDrawer]

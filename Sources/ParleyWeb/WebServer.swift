@@ -38,7 +38,8 @@ public final class WebServer: Service {
             sessionSecret: Self.randomSecret()
         )
         router.add(middleware: RequestMetrics(factory: metricsFactory))
-        router.add(middleware: SecurityHeaders())
+        let backend = self.backend
+        router.add(middleware: SecurityHeaders { backend.problem(for: $0) })
         router.add(middleware: access)
         assets.register(on: router, sessionCookie: access.sessionCookie)
         WebAPI<BasicRequestContext>(backend: backend, events: events, keepAliveInterval: keepAliveInterval).register(on: router)
@@ -147,11 +148,16 @@ private final class BoundPort: Sendable {
 /// `parley_web_requests_total{status}`, through swift-metrics with parleyd's own factory (no global bootstrap:
 /// tests run several parleyds in one process).
 struct RequestMetrics<Context: RequestContext>: RouterMiddleware {
-    let factory: any MetricsFactory
+    /// One counter per status class, made once rather than looked up in the registry on every request.
+    private let counters: [Counter]
+
+    init(factory: any MetricsFactory) {
+        counters = (1...5).map { Counter(label: "parley_web_requests_total", dimensions: [("status", "\($0)xx")], factory: factory) }
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
-        Counter(label: "parley_web_requests_total", dimensions: [("status", "\(response.status.code / 100)xx")], factory: factory).increment()
+        counters[min(max(response.status.code / 100, 1), 5) - 1].increment()
         return response
     }
 }

@@ -209,10 +209,5 @@ final class ConnectionAdmission: Sendable {
 
     /// The remote IP address, with an IPv4 address seen through a dual-stack listener (`::ffff:a.b.c.d`) in its
     /// plain form, so that one host is one key.
-    static func addressKey(_ address: SocketAddress) -> String? {
-        guard let ip = address.ipAddress else { return nil }
-        let mapped = "::ffff:"
-        if ip.lowercased().hasPrefix(mapped), ip.contains(".") { return String(ip.dropFirst(mapped.count)) }
-        return ip
-    }
+    static func addressKey(_ address: SocketAddress) -> String? { address.plainIPAddress }
 }

@@ -164,11 +164,8 @@ final class PeerConnection: Sendable, Hashable {
         case .v4:
             return Endpoint(host: address.ipAddress ?? "?", port: address.port ?? 0).description
         case .v6(let v6):
-            var host = address.ipAddress ?? "?"
-            let mapped = "::ffff:"
-            if host.lowercased().hasPrefix(mapped), host.dropFirst(mapped.count).contains(".") {
-                host = String(host.dropFirst(mapped.count))
-            } else if host.lowercased().hasPrefix("fe80:"), v6.address.sin6_scope_id != 0 {
+            var host = address.plainIPAddress ?? "?"
+            if host.lowercased().hasPrefix("fe80:"), v6.address.sin6_scope_id != 0 {
                 host += "%" + interfaceName(index: v6.address.sin6_scope_id)
             }
             return Endpoint(host: host, port: address.port ?? 0).description
@@ -234,5 +231,16 @@ final class ReplySlot: Sendable {
         } onCancel: {
             fulfill(.failure(CancellationError()))
         }
+    }
+}
+
+extension SocketAddress {
+    /// The IP address, with an IPv4 address seen through a dual-stack listener (`::ffff:a.b.c.d`) in its plain
+    /// form: one host is one key in the connection limits, and is shown as people write it.
+    var plainIPAddress: String? {
+        guard let ip = ipAddress else { return nil }
+        let mapped = "::ffff:"
+        if ip.lowercased().hasPrefix(mapped), ip.dropFirst(mapped.count).contains(".") { return String(ip.dropFirst(mapped.count)) }
+        return ip
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Parley
+import ParleyControl
 import ParleyDebugger
 import ParleyWeb
 
@@ -291,16 +292,10 @@ public struct ConfigurationLoader: Sendable {
         return number.flatMap { $0.isFinite ? $0 : nil }
     }
 
-    /// Seconds as a JSON number, or text: a number of seconds, or a number with a unit (`ms`, `s`, `m`, `h`, `d`).
+    /// Seconds as a JSON number, or text as ``DurationText`` reads it (`500ms`, `90s`, `30m`, `2h`, `1d`).
     static func duration(_ value: ConfigurationValue) -> Duration? {
-        guard case .string(let raw) = value else { return number(value).map { .seconds($0) } }
-        let text = raw.trimmingCharacters(in: .whitespaces).lowercased()
-        // "ms" before "s" and "m", so that 500ms is not read as 500m.
-        let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        let unit = units.first { text.hasSuffix($0.suffix) }
-        let digits = unit.map { String(text.dropLast($0.suffix.count)).trimmingCharacters(in: .whitespaces) } ?? text
-        guard let amount = Double(digits), amount.isFinite else { return nil }
-        return .seconds(amount * (unit?.seconds ?? 1))
+        guard case .string(let text) = value else { return number(value).map { .seconds($0) } }
+        return DurationText.seconds(text).map { .seconds($0) }
     }
 
     private static func boolean(_ value: ConfigurationValue) -> Bool? {

@@ -51,8 +51,8 @@ final class DaemonMetrics: Sendable {
         }
         for (counter, delta) in zip(counters, deltas) {
             // Created every time: the factory hands back the one registered under this name and these labels.
-            let metric = Counter(label: counter.label, dimensions: counter.dimensions, factory: factory)
-            if delta > 0 { metric.increment(by: delta) } else { metric.increment(by: 0) }
+            // Incremented by 0 too: a counter is shown from the first scrape on, not only once it moved.
+            Counter(label: counter.label, dimensions: counter.dimensions, factory: factory).increment(by: max(0, delta))
         }
         let peers = transceiver.peers
         Gauge(label: "parley_peers", dimensions: [("kind", "lan")], factory: factory).record(peers.filter { !$0.isLocal }.count)

@@ -22,64 +22,61 @@ struct DaemonWebBackend: WebDebuggerBackend {
 
     func sessions(before: Int64?, limit: Int) async throws -> [WebSession] {
         let live = debugger.liveSessions
-        return try await mapped { try await store.sessions(before: before, limit: limit) }
+        return try await store.sessions(before: before, limit: limit)
             .map { WebSession(summary: $0, live: live.contains($0.id)) }
     }
 
     func session(_ id: Int64) async throws -> WebSession {
-        let summary = try await mapped { try await store.session(id) }
+        let summary = try await store.session(id)
         return WebSession(summary: summary, live: debugger.liveSessions.contains(id))
     }
 
     func deleteSession(_ id: Int64) async throws {
-        try await mapped { try await debugger.deleteSession(id) }
+        try await debugger.deleteSession(id)
     }
 
     func entries(session: Int64, filter: ActionTextFilter?, offset: Int, limit: Int) async throws -> (entries: [EntrySummary], total: Int) {
-        let page = try await mapped {
-            try await store.entries(session: session, filter: filter, offset: offset, limit: limit, namedFilters: debugger.namedFilters)
-        }
+        let page = try await store.entries(
+            session: session, filter: filter, offset: offset, limit: limit, namedFilters: debugger.namedFilters)
         return (page.items, page.total)
     }
 
     func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> (offset: Int, matches: Bool)? {
-        try await mapped { try await store.position(of: sequence, session: session, filter: filter, namedFilters: debugger.namedFilters) }
+        try await store.position(of: sequence, session: session, filter: filter, namedFilters: debugger.namedFilters)
     }
 
     func entry(_ sequence: Int64) async throws -> WebEntry {
-        try await mapped {
-            let detail = try await store.entry(sequence, includeScreenshot: false)
-            let (previous, next) = try await store.neighbours(of: sequence)
-            return WebEntry(entry: detail.summary, previous: previous, next: next)
-        }
+        let detail = try await store.entry(sequence, includeScreenshot: false)
+        let (previous, next) = try await store.neighbours(of: sequence)
+        return WebEntry(entry: detail.summary, previous: previous, next: next)
     }
 
     func state(of sequence: Int64) async throws -> ByteBuffer {
-        try await mapped { try await store.entry(sequence, includeScreenshot: false).state }
+        try await store.entry(sequence, includeScreenshot: false).state
     }
 
     func screenshot(of sequence: Int64) async throws -> ByteBuffer {
-        try await mapped { try await store.entry(sequence, includeScreenshot: true).screenshot }
+        try await store.entry(sequence, includeScreenshot: true).screenshot
     }
 
     func diff(from: Int64?, to: Int64) async throws -> DebuggerControl.DiffResult {
-        try await mapped { try await debugger.diff(DebuggerControl.Diff(from: from, to: to)) }
+        try await debugger.diff(DebuggerControl.Diff(from: from, to: to))
     }
 
     func replay(_ sequence: Int64, to: String?, all: Bool) async throws -> DebuggerControl.ReplayResult {
-        try await mapped { try await debugger.replay(DebuggerControl.Replay(sequence: sequence, to: to, all: all)) }
+        try await debugger.replay(DebuggerControl.Replay(sequence: sequence, to: to, all: all))
     }
 
     func export(session: Int64, into write: (ByteBuffer) async throws -> Void) async throws {
         var cursor: HistoryExportCursor?
         repeat {
-            let chunk = try await mapped { [cursor] in try await store.exportChunk(session: session, cursor: cursor) }
+            let chunk = try await store.exportChunk(session: session, cursor: cursor)
             try await write(chunk.data)
             cursor = chunk.next
         } while cursor != nil
     }
 
-    func beginImport() -> any WebHistoryImport { Import(store: store, events: debugger.events, live: debugger.liveSessions) }
+    func beginImport() -> any WebHistoryImport { Import(store: store, events: debugger.events) }
 
     func peers() async -> [WebPeer] {
         router.peerList().map { info in
@@ -99,26 +96,24 @@ struct DaemonWebBackend: WebDebuggerBackend {
     func drawers() async -> [AppDrawer] { (try? drawer.list()) ?? [] }
 
     func setDrawerValue(app: String, item: String, value: DrawerValue) async throws -> DrawerMessage.Result {
-        try await mapped { try await drawer.set(app: app, item: item, value: value) }
+        try await drawer.set(app: app, item: item, value: value)
     }
 
     func invokeDrawerAction(app: String, item: String) async throws -> DrawerMessage.Result {
-        try await mapped { try await drawer.invoke(app: app, item: item) }
+        try await drawer.invoke(app: app, item: item)
     }
 
     /// Feeds an upload to the store's import, line by line; the first line is the header.
     private final class Import: WebHistoryImport {
         let store: HistoryStore
         let events: LiveEvents
-        let live: Set<Int64>
         private let progress = Mutex<HistoryImport?>(nil)
         /// Set when the header names a session imported before: the rest of the file is not read.
         private let existing = Mutex<Int64?>(nil)
 
-        init(store: HistoryStore, events: LiveEvents, live: Set<Int64>) {
+        init(store: HistoryStore, events: LiveEvents) {
             self.store = store
             self.events = events
-            self.live = live
         }
 
         func add(lines: ByteBuffer) async throws {
@@ -134,7 +129,8 @@ struct DaemonWebBackend: WebDebuggerBackend {
                     existing.withLock { $0 = session }
                     return
                 } catch {
-                    throw DaemonWebBackend.problem(for: error)
+                    // Spelled out: without it this compiler (6.3.1) crashes on the typed rethrow.
+                    throw error
                 }
             }
             guard var started = current else { return }
@@ -144,7 +140,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
                 } catch {
                     try? await store.abandonImport(started)
                     progress.withLock { $0 = nil }
-                    throw DaemonWebBackend.problem(for: error)
+                    throw error
                 }
             }
             progress.withLock { $0 = started }
@@ -152,12 +148,12 @@ struct DaemonWebBackend: WebDebuggerBackend {
 
         func finish() async throws -> (session: SessionSummary, alreadyInHistory: Bool) {
             if let session = existing.withLock({ $0 }) {
-                return (try await DaemonWebBackend.mappedStatic { try await self.store.session(session) }, true)
+                return (try await store.session(session), true)
             }
             guard let started = progress.withLock({ $0 }) else {
                 throw WebProblem.badRequest("the file is empty: an export starts with its header line (docs/debugger.md, Export format)")
             }
-            let session = try await DaemonWebBackend.mappedStatic { try await self.store.finishImport(started) }
+            let session = try await store.finishImport(started)
             events.publish(.sessionEnded(WebSession(summary: session, live: false)))
             return (session, false)
         }
@@ -165,21 +161,9 @@ struct DaemonWebBackend: WebDebuggerBackend {
 
     // MARK: - Errors
 
-    private func mapped<T>(_ body: () async throws -> T) async throws -> T { try await Self.mappedStatic(body) }
-
-    static func mappedStatic<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch {
-            throw problem(for: error)
-        }
-    }
-
     /// The status code each failure gets; the text is the one parleyctl prints for it.
-    static func problem(for error: any Error) -> any Error {
+    func problem(for error: any Error) -> WebProblem? {
         switch error {
-        case let problem as WebProblem:
-            return problem
         case let error as HistoryStoreError:
             switch error {
             case .noSuchSession, .noSuchEntry: return WebProblem.notFound(error.description)
@@ -205,7 +189,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
             case .noSuchApp, .sessionAppGone, .noApps: return WebProblem(.conflict, "No app to replay to", detail: error.description)
             }
         default:
-            return error
+            return nil
         }
     }
 }

@@ -105,7 +105,12 @@ func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
 
 /// Headers on every answer: a Content-Security-Policy that allows only our own scripts, styles and images (no
 /// inline script, no eval), no framing, no MIME sniffing, no referrer (URLs may carry a session id).
+///
+/// Errors are answered here too, as problem documents: a ``WebProblem`` as it is, the backend's own errors as it
+/// describes them, Hummingbird's with their status.
 struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
+    let describe: @Sendable (any Error) -> WebProblem?
+
     static var contentSecurityPolicy: String {
         "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     }
@@ -120,8 +125,12 @@ struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
             response = try WebProblem(error.status, error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase)
                 .response(from: request, context: context)
         } catch {
-            context.logger.warning("web request failed", metadata: ["path": "\(request.uri.path)", "reason": "\(error)"])
-            response = try WebProblem(.internalServerError, "Internal error", detail: "\(error)").response(from: request, context: context)
+            if let problem = describe(error) {
+                response = try problem.response(from: request, context: context)
+            } else {
+                context.logger.warning("web request failed", metadata: ["path": "\(request.uri.path)", "reason": "\(error)"])
+                response = try WebProblem(.internalServerError, "Internal error", detail: "\(error)").response(from: request, context: context)
+            }
         }
         response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
         response.headers[.xContentTypeOptions] = "nosniff"
