@@ -177,9 +177,7 @@ extension Process {
     public func runWithDefaultSignalMask() throws {
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        // Unsafe is sound here: the caller blocks until the thread has called run(), so the two never touch the
-        // process at the same time.
-        nonisolated(unsafe) let process = self
+        let process = self
         Thread.detachNewThread {
             var empty = sigset_t()
             sigemptyset(&empty)
