@@ -34,7 +34,7 @@ public final class AvahiDiscovery: DiscoveryBackend {
 
     private enum Lifecycle {
         /// Not started: what to do once started.
-        case idle(advertisement: Advertisement?, subtypes: [String], browsed: [ServiceType])
+        case idle(advertisement: Advertisement?, subtypes: [String], browsed: [AvahiSession.BrowseScope])
         case running(Runtime)
         case stopped
     }
@@ -85,7 +85,7 @@ public final class AvahiDiscovery: DiscoveryBackend {
                 // Validated by `advertise`; the daemon is not connected yet so this cannot fail.
                 try? session.setAdvertisement(advertisement, subtypes: subtypes)
             }
-            for type in browsed { session.browse(type) }
+            for scope in browsed { session.browse(scope) }
             session.connect()
             let started = avahi_threaded_poll_start(poll)
             guard started >= 0 else {
@@ -128,27 +128,31 @@ public final class AvahiDiscovery: DiscoveryBackend {
         }
     }
 
-    /// Browses `type` (and resolves what it finds) until `stopBrowsing` or `stop`. Browsing a type twice is harmless.
-    public func browse(_ type: ServiceType = .debug) {
+    /// Browses `type` in `domain` (nil: the local link; a unicast DNS domain for wide-area DNS-SD, which needs
+    /// `enable-wide-area=yes` in avahi-daemon.conf and a DNS server in /etc/resolv.conf) and resolves what it finds,
+    /// until `stopBrowsing` or `stop`. Browsing the same type and domain twice is harmless.
+    public func browse(_ type: ServiceType, domain: String?) {
+        let scope = AvahiSession.BrowseScope(type, domain: domain)
         state.withLock { lifecycle in
             switch lifecycle {
             case .idle(let advertisement, let subtypes, var browsed):
-                if !browsed.contains(type) { browsed.append(type) }
+                if !browsed.contains(scope) { browsed.append(scope) }
                 lifecycle = .idle(advertisement: advertisement, subtypes: subtypes, browsed: browsed)
-            case .running(let runtime): runtime.withPollLock { $0.browse(type) }
+            case .running(let runtime): runtime.withPollLock { $0.browse(scope) }
             case .stopped: break
             }
         }
     }
 
-    /// Stops browsing `type`; its known services are reported removed.
-    public func stopBrowsing(_ type: ServiceType) {
+    /// Stops browsing `type` in `domain`; its known services are reported removed.
+    public func stopBrowsing(_ type: ServiceType, domain: String?) {
+        let scope = AvahiSession.BrowseScope(type, domain: domain)
         state.withLock { lifecycle in
             switch lifecycle {
             case .idle(let advertisement, let subtypes, var browsed):
-                browsed.removeAll { $0 == type }
+                browsed.removeAll { $0 == scope }
                 lifecycle = .idle(advertisement: advertisement, subtypes: subtypes, browsed: browsed)
-            case .running(let runtime): runtime.withPollLock { $0.stopBrowsing(type) }
+            case .running(let runtime): runtime.withPollLock { $0.stopBrowsing(scope) }
             case .stopped: break
             }
         }

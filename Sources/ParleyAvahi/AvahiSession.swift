@@ -37,9 +37,21 @@ final class AvahiSession {
     private var published: Advertisement?
 
     // Browsing.
-    private var browsedTypes: [ServiceType] = []
-    private var browsers: [ServiceType: OpaquePointer] = [:]
-    private var browserTypes: [OpaquePointer: ServiceType] = [:]
+    /// What one browser looks for: a type in one domain ("local" for the link, else a unicast DNS domain).
+    struct BrowseScope: Hashable {
+        var type: ServiceType
+        var domain: String
+
+        init(_ type: ServiceType, domain: String?) {
+            self.type = type
+            self.domain = domain ?? "local"
+        }
+
+        var isWideArea: Bool { !ServiceMergeState.sameDomain(domain, "local") }
+    }
+    private var browsedScopes: [BrowseScope] = []
+    private var browsers: [BrowseScope: OpaquePointer] = [:]
+    private var browserScopes: [OpaquePointer: BrowseScope] = [:]
     private struct ResolverKey: Hashable {
         var service: ServiceMergeState.ServiceKey
         var slot: ServiceMergeState.Slot
@@ -145,8 +157,8 @@ final class AvahiSession {
         if advertisement != nil, published == nil {
             if let error = publish() { reportAdvertisementFailure(error) }
         }
-        for type in browsedTypes where browsers[type] == nil {
-            startBrowser(type, client: client)
+        for scope in browsedScopes where browsers[scope] == nil {
+            startBrowser(scope, client: client)
         }
     }
 
@@ -174,9 +186,9 @@ final class AvahiSession {
         for resolver in resolverInfo.keys { avahi_service_resolver_free(resolver) }
         resolvers = [:]
         resolverInfo = [:]
-        for browser in browserTypes.keys { avahi_service_browser_free(browser) }
+        for browser in browserScopes.keys { avahi_service_browser_free(browser) }
         browsers = [:]
-        browserTypes = [:]
+        browserScopes = [:]
         if let group { avahi_entry_group_free(group) }
         group = nil
         published = nil
@@ -206,15 +218,18 @@ final class AvahiSession {
         if previous?.instanceName != new.instanceName { currentName = nil }
         guard clientIsRunning else { return }
         if let published, let group, let currentName, published.type == new.type, published.port == new.port,
-            published.subtypes == new.subtypes, published.instanceName == new.instanceName
+            published.subtypes == new.subtypes, published.instanceName == new.instanceName,
+            published.interfaceIndices == new.interfaceIndices
         {
             guard published.txt != new.txt else { return }
-            let result = withStringList(new.txt) { list in
-                avahi_entry_group_update_service_txt_strlst(
-                    group, PARLEY_AVAHI_IF_UNSPEC, PARLEY_AVAHI_PROTO_UNSPEC, AvahiPublishFlags(0), currentName,
-                    new.type.rawValue, nil, list)
+            for interface in Self.interfaces(of: new) {
+                let result = withStringList(new.txt) { list in
+                    avahi_entry_group_update_service_txt_strlst(
+                        group, interface, PARLEY_AVAHI_PROTO_UNSPEC, AvahiPublishFlags(0), currentName,
+                        new.type.rawValue, nil, list)
+                }
+                if result < 0 { throw AvahiError(result, operation: "avahi_entry_group_update_service_txt_strlst") }
             }
-            if result < 0 { throw AvahiError(result, operation: "avahi_entry_group_update_service_txt_strlst") }
             self.published = new
             return
         }
@@ -232,9 +247,21 @@ final class AvahiSession {
         published = nil
     }
 
+    /// The interfaces to publish on: those the advertisement names, or every one.
+    private static func interfaces(of advertisement: Advertisement) -> [AvahiIfIndex] {
+        advertisement.interfaceIndices.map { $0.map { AvahiIfIndex($0) } } ?? [PARLEY_AVAHI_IF_UNSPEC]
+    }
+
     /// (Re)publishes the advertisement, taking Avahi's alternative name for as long as the name collides locally.
     private func publish() -> AvahiError? {
         guard let advertisement, let client else { return nil }
+        if advertisement.interfaceIndices?.isEmpty == true {
+            // No interface the filter admits is up: nothing to publish until one is.
+            if let group { avahi_entry_group_reset(group) }
+            published = advertisement
+            logger.info("not advertising: no usable network interface is up", metadata: ["name": "\(advertisement.instanceName)"])
+            return nil
+        }
         if group == nil {
             group = avahi_entry_group_new(client, sessionGroupCallback, userdata)
             if group == nil { return AvahiError(avahi_client_errno(client), operation: "avahi_entry_group_new") }
@@ -271,17 +298,19 @@ final class AvahiSession {
     /// Adds the service and its subtypes to the (empty) group; returns Avahi's result code.
     private func addService(_ group: OpaquePointer, name: String, _ advertisement: Advertisement) -> Int32 {
         let type = advertisement.type.rawValue
-        let result = withStringList(advertisement.txt) { list in
-            avahi_entry_group_add_service_strlst(
-                group, PARLEY_AVAHI_IF_UNSPEC, PARLEY_AVAHI_PROTO_UNSPEC, AvahiPublishFlags(0), name, type, nil,
-                nil, advertisement.port, list)
-        }
-        if result < 0 { return result }
-        for subtype in fullSubtypes {
-            let added = avahi_entry_group_add_service_subtype(
-                group, PARLEY_AVAHI_IF_UNSPEC, PARLEY_AVAHI_PROTO_UNSPEC, AvahiPublishFlags(0), name, type, nil,
-                subtype)
-            if added < 0 { return added }
+        for interface in Self.interfaces(of: advertisement) {
+            let result = withStringList(advertisement.txt) { list in
+                avahi_entry_group_add_service_strlst(
+                    group, interface, PARLEY_AVAHI_PROTO_UNSPEC, AvahiPublishFlags(0), name, type, nil,
+                    nil, advertisement.port, list)
+            }
+            if result < 0 { return result }
+            for subtype in fullSubtypes {
+                let added = avahi_entry_group_add_service_subtype(
+                    group, interface, PARLEY_AVAHI_PROTO_UNSPEC, AvahiPublishFlags(0), name, type, nil,
+                    subtype)
+                if added < 0 { return added }
+            }
         }
         return 0
     }
@@ -338,45 +367,47 @@ final class AvahiSession {
 
     // MARK: - Browsing and resolving
 
-    func browse(_ type: ServiceType) {
-        guard !browsedTypes.contains(type) else { return }
-        browsedTypes.append(type)
-        if clientIsRunning, let client { startBrowser(type, client: client) }
+    func browse(_ scope: BrowseScope) {
+        guard !browsedScopes.contains(scope) else { return }
+        browsedScopes.append(scope)
+        if clientIsRunning, let client { startBrowser(scope, client: client) }
     }
 
-    func stopBrowsing(_ type: ServiceType) {
-        browsedTypes.removeAll { $0 == type }
-        if let browser = browsers.removeValue(forKey: type) {
-            browserTypes[browser] = nil
+    func stopBrowsing(_ scope: BrowseScope) {
+        browsedScopes.removeAll { $0 == scope }
+        if let browser = browsers.removeValue(forKey: scope) {
+            browserScopes[browser] = nil
             avahi_service_browser_free(browser)
         }
-        for (key, resolver) in resolvers where key.service.type == type {
+        for (key, resolver) in resolvers
+        where key.service.type == scope.type && ServiceMergeState.sameDomain(key.service.domain, scope.domain) {
             resolvers[key] = nil
             resolverInfo[resolver] = nil
             avahi_service_resolver_free(resolver)
         }
-        emit(merge.removeAll(ofType: type))
+        emit(merge.removeAll(ofType: scope.type, domain: scope.domain))
     }
 
-    private func startBrowser(_ type: ServiceType, client: OpaquePointer) {
+    private func startBrowser(_ scope: BrowseScope, client: OpaquePointer) {
         let browser = avahi_service_browser_new(
-            client, PARLEY_AVAHI_IF_UNSPEC, PARLEY_AVAHI_PROTO_UNSPEC, type.rawValue, nil, AvahiLookupFlags(0),
-            sessionBrowserCallback, userdata)
+            client, PARLEY_AVAHI_IF_UNSPEC, PARLEY_AVAHI_PROTO_UNSPEC, scope.type.rawValue, scope.domain,
+            AvahiLookupFlags(0), sessionBrowserCallback, userdata)
         guard let browser else {
             let error = AvahiError(avahi_client_errno(client), operation: "avahi_service_browser_new")
-            logger.error("cannot browse", metadata: ["type": "\(type)", "error": "\(error)"])
+            logger.error("cannot browse", metadata: ["type": "\(scope.type)", "domain": "\(scope.domain)", "error": "\(error)"])
             return
         }
-        browsers[type] = browser
-        browserTypes[browser] = type
-        logger.debug("browsing", metadata: ["type": "\(type)"])
+        browsers[scope] = browser
+        browserScopes[browser] = scope
+        logger.debug("browsing", metadata: ["type": "\(scope.type)", "domain": "\(scope.domain)"])
     }
 
     fileprivate func browserEvent(
         _ browser: OpaquePointer, interface: AvahiIfIndex, protocol proto: AvahiProtocol, event: AvahiBrowserEvent,
         name: UnsafePointer<CChar>?, domain: UnsafePointer<CChar>?
     ) {
-        guard let type = browserTypes[browser] else { return }
+        guard let scope = browserScopes[browser] else { return }
+        let type = scope.type
         switch event {
         case AVAHI_BROWSER_NEW, AVAHI_BROWSER_REMOVE:
             guard let name, let domain, let family = Self.family(of: proto) else { return }
@@ -393,9 +424,9 @@ final class AvahiSession {
         case AVAHI_BROWSER_FAILURE:
             let client = avahi_service_browser_get_client(browser)
             let error = AvahiError(client.map { avahi_client_errno($0) } ?? -1, operation: "browsing")
-            logger.warning("browsing failed", metadata: ["type": "\(type)", "error": "\(error)"])
-            browsers[type] = nil
-            browserTypes[browser] = nil
+            logger.warning("browsing failed", metadata: ["type": "\(type)", "domain": "\(scope.domain)", "error": "\(error)"])
+            browsers[scope] = nil
+            browserScopes[browser] = nil
             avahi_service_browser_free(browser)
         default:
             break  // ALL_FOR_NOW, CACHE_EXHAUSTED: nothing to report.

@@ -11,6 +11,8 @@ struct ServiceMergeState {
         var instanceName: String
         var type: ServiceType
         var domain: String
+
+        var removedEvent: DiscoveryEvent { .removed(instanceName: instanceName, type: type, domain: domain) }
     }
 
     /// The (interface, protocol) pair a browse result came on. `family` is the mDNS protocol, not the address family.
@@ -67,15 +69,23 @@ struct ServiceMergeState {
         return report(key)
     }
 
-    /// Every service of `type` is gone (browsing stopped); nil means every type (the daemon went away).
-    mutating func removeAll(ofType type: ServiceType? = nil) -> [DiscoveryEvent] {
+    /// Every service of `type` in `domain` is gone (browsing stopped); nil means every type and domain (the daemon
+    /// went away).
+    mutating func removeAll(ofType type: ServiceType? = nil, domain: String? = nil) -> [DiscoveryEvent] {
         var events: [DiscoveryEvent] = []
-        for key in services.keys.sorted(by: { $0.instanceName < $1.instanceName }) where type == nil || key.type == type {
-            if services.removeValue(forKey: key)?.reported != nil {
-                events.append(.removed(instanceName: key.instanceName, type: key.type))
-            }
+        let gone = services.keys.filter { key in
+            (type == nil || key.type == type) && (domain == nil || Self.sameDomain(key.domain, domain!))
+        }
+        for key in gone.sorted(by: { ($0.instanceName, $0.domain) < ($1.instanceName, $1.domain) }) {
+            if services.removeValue(forKey: key)?.reported != nil { events.append(key.removedEvent) }
         }
         return events
+    }
+
+    /// Domain names compare without case and without a final dot.
+    static func sameDomain(_ a: String, _ b: String) -> Bool {
+        func canonical(_ name: String) -> String { (name.hasSuffix(".") ? String(name.dropLast()) : name).lowercased() }
+        return canonical(a) == canonical(b)
     }
 
     /// Compares the merged view with what was reported and says what changed.
@@ -83,7 +93,7 @@ struct ServiceMergeState {
         guard let service = services[key] else { return [] }
         if service.slots.isEmpty {
             services[key] = nil
-            return service.reported == nil ? [] : [.removed(instanceName: key.instanceName, type: key.type)]
+            return service.reported == nil ? [] : [key.removedEvent]
         }
         // Slots remain but none is resolved: keep what was reported until one resolves or the last goes away.
         guard let merged = merge(key, service) else { return [] }

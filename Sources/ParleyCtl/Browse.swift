@@ -13,8 +13,13 @@ struct Browse: AsyncParsableCommand {
             record; with --json one object per line. Fails (status 1) if avahi-daemon
             cannot be reached.
 
+            With --domain, also browses that unicast DNS domain (wide-area DNS-SD, through
+            the DNS servers avahi-daemon uses; it needs enable-wide-area=yes in
+            avahi-daemon.conf); each service shows the domain it was found in.
+
             Examples:
               parleyctl browse
+              parleyctl browse --domain office.example.org
               parleyctl browse --type _http._tcp --timeout 5 --json
             """
     )
@@ -24,6 +29,9 @@ struct Browse: AsyncParsableCommand {
 
     @Option(name: .customLong("type"), help: "DNS-SD service type.")
     var serviceType = ServiceType.debug.rawValue
+
+    @Option(name: .customLong("domain"), help: ArgumentHelp("A unicast DNS domain to browse as well as the link (repeatable).", valueName: "domain"))
+    var domains: [String] = []
 
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "error"
@@ -42,9 +50,10 @@ struct Browse: AsyncParsableCommand {
         let discovery = AvahiDiscovery(logger: Logger(label: "parleyctl"))
         try discovery.start()
         discovery.browse(type)
+        for domain in domains { discovery.browse(type, domain: domain) }
         let duration = seconds(timeout)
 
-        var services: [String: DiscoveredService] = [:]
+        var services: [DiscoveredService.ID: DiscoveredService] = [:]
         var unavailable: String?
         await withTaskGroup(of: Void.self) { group in
             // Stopping finishes the event stream, which ends the loop below.
@@ -54,8 +63,8 @@ struct Browse: AsyncParsableCommand {
             }
             for await event in discovery.events {
                 switch event {
-                case .found(let service), .updated(let service): services[service.instanceName] = service
-                case .removed(let name, _): services[name] = nil
+                case .found(let service), .updated(let service): services[service.id] = service
+                case .removed(let name, _, let domain): services[DiscoveredService.ID(instanceName: name, domain: domain)] = nil
                 case .daemonUnavailable(let reason): unavailable = reason
                 case .daemonAvailable: unavailable = nil
                 case .advertised, .renamed, .advertisementFailed: break
@@ -66,7 +75,8 @@ struct Browse: AsyncParsableCommand {
         if services.isEmpty, let unavailable {
             throw CtlFailure(.error, "cannot browse \(type): avahi-daemon is not reachable (\(unavailable))")
         }
-        let found = services.values.sorted { $0.instanceName < $1.instanceName }
+        // The link first, then each wide-area domain.
+        let found = services.values.sorted { ($0.domain == "local" ? 0 : 1, $0.instanceName, $0.domain) < ($1.domain == "local" ? 0 : 1, $1.instanceName, $1.domain) }
         if format.json {
             for service in found { Output.json(ServiceRecord(service)) }
             return

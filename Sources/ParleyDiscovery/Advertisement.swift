@@ -19,6 +19,9 @@ public struct Advertisement: Sendable, Hashable {
     public var txt: TXTRecord
     /// The largest TXT record `advertise` accepts; Parley's own limit by default.
     public var maximumTXTSize: Int
+    /// The indices of the interfaces to advertise on; nil: every interface the daemon uses. Empty: none for now
+    /// (every interface the filter admits is down), which keeps the advertisement but publishes nothing.
+    public var interfaceIndices: [Int32]?
 
     public init(
         instanceName: String = Advertisement.defaultInstanceName,
@@ -26,8 +29,10 @@ public struct Advertisement: Sendable, Hashable {
         subtypes: [String] = [],
         port: UInt16,
         txt: TXTRecord = TXTRecord(),
-        maximumTXTSize: Int = TXTRecord.parleySizeLimit
+        maximumTXTSize: Int = TXTRecord.parleySizeLimit,
+        interfaceIndices: [Int32]? = nil
     ) {
+        self.interfaceIndices = interfaceIndices
         self.instanceName = instanceName
         self.type = type
         self.subtypes = subtypes

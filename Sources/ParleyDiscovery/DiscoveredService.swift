@@ -2,7 +2,7 @@
 public struct DiscoveredService: Sendable, Hashable, CustomStringConvertible {
     public var instanceName: String
     public var type: ServiceType
-    /// Usually "local".
+    /// "local" for the link, else the wide-area (unicast DNS) domain it was found in.
     public var domain: String
     /// The host the service runs on ("hosta.local").
     public var hostName: String
@@ -23,6 +23,22 @@ public struct DiscoveredService: Sendable, Hashable, CustomStringConvertible {
         self.addresses = addresses
         self.port = port
         self.txt = txt
+    }
+
+    /// Instance name and domain: what tells two services apart (the same name may be advertised on the link and
+    /// registered in a DNS domain).
+    public var id: ID { ID(instanceName: instanceName, domain: domain) }
+
+    public struct ID: Sendable, Hashable, CustomStringConvertible {
+        public var instanceName: String
+        public var domain: String
+
+        public init(instanceName: String, domain: String) {
+            self.instanceName = instanceName
+            self.domain = domain
+        }
+
+        public var description: String { domain == "local" ? instanceName : "\(instanceName) (\(domain))" }
     }
 
     /// The advertiser's peer id (TXT key `id`): compare it with your own to recognise your own advertisement.

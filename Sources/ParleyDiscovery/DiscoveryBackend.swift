@@ -18,12 +18,21 @@ public protocol DiscoveryBackend: AnyObject, Sendable {
     func advertise(_ advertisement: Advertisement) throws
     /// Stops advertising; browsers see the service removed.
     func withdraw()
-    /// Browses `type` and resolves what it finds, until ``stopBrowsing(_:)`` or ``stop()``.
-    func browse(_ type: ServiceType)
-    /// Stops browsing `type`; its known services are reported removed.
-    func stopBrowsing(_ type: ServiceType)
+    /// Browses `type` in `domain` (nil: the local link, `local`) and resolves what it finds, until
+    /// ``stopBrowsing(_:domain:)`` or ``stop()``. A unicast DNS domain ("example.org") is browsed through the
+    /// system's DNS servers (wide-area DNS-SD, RFC 6763).
+    func browse(_ type: ServiceType, domain: String?)
+    /// Stops browsing `type` in `domain`; its known services are reported removed.
+    func stopBrowsing(_ type: ServiceType, domain: String?)
     /// Withdraws the advertisement, stops browsing and finishes ``events``. Idempotent.
     func stop()
+}
+
+extension DiscoveryBackend {
+    /// Browses `type` on the local link.
+    public func browse(_ type: ServiceType) { browse(type, domain: nil) }
+    /// Stops browsing `type` on the local link.
+    public func stopBrowsing(_ type: ServiceType) { stopBrowsing(type, domain: nil) }
 }
 
 /// Makes the backend a transceiver uses each time it runs: `DiscoveryConfiguration(backend: .avahi)` with

@@ -6,7 +6,7 @@ public enum DiscoveryEvent: Sendable, Hashable {
     case updated(DiscoveredService)
     /// The service is no longer seen on any interface or protocol (or the daemon went away, see
     /// `daemonUnavailable`). Says nothing about an open connection to it: liveness is the transport's heartbeat.
-    case removed(instanceName: String, type: ServiceType)
+    case removed(instanceName: String, type: ServiceType, domain: String)
     /// Our advertisement is established under this name.
     case advertised(instanceName: String)
     /// Our advertisement's name collided with another service and now uses the backend's alternative name.

@@ -130,7 +130,8 @@ func emit(_ event: DiscoveryEvent) {
     switch event {
     case .found(let service): emit("found", [("service", json(service))])
     case .updated(let service): emit("updated", [("service", json(service))])
-    case .removed(let name, let type): emit("removed", [("name", quoted(name)), ("type", quoted(type.rawValue))])
+    case .removed(let name, let type, let domain):
+        emit("removed", [("name", quoted(name)), ("type", quoted(type.rawValue)), ("domain", quoted(domain))])
     case .advertised(let name): emit("advertised", [("name", quoted(name))])
     case .renamed(let from, let to): emit("renamed", [("from", quoted(from)), ("to", quoted(to))])
     case .advertisementFailed(let error): emit("advertisementFailed", [("error", quoted("\(error)"))])

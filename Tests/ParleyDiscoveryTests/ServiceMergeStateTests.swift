@@ -53,7 +53,7 @@ struct ServiceMergeStateTests {
         _ = state.resolved(key, on: eth0v6, resolution("fe80::1", 2))
         #expect(state.disappeared(key, on: eth0v4) == [.updated(service([address("fe80::1", 2)]))])
         #expect(state.disappeared(key, on: eth0v4) == [])
-        #expect(state.disappeared(key, on: eth0v6) == [.removed(instanceName: "Kitchen", type: .debug)])
+        #expect(state.disappeared(key, on: eth0v6) == [.removed(instanceName: "Kitchen", type: .debug, domain: "local")])
         #expect(state.disappeared(key, on: eth0v6) == [])
         #expect(state.reportedServices.isEmpty)
     }
@@ -74,7 +74,7 @@ struct ServiceMergeStateTests {
         #expect(state.resolutionFailed(key, on: eth0v6) == [])
         // The resolved slot goes; one unresolved slot remains: still no removal.
         #expect(state.disappeared(key, on: eth0v4) == [])
-        #expect(state.disappeared(key, on: eth0v6) == [.removed(instanceName: "Kitchen", type: .debug)])
+        #expect(state.disappeared(key, on: eth0v6) == [.removed(instanceName: "Kitchen", type: .debug, domain: "local")])
     }
 
     @Test func theLatestResolutionGivesTXTAndPort() {
@@ -95,11 +95,29 @@ struct ServiceMergeStateTests {
         for k in [key, other, unresolved] { state.appeared(k, on: eth0v4) }
         _ = state.resolved(key, on: eth0v4, resolution("10.0.0.1", 2))
         _ = state.resolved(other, on: eth0v4, resolution("10.0.0.2", 2))
-        #expect(state.removeAll(ofType: try ServiceType("_ipp._tcp")) == [.removed(instanceName: "Printer", type: other.type)])
-        #expect(state.removeAll() == [.removed(instanceName: "Kitchen", type: .debug)])
+        #expect(state.removeAll(ofType: try ServiceType("_ipp._tcp")) == [.removed(instanceName: "Printer", type: other.type, domain: "local")])
+        #expect(state.removeAll() == [.removed(instanceName: "Kitchen", type: .debug, domain: "local")])
         #expect(state.reportedServices.isEmpty)
         // After a daemon restart the same service is found again.
         state.appeared(key, on: eth0v4)
         #expect(state.resolved(key, on: eth0v4, resolution("10.0.0.1", 2)) == [.found(service([address("10.0.0.1", 2)]))])
+    }
+
+    @Test func theSameNameInTwoDomainsIsTwoServicesAndStoppingOneDomainKeepsTheOther() throws {
+        var state = State()
+        let wideArea = State.ServiceKey(instanceName: "Kitchen", type: .debug, domain: "parley.test")
+        state.appeared(key, on: eth0v4)
+        state.appeared(wideArea, on: eth0v4)
+        #expect(state.resolved(key, on: eth0v4, resolution("10.0.0.1", 2)).count == 1)
+        let found = state.resolved(wideArea, on: eth0v4, resolution("10.0.9.1", 2))
+        guard case .found(let service) = found.first else {
+            Issue.record("the wide-area service was not reported found: \(found)")
+            return
+        }
+        #expect(service.domain == "parley.test")
+        #expect(service.id != self.service([address("10.0.0.1", 2)]).id)
+        // A final dot and case do not make another domain.
+        #expect(state.removeAll(ofType: .debug, domain: "Parley.Test.") == [.removed(instanceName: "Kitchen", type: .debug, domain: "parley.test")])
+        #expect(state.reportedServices.map(\.domain) == ["local"])
     }
 }

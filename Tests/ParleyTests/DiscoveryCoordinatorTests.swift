@@ -24,8 +24,10 @@ final class ScriptedBackend: DiscoveryBackend {
         calls.withLock { $0.append("advertise \(advertisement.instanceName)") }
     }
     func withdraw() { calls.withLock { $0.append("withdraw") } }
-    func browse(_ type: ServiceType) { calls.withLock { $0.append("browse \(type)") } }
-    func stopBrowsing(_ type: ServiceType) { calls.withLock { $0.append("stop browsing \(type)") } }
+    func browse(_ type: ServiceType, domain: String?) {
+        calls.withLock { $0.append("browse \(type)" + (domain.map { " in \($0)" } ?? "")) }
+    }
+    func stopBrowsing(_ type: ServiceType, domain: String?) { calls.withLock { $0.append("stop browsing \(type)") } }
     func stop() {
         calls.withLock { $0.append("stop") }
         continuation.finish()
@@ -125,7 +127,7 @@ struct DiscoveryCoordinatorTests {
         #expect(try await departures.parked.next() == Self.kitchen)
 
         // Withdrawn, then gone: no more dials, and the loop ends.
-        backend.emit(.removed(instanceName: "Kitchen", type: .debug))
+        backend.emit(.removed(instanceName: "Kitchen", type: .debug, domain: "local"))
         #expect(await eventually { coordinator.services.map(\.instanceName) == ["Desk", "Printer"] })
         departures.release(Self.kitchen)
         coordinator.stop()
@@ -184,5 +186,183 @@ struct DiscoveryCoordinatorTests {
         browsing.stop()
         await running.value
         await runningOther.value
+    }
+
+    static func coordinator(_ backend: ScriptedBackend, domains: [String], interfaces: InterfaceFilter = .standard) -> DiscoveryCoordinator {
+        DiscoveryCoordinator(
+            backend: backend,
+            settings: .init(
+                configuration: DiscoveryConfiguration(
+                    backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk",
+                    browseDomains: domains, interfaces: interfaces
+                ),
+                localID: me, displayName: "desk", port: 7206, requiresSecret: false
+            ),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            makeBackoff: { Backoff(initial: .seconds(3600), maximum: .seconds(3600), jitter: { 1 }) }
+        )
+    }
+
+    static func address(_ host: String, on interface: String, index: Int32) -> ResolvedAddress {
+        ResolvedAddress(host: host, family: .ipv4, interfaceIndex: index, interfaceName: interface, isLinkLocal: false)
+    }
+
+    @Test("browse domains are browsed beside the link, and one name found in two domains is two services, each dialled")
+    func browsesDomains() async throws {
+        let backend = ScriptedBackend()
+        let coordinator = Self.coordinator(backend, domains: ["parley.test", "lab.example"])
+        try coordinator.start()
+        #expect(backend.log == ["start", "advertise Desk", "browse _debug._tcp", "browse _debug._tcp in parley.test", "browse _debug._tcp in lab.example"])
+        let dialled = Inbox<String>()
+        let departures = Departures()
+        let running = Task {
+            await coordinator.run(
+                dial: { service in
+                    dialled.put(service.domain)
+                    // One peer id per domain, so that each loop parks on a departure of its own.
+                    return service.domain == "local" ? Self.kitchen : Self.me
+                },
+                waitForDeparture: { await departures.wait($0) }
+            )
+        }
+        var wideArea = Self.service("Kitchen", id: Self.kitchen, host: "10.9.0.2")
+        wideArea.domain = "parley.test"
+        backend.emit(.found(Self.service("Kitchen", id: Self.kitchen)))
+        backend.emit(.found(wideArea))
+        let domains = [try await dialled.next(), try await dialled.next()]
+        #expect(Set(domains) == ["local", "parley.test"])
+        #expect(coordinator.services.map(\.id.description) == ["Kitchen", "Kitchen (parley.test)"])
+        // Withdrawn from DNS: the link's service stays.
+        backend.emit(.removed(instanceName: "Kitchen", type: .debug, domain: "parley.test"))
+        #expect(await eventually { coordinator.services.map(\.domain) == ["local"] })
+        coordinator.stop()
+        departures.releaseAll()
+        await running.value
+    }
+
+    @Test("addresses seen on excluded interfaces are dropped; a service seen only there is never dialled")
+    func filtersInterfaces() async throws {
+        let backend = ScriptedBackend()
+        let coordinator = Self.coordinator(backend, domains: [])
+        try coordinator.start()
+        let dialled = Inbox<[String]>()
+        let departures = Departures()
+        let running = Task {
+            await coordinator.run(
+                dial: { service in
+                    dialled.put(service.addresses.map(\.host))
+                    return service.peerID.flatMap(PeerID.init(rawValue:))
+                },
+                waitForDeparture: { await departures.wait($0) }
+            )
+        }
+        var container = Self.service("Container", id: PeerID(rawValue: "00000000-0000-4000-8000-0000000000dd")!)
+        container.addresses = [Self.address("172.17.0.2", on: "docker0", index: 5)]
+        var kitchen = Self.service("Kitchen", id: Self.kitchen)
+        kitchen.addresses = [Self.address("172.17.0.3", on: "docker0", index: 5), Self.address("10.0.0.2", on: "eth0", index: 2)]
+        backend.emit(.found(container))
+        backend.emit(.found(kitchen))
+        #expect(try await dialled.next() == ["10.0.0.2"])
+        #expect(coordinator.services.map(\.instanceName) == ["Kitchen"])
+        coordinator.stop()
+        departures.releaseAll()
+        await running.value
+    }
+
+    @Test("a network change re-advertises on the interfaces usable now and wakes dials waiting out a backoff")
+    func networkChange() async throws {
+        let backend = ScriptedBackend()
+        let coordinator = Self.coordinator(backend, domains: [])
+        try coordinator.start()
+        let attempts = Inbox<Int>()
+        let count = Counter()
+        let running = Task {
+            await coordinator.run(
+                dial: { _ in
+                    count.increment()
+                    attempts.put(count.count)
+                    return nil
+                },
+                waitForDeparture: { _ in }
+            )
+        }
+        backend.emit(.found(Self.service("Kitchen", id: Self.kitchen)))
+        #expect(try await attempts.next() == 1)
+
+        func interface(_ name: String, _ index: Int32, up: Bool, loopback: Bool = false) -> NetworkInterface {
+            NetworkInterface(
+                name: name, index: index, isUp: up, isLoopback: loopback,
+                addresses: [InterfaceAddress(host: "10.0.\(index).1", family: .ipv4, isLinkLocal: false)])
+        }
+        let before = NetworkSnapshot(interfaces: [
+            interface("lo", 1, up: true, loopback: true), interface("eth0", 2, up: true),
+            interface("docker0", 3, up: true), interface("wlan0", 4, up: false),
+        ])
+        coordinator.networkChanged(before)
+        #expect(backend.advertisement?.interfaceIndices == [2])
+        // The backoff is an hour: only the network change can bring the next attempt.
+        #expect(try await attempts.next(timeout: .seconds(30)) == 2)
+
+        var after = before
+        after.interfaces[3].isUp = true
+        coordinator.networkChanged(after)
+        #expect(backend.advertisement?.interfaceIndices == [2, 4])
+        #expect(try await attempts.next(timeout: .seconds(30)) == 3)
+        let advertisements = backend.log.filter { $0.hasPrefix("advertise") }.count
+        coordinator.networkChanged(after)
+        #expect(backend.log.filter { $0.hasPrefix("advertise") }.count == advertisements, "re-advertised without a change")
+        coordinator.stop()
+        await running.value
+    }
+}
+
+@Suite("Interface filter")
+struct InterfaceFilterTests {
+    @Test("by default every interface but the usual virtual ones")
+    func defaults() {
+        let filter = InterfaceFilter.standard
+        for name in ["eth0", "enp3s0", "wlan0", "wlp2s0", "lab7a"] { #expect(filter.admits(name), "\(name)") }
+        for name in ["docker0", "br-1a2b3c", "veth12ab", "virbr0", "tun0", "wg0", "tailscale0", "zt0abc"] {
+            #expect(!filter.admits(name), "\(name)")
+        }
+    }
+
+    @Test("an allow list decides alone, with only the explicit deny list after it")
+    func allowList() {
+        let filter = InterfaceFilter(allow: ["eth*", "docker0"])
+        #expect(filter.admits("eth1"))
+        #expect(filter.admits("docker0"), "named in the allow list, the default deny list is not in the way")
+        #expect(!filter.admits("wlan0"))
+        let both = InterfaceFilter(allow: ["eth*"], deny: ["eth1"])
+        #expect(both.admits("eth0"))
+        #expect(!both.admits("eth1"), "deny wins over allow")
+    }
+
+    @Test("an explicit deny list replaces the default one; loopback is always accepted for listening")
+    func denyList() {
+        let filter = InterfaceFilter(deny: ["wl?0"])
+        #expect(filter.admits("docker0"))
+        #expect(!filter.admits("wlp0"))
+        #expect(InterfaceFilter(allow: ["eth0"]).admitsListening(on: "lo", isLoopback: true))
+        #expect(!InterfaceFilter(allow: ["eth0"]).admitsListening(on: "wlan0", isLoopback: false))
+        #expect(InterfaceFilter.all.admits("docker0"))
+    }
+
+    @Test("patterns a configuration cannot mean are named")
+    func invalidPatterns() {
+        #expect(InterfaceFilter.invalidPattern(in: ["eth0", "wl*"]) == nil)
+        #expect(InterfaceFilter.invalidPattern(in: ["eth0", ""]) == "an empty pattern")
+        #expect(InterfaceFilter.invalidPattern(in: ["eth 0"])?.contains("space") == true)
+    }
+
+    @Test("a snapshot of this machine holds loopback with 127.0.0.1, and finds the interface holding an address")
+    func snapshot() throws {
+        let snapshot = NetworkSnapshot.current()
+        let loopback = try #require(snapshot.interfaces.first { $0.isLoopback })
+        #expect(loopback.addresses.contains { $0.host == "127.0.0.1" })
+        #expect(snapshot.interface(holding: "127.0.0.1")?.name == loopback.name)
+        #expect(snapshot.interface(holding: "::ffff:127.0.0.1")?.name == loopback.name)
+        #expect(snapshot.interface(holding: "192.0.2.123") == nil)
+        #expect(snapshot.usable(by: .all).allSatisfy { !$0.isLoopback && $0.isUp })
     }
 }

@@ -20,6 +20,12 @@ public struct DiscoveryConfiguration: Sendable {
     public var advertise: Bool
     /// Which discovered services to connect to.
     public var autoConnect: AutoConnectPolicy
+    /// Unicast DNS domains to browse as well as the link ("office.example.org"): wide-area DNS-SD (RFC 6763),
+    /// through the DNS servers the system uses. Services found there are dialled like those on the link.
+    public var browseDomains: [String]
+    /// The interfaces to advertise on, to take discovered addresses from and to accept connections on; by
+    /// default every interface but the usual virtual ones (``InterfaceFilter/defaultDeny``).
+    public var interfaces: InterfaceFilter
 
     public init(
         backend: DiscoveryBackendFactory,
@@ -27,8 +33,12 @@ public struct DiscoveryConfiguration: Sendable {
         subtypes: [String] = [],
         instanceName: String? = nil,
         advertise: Bool = true,
-        autoConnect: AutoConnectPolicy = .all
+        autoConnect: AutoConnectPolicy = .all,
+        browseDomains: [String] = [],
+        interfaces: InterfaceFilter = .standard
     ) {
+        self.browseDomains = browseDomains
+        self.interfaces = interfaces
         self.backend = backend
         self.serviceType = serviceType
         self.subtypes = subtypes

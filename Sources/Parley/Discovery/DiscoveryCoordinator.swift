@@ -16,6 +16,8 @@ final class DiscoveryCoordinator: Sendable {
         var displayName: String
         var port: Int?
         var requiresSecret: Bool
+        /// Where interface changes come from; nil: advertise on every interface the backend uses and never look.
+        var network: NetworkMonitor? = nil
     }
 
     /// Dials one service; returns the connected peer's id, nil when no address answered.
@@ -24,13 +26,16 @@ final class DiscoveryCoordinator: Sendable {
     typealias WaitForDeparture = @Sendable (PeerID) async -> Void
 
     private struct State {
-        var services: [String: DiscoveredService] = [:]
+        var services: [DiscoveredService.ID: DiscoveredService] = [:]
         var status = DiscoveryStatus.starting
-        /// Instance names that have a dialling loop.
-        var dialing: Set<String> = []
+        /// Services that have a dialling loop.
+        var dialing: Set<DiscoveredService.ID> = []
         var statusWaiters: [CheckedContinuation<DiscoveryStatus, Never>] = []
-        /// Wakes a dialling loop waiting out its backoff: the service changed (new address, new port).
-        var wakeups: [String: CheckedContinuation<Void, Never>] = [:]
+        /// Wakes a dialling loop waiting out its backoff: the service changed (new address, new port), or the
+        /// network did.
+        var wakeups: [DiscoveredService.ID: CheckedContinuation<Void, Never>] = [:]
+        /// What is advertised, with the interfaces it was last published on.
+        var advertisement: Advertisement?
     }
 
     let backend: any DiscoveryBackend
@@ -49,9 +54,9 @@ final class DiscoveryCoordinator: Sendable {
         self.makeBackoff = makeBackoff
     }
 
-    /// Services of the configured type currently seen (including this node's own), by instance name.
+    /// Services of the configured type currently seen (including this node's own), by instance name and domain.
     var services: [DiscoveredService] {
-        state.withLock { Array($0.services.values) }.sorted { $0.instanceName < $1.instanceName }
+        state.withLock { Array($0.services.values) }.sorted { ($0.instanceName, $0.domain) < ($1.instanceName, $1.domain) }
     }
 
     var status: DiscoveryStatus { state.withLock { $0.status } }
@@ -80,18 +85,68 @@ final class DiscoveryCoordinator: Sendable {
         let type = try ServiceType(configuration.serviceType)
         try backend.start()
         if configuration.advertise, let port = settings.port {
-            try backend.advertise(
-                Advertisement(
-                    instanceName: configuration.instanceName ?? Advertisement.defaultInstanceName,
-                    type: type, subtypes: configuration.subtypes, port: UInt16(port),
-                    txt: .parley(
-                        peerID: settings.localID.rawValue, displayName: settings.displayName,
-                        protocolVersion: Int(ProtocolVersion.current), requiresSecret: settings.requiresSecret
-                    )
+            var advertisement = Advertisement(
+                instanceName: configuration.instanceName ?? Advertisement.defaultInstanceName,
+                type: type, subtypes: configuration.subtypes, port: UInt16(port),
+                txt: .parley(
+                    peerID: settings.localID.rawValue, displayName: settings.displayName,
+                    protocolVersion: Int(ProtocolVersion.current), requiresSecret: settings.requiresSecret
                 )
             )
+            advertisement.interfaceIndices = advertisedInterfaces(settings.network?.current)
+            try backend.advertise(advertisement)
+            state.withLock { $0.advertisement = advertisement }
         }
         backend.browse(type)
+        for domain in configuration.browseDomains { backend.browse(type, domain: domain) }
+    }
+
+    /// The interfaces to advertise on: nil (all) when the filter admits everything or nobody watches the network,
+    /// else the up interfaces it admits.
+    private func advertisedInterfaces(_ snapshot: NetworkSnapshot?) -> [Int32]? {
+        let filter = settings.configuration.interfaces
+        guard let snapshot, filter != .all else { return nil }
+        return snapshot.usable(by: filter).map(\.index)
+    }
+
+    /// The network changed: advertise on the interfaces usable now, and let every dialling loop that waits out a
+    /// backoff try at once (a link that came back, a new address).
+    func networkChanged(_ snapshot: NetworkSnapshot) {
+        let interfaces = advertisedInterfaces(snapshot)
+        let (changed, wakeups) = state.withLock { state -> (Advertisement?, [CheckedContinuation<Void, Never>]) in
+            defer { state.wakeups.removeAll() }
+            var changed: Advertisement?
+            if var advertisement = state.advertisement, advertisement.interfaceIndices != interfaces {
+                advertisement.interfaceIndices = interfaces
+                state.advertisement = advertisement
+                changed = advertisement
+            }
+            return (changed, Array(state.wakeups.values))
+        }
+        if let changed {
+            logger.info(
+                "network interfaces changed; advertising on the ones usable now",
+                metadata: ["interfaces": "\(snapshot.usable(by: settings.configuration.interfaces).map(\.name).joined(separator: ","))"]
+            )
+            do {
+                try backend.advertise(changed)
+            } catch {
+                logger.error("cannot advertise after a network change", metadata: ["error": "\(error)"])
+            }
+        }
+        for wakeup in wakeups { wakeup.resume() }
+    }
+
+    /// The service with only the addresses on interfaces the filter admits (addresses without a known interface,
+    /// as wide-area results may be, are kept: the routing table picks their way); nil if none is left.
+    private func admittedAddresses(of service: DiscoveredService) -> DiscoveredService? {
+        let filter = settings.configuration.interfaces
+        var admitted = service
+        admitted.addresses = service.addresses.filter { address in
+            guard let name = address.interfaceName else { return true }
+            return filter.admits(name)
+        }
+        return admitted.addresses.isEmpty ? nil : admitted
     }
 
     /// Withdraws the advertisement and stops the backend; ``run(dial:waitForDeparture:)`` then returns.
@@ -111,6 +166,12 @@ final class DiscoveryCoordinator: Sendable {
     /// Follows the backend's events until it stops, with one dialling loop per admitted service.
     func run(dial: @escaping Dial, waitForDeparture: @escaping WaitForDeparture) async {
         await withDiscardingTaskGroup { group in
+            if let network = settings.network {
+                let changes = network.changes()
+                group.addTask {
+                    for await snapshot in changes { self.networkChanged(snapshot) }
+                }
+            }
             for await event in backend.events {
                 if let service = handle(event) {
                     group.addTask {
@@ -123,14 +184,21 @@ final class DiscoveryCoordinator: Sendable {
         }
     }
 
-    /// Applies one event; returns the instance name of a service that needs a new dialling loop.
-    private func handle(_ event: DiscoveryEvent) -> String? {
+    /// Applies one event; returns a service that needs a new dialling loop.
+    private func handle(_ event: DiscoveryEvent) -> DiscoveredService.ID? {
         let localID = settings.localID.rawValue
         switch event {
-        case .found(let service), .updated(let service):
+        case .found(let seen), .updated(let seen):
+            guard let service = admittedAddresses(of: seen) else {
+                // Seen only on interfaces this node does not use: as good as gone.
+                logger.debug(
+                    "ignoring a service seen only on excluded interfaces",
+                    metadata: ["instance": "\(seen.id)", "addresses": "\(seen.addresses)"])
+                return handle(.removed(instanceName: seen.instanceName, type: seen.type, domain: seen.domain))
+            }
             let (isNew, wakeup) = state.withLock { state in
-                defer { state.services[service.instanceName] = service }
-                return (state.services[service.instanceName] == nil, state.wakeups.removeValue(forKey: service.instanceName))
+                defer { state.services[service.id] = service }
+                return (state.services[service.id] == nil, state.wakeups.removeValue(forKey: service.id))
             }
             wakeup?.resume()
             let isOwn = service.peerID == localID
@@ -140,20 +208,21 @@ final class DiscoveryCoordinator: Sendable {
                 logger.info(
                     "discovered peer service",
                     metadata: [
-                        "instance": "\(service.instanceName)", "host": "\(service.hostName)",
+                        "instance": "\(service.id)", "host": "\(service.hostName)",
                         "port": "\(service.port)", "peer-id": "\(service.peerID ?? "none")",
                         "connect": "\(admitted ? "yes" : "no (the auto-connect policy does not admit it)")",
                     ]
                 )
             }
             guard !isOwn, admitted else { return nil }
-            let claimed = state.withLock { $0.dialing.insert(service.instanceName).inserted }
-            return claimed ? service.instanceName : nil
-        case .removed(let name, _):
-            let (removed, wakeup) = state.withLock { ($0.services.removeValue(forKey: name), $0.wakeups.removeValue(forKey: name)) }
+            let claimed = state.withLock { $0.dialing.insert(service.id).inserted }
+            return claimed ? service.id : nil
+        case .removed(let name, _, let domain):
+            let id = DiscoveredService.ID(instanceName: name, domain: domain)
+            let (removed, wakeup) = state.withLock { ($0.services.removeValue(forKey: id), $0.wakeups.removeValue(forKey: id)) }
             wakeup?.resume()
             if let removed, removed.peerID != localID {
-                logger.info("peer service withdrawn", metadata: ["instance": "\(name)"])
+                logger.info("peer service withdrawn", metadata: ["instance": "\(id)"])
             }
         case .advertised(let name):
             update(.running(advertisedAs: name))
@@ -193,7 +262,7 @@ final class DiscoveryCoordinator: Sendable {
     }
 
     /// Dials `name` and redials when the connection ends, for as long as it is advertised.
-    private func keepConnected(to name: String, dial: Dial, waitForDeparture: WaitForDeparture) async {
+    private func keepConnected(to name: DiscoveredService.ID, dial: Dial, waitForDeparture: WaitForDeparture) async {
         defer { _ = state.withLock { $0.dialing.remove(name) } }
         var backoff = makeBackoff()
         while !Task.isCancelled, let service = state.withLock({ $0.services[name] }) {
@@ -210,7 +279,7 @@ final class DiscoveryCoordinator: Sendable {
 
     /// Waits out a backoff delay, ending early when the service is updated or removed (a new address deserves a
     /// try at once) or discovery stops.
-    private func pause(_ delay: Duration, orUntilChanged name: String) async {
+    private func pause(_ delay: Duration, orUntilChanged name: DiscoveredService.ID) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: delay) }
             group.addTask {

@@ -23,12 +23,14 @@ extension Transceiver {
 
     /// Starts the configured backend: advertise the listener, browse the type. A missing daemon is not an error
     /// here: discovery reports it and keeps waiting for the daemon, and static peers work meanwhile.
-    func startDiscovery(_ settings: DiscoveryConfiguration, localID: PeerID, port: Int?) throws -> DiscoveryCoordinator {
+    func startDiscovery(
+        _ settings: DiscoveryConfiguration, localID: PeerID, port: Int?, network: NetworkMonitor?
+    ) throws -> DiscoveryCoordinator {
         let coordinator = DiscoveryCoordinator(
             backend: settings.backend.makeBackend(logger: logger),
             settings: .init(
                 configuration: settings, localID: localID, displayName: configuration.name, port: port,
-                requiresSecret: configuration.sharedSecret != nil
+                requiresSecret: configuration.sharedSecret != nil, network: network
             ),
             logger: logger
         )
@@ -57,6 +59,24 @@ extension Transceiver {
             metadata: ["instance": "\(service.instanceName)", "attempts": "\(failures.joined(separator: "; "))"]
         )
         return nil
+    }
+
+    /// Closes, on every network change, the connections whose local address is gone (an address changed, an
+    /// interface went away): nothing can travel on them any more, and the peer is dialled again at its new
+    /// address at once instead of after the heartbeat timeout.
+    func closeConnectionsOnLostAddresses(_ network: NetworkMonitor) async {
+        for await snapshot in network.changes() {
+            for connection in registry.connections {
+                guard let local = connection.channel.localAddress, local.protocol != .unix,
+                    let host = local.plainIPAddress, snapshot.interface(holding: host) == nil
+                else { continue }
+                logger.info(
+                    "local address gone; closing the connection that used it",
+                    metadata: ["address": "\(host)", "peer": "\(connection.peer?.name ?? "?")"])
+                connection.noteEnd(.transportFailed("this node's address \(host) went away (network change)"))
+                connection.channel.close(promise: nil)
+            }
+        }
     }
 
     /// Keeps a configured static peer connected for as long as the transceiver runs: dials, waits (without

@@ -75,6 +75,8 @@ public final class Transceiver: Service, Sendable {
         var localPeerID: PeerID?
         var listeningAddress: SocketAddress?
         var discovery: DiscoveryCoordinator?
+        /// Watches the interfaces while running, when discovery or an interface filter needs it.
+        var network: NetworkMonitor?
         /// The task `start()` launched.
         var runTask: Task<Void, any Error>?
     }
@@ -197,10 +199,14 @@ public final class Transceiver: Service, Sendable {
         try lifecycle.withLock { state throws(TransceiverError) in try state.machine.runBegins() }
         var listeners: [Listener] = []
         var discovery: DiscoveryCoordinator?
+        let network = configuration.discovery != nil || configuration.listenInterfaces != nil
+            ? NetworkMonitor(logger: logger) : nil
+        lifecycle.withLock { $0.network = network }
+        defer { network?.stop() }
         do {
             let localID = try configuration.identity.resolve()
             lifecycle.withLock { $0.localPeerID = localID }
-            let server = try await bindListener()
+            let server = try await bindListener(network: network)
             if let server { listeners.append(server) }
             if let control = try await bindControlSocket() { listeners.append(control) }
             lifecycle.withLock { $0.listeningAddress = server?.channel.localAddress }
@@ -213,7 +219,7 @@ public final class Transceiver: Service, Sendable {
                 ]
             )
             discovery = try configuration.discovery.map { settings in
-                try startDiscovery(settings, localID: localID, port: server?.channel.localAddress?.port)
+                try startDiscovery(settings, localID: localID, port: server?.channel.localAddress?.port, network: network)
             }
             let running = Running(jobs: jobsContinuation, listeners: listeners.map(\.channel), discovery: discovery)
             let action = lifecycle.withLock { state in
@@ -246,6 +252,9 @@ public final class Transceiver: Service, Sendable {
                         group.addTask { await self.acceptLoop(listener, jobs: jobsContinuation) }
                     }
                     group.addTask { await self.keepDialling(discovery: coordinator) }
+                    if let network {
+                        group.addTask { await self.closeConnectionsOnLostAddresses(network) }
+                    }
                     for await job in jobs {
                         if configuration.handlersRunOnEventLoop {
                             let executor = EventLoopTaskExecutor(job.channel.frames.channel.eventLoop)
@@ -263,6 +272,7 @@ public final class Transceiver: Service, Sendable {
         }
         let waiters = lifecycle.withLock { state in
             state.discovery = nil
+            state.network = nil
             return state.machine.drained()
         }
         registry.finish()
@@ -293,11 +303,14 @@ public final class Transceiver: Service, Sendable {
     /// A listener yields each accepted connection, or nil for one refused by ``ConnectionAdmission``.
     typealias Listener = NIOAsyncChannel<ConnectionChannel?, Never>
 
-    private func bindListener() async throws -> Listener? {
+    private func bindListener(network: NetworkMonitor?) async throws -> Listener? {
         guard let host = configuration.listenHost else { return nil }
         let configuration = self.configuration
         let setup = self.setup
         let admission = self.admission
+        let interfaceGate = configuration.listenInterfaces.flatMap { filter in
+            network.map { ListenInterfaceGate(filter: filter, network: $0, logger: logger) }
+        }
         do {
             return try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
@@ -306,6 +319,10 @@ public final class Transceiver: Service, Sendable {
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(host: host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
+                        if let interfaceGate, !interfaceGate.admits(channel) {
+                            channel.close(promise: nil)
+                            return nil
+                        }
                         guard let admitted = try admission.admit(channel) else { return nil }
                         return try setup.configure(
                             channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true,

@@ -65,6 +65,9 @@ public struct TransceiverConfiguration: Sendable {
     public var controlSocketPath: String?
     /// Avahi discovery: advertise, browse and auto-connect. `nil` turns discovery off.
     public var discovery: DiscoveryConfiguration?
+    /// The interfaces the TCP listener accepts connections on (loopback always): a connection that arrives on
+    /// another is closed at once, unanswered. nil: every interface. parleyd uses the same filter as discovery.
+    public var listenInterfaces: InterfaceFilter? = nil
     /// Peers to keep connected whatever discovery does (`host:port`): the fallback where multicast is blocked.
     public var staticPeers: [Endpoint]
     /// Capabilities announced in the handshake.

@@ -107,7 +107,7 @@ final class OriginalFramingTransport: DebuggerTransport {
             case .found(let service), .updated(let service):
                 state.withLock { $0.services[service.instanceName] = service }
                 onChange.yield()
-            case .removed(let name, _):
+            case .removed(let name, _, _):
                 state.withLock { _ = $0.services.removeValue(forKey: name) }
             case .daemonUnavailable(let reason):
                 logger.info("cannot discover the debugger: avahi-daemon is unavailable", metadata: ["reason": "\(reason)"])
