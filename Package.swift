@@ -81,6 +81,8 @@ let package = Package(
             providers: [.apt(["libavahi-client-dev"])]
         ),
         .target(name: "ParleyAvahi", dependencies: ["CAvahi", "ParleyDiscovery", logging], swiftSettings: strict),
+        // Registration in a unicast DNS zone by DNS UPDATE (nsupdate as a subprocess), for wide-area DNS-SD.
+        .target(name: "ParleyDNSUpdate", dependencies: ["ParleyDiscovery", logging], swiftSettings: strict),
         // parleyd's control protocol, shared by parleyd and parleyctl: the `@<target>/<Type>` routing prefix, the
         // `parley.control.*` requests and replies, the default control socket path.
         .target(name: "ParleyControl", dependencies: ["Parley"], swiftSettings: strict),
@@ -144,7 +146,7 @@ let package = Package(
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyHistory", "ParleyWeb", nioCore,
+                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyDNSUpdate", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyHistory", "ParleyWeb", nioCore,
                 nioPosix, logging, metrics, prometheus,
                 argumentParser,
                 serviceLifecycle, unixSignals,
@@ -196,7 +198,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDiscoveryTests",
-            dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
+            dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDNSUpdate", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

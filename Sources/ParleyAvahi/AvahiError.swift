@@ -43,6 +43,8 @@ public struct AvahiError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidProtocol = Code(rawValue: -28)
         public static let invalidFlags = Code(rawValue: -29)
         public static let notFound = Code(rawValue: -30)
+        /// The DNS server answered NXDOMAIN (wide-area browsing of a name that does not exist).
+        public static let dnsNXDomain = Code(rawValue: -38)
         public static let invalidConfig = Code(rawValue: -31)
         public static let versionMismatch = Code(rawValue: -32)
         public static let invalidServiceSubtype = Code(rawValue: -33)

@@ -61,6 +61,14 @@ final class AvahiSession {
         /// Whether this resolver asks for any address family (the fallback after a family-specific one failed).
         var anyFamily: Bool
     }
+    /// Wide-area browsing is one-shot in avahi 0.8: a unicast DNS lookup is sent once and never repeated, and
+    /// nothing is reported when a record goes away. So each wide-area scope is browsed again every
+    /// ``wideAreaRefresh``; a service the new round does not list is gone. (avahi answers a new round from its
+    /// cache while the PTR record's TTL runs, so a change is seen within that TTL plus one period.)
+    static let wideAreaRefresh: UInt32 = 10_000
+    private var wideAreaTimer: OpaquePointer?
+    /// Per wide-area scope, the services the current round has listed so far.
+    private var wideAreaRounds: [BrowseScope: Set<ServiceMergeState.ServiceKey>] = [:]
     private var resolvers: [ResolverKey: OpaquePointer] = [:]
     private var resolverInfo: [OpaquePointer: ResolverInfo] = [:]
     private var merge = ServiceMergeState()
@@ -160,6 +168,41 @@ final class AvahiSession {
         for scope in browsedScopes where browsers[scope] == nil {
             startBrowser(scope, client: client)
         }
+        scheduleWideAreaRound()
+    }
+
+    private func scheduleWideAreaRound() {
+        guard wideAreaTimer == nil, browsedScopes.contains(where: \.isWideArea) else { return }
+        wideAreaTimer = parley_avahi_timeout_new(pollAPI, Self.wideAreaRefresh, sessionWideAreaTimerCallback, userdata)
+    }
+
+    /// Browses every wide-area scope again (see ``wideAreaRefresh``).
+    fileprivate func wideAreaTimerFired() {
+        if let wideAreaTimer { parley_avahi_timeout_free(pollAPI, wideAreaTimer) }
+        wideAreaTimer = nil
+        guard clientIsRunning, let client else { return }
+        for scope in browsedScopes where scope.isWideArea {
+            if let browser = browsers.removeValue(forKey: scope) {
+                browserScopes[browser] = nil
+                avahi_service_browser_free(browser)
+            }
+            for (key, _) in resolvers where key.service.type == scope.type
+                && ServiceMergeState.sameDomain(key.service.domain, scope.domain)
+            {
+                freeResolver(key)
+            }
+            wideAreaRounds[scope] = []
+            startBrowser(scope, client: client)
+        }
+        scheduleWideAreaRound()
+    }
+
+    /// A wide-area round is complete: what it did not list is gone.
+    private func finishWideAreaRound(_ scope: BrowseScope) {
+        guard let listed = wideAreaRounds.removeValue(forKey: scope) else { return }
+        for key in merge.keys(ofType: scope.type, domain: scope.domain) where !listed.contains(key) {
+            emit(merge.removeAll(key))
+        }
     }
 
     private func daemonLost(reason: String) {
@@ -189,6 +232,9 @@ final class AvahiSession {
         for browser in browserScopes.keys { avahi_service_browser_free(browser) }
         browsers = [:]
         browserScopes = [:]
+        wideAreaRounds = [:]
+        if let wideAreaTimer { parley_avahi_timeout_free(pollAPI, wideAreaTimer) }
+        wideAreaTimer = nil
         if let group { avahi_entry_group_free(group) }
         group = nil
         published = nil
@@ -370,7 +416,10 @@ final class AvahiSession {
     func browse(_ scope: BrowseScope) {
         guard !browsedScopes.contains(scope) else { return }
         browsedScopes.append(scope)
-        if clientIsRunning, let client { startBrowser(scope, client: client) }
+        if clientIsRunning, let client {
+            startBrowser(scope, client: client)
+            scheduleWideAreaRound()
+        }
     }
 
     func stopBrowsing(_ scope: BrowseScope) {
@@ -410,26 +459,44 @@ final class AvahiSession {
         let type = scope.type
         switch event {
         case AVAHI_BROWSER_NEW, AVAHI_BROWSER_REMOVE:
-            guard let name, let domain, let family = Self.family(of: proto) else { return }
+            // Wide-area results come on no interface and no protocol: one slot, resolved for any address family.
+            guard let name, let domain, let family = Self.family(of: proto) ?? (scope.isWideArea ? .ipv4 : nil) else { return }
             let key = ResolverKey(
                 service: .init(instanceName: String(cString: name), type: type, domain: String(cString: domain)),
                 slot: .init(interfaceIndex: interface, family: family))
             if event == AVAHI_BROWSER_NEW {
+                wideAreaRounds[scope]?.insert(key.service)
                 merge.appeared(key.service, on: key.slot)
-                if resolvers[key] == nil { startResolver(key, anyFamily: false) }
+                if resolvers[key] == nil { startResolver(key, anyFamily: Self.family(of: proto) == nil) }
             } else {
                 freeResolver(key)
                 emit(merge.disappeared(key.service, on: key.slot))
             }
+        case AVAHI_BROWSER_ALL_FOR_NOW:
+            finishWideAreaRound(scope)
         case AVAHI_BROWSER_FAILURE:
             let client = avahi_service_browser_get_client(browser)
             let error = AvahiError(client.map { avahi_client_errno($0) } ?? -1, operation: "browsing")
+            if scope.isWideArea {
+                // An empty domain answers "not found" or NXDOMAIN: an empty round. An unreachable server says
+                // nothing about the services: keep them until a round succeeds.
+                if error.code == .notFound || error.code == .dnsNXDomain {
+                    finishWideAreaRound(scope)
+                } else {
+                    wideAreaRounds[scope] = nil
+                    logger.debug("wide-area browsing failed; will try again", metadata: ["domain": "\(scope.domain)", "error": "\(error)"])
+                }
+                browsers[scope] = nil
+                browserScopes[browser] = nil
+                avahi_service_browser_free(browser)
+                return
+            }
             logger.warning("browsing failed", metadata: ["type": "\(type)", "domain": "\(scope.domain)", "error": "\(error)"])
             browsers[scope] = nil
             browserScopes[browser] = nil
             avahi_service_browser_free(browser)
         default:
-            break  // ALL_FOR_NOW, CACHE_EXHAUSTED: nothing to report.
+            break  // CACHE_EXHAUSTED: nothing to report.
         }
     }
 
@@ -437,7 +504,9 @@ final class AvahiSession {
     /// together give both kinds of address); if that fails, for any family.
     private func startResolver(_ key: ResolverKey, anyFamily: Bool) {
         guard let client else { return }
-        let proto: AvahiProtocol = key.slot.family == .ipv4 ? PARLEY_AVAHI_PROTO_INET : PARLEY_AVAHI_PROTO_INET6
+        let proto: AvahiProtocol =
+            key.slot.interfaceIndex < 0 ? PARLEY_AVAHI_PROTO_UNSPEC  // wide-area: found on no interface or protocol
+            : key.slot.family == .ipv4 ? PARLEY_AVAHI_PROTO_INET : PARLEY_AVAHI_PROTO_INET6
         let resolver = avahi_service_resolver_new(
             client, key.slot.interfaceIndex, proto, key.service.instanceName, key.service.type.rawValue,
             key.service.domain, anyFamily ? PARLEY_AVAHI_PROTO_UNSPEC : proto, AvahiLookupFlags(0),
@@ -584,4 +653,8 @@ private let sessionResolverCallback: AvahiServiceResolverCallback = {
 
 private let sessionTimerCallback: AvahiTimeoutCallback = { _, userdata in
     AvahiSession.from(userdata).reconnectTimerFired()
+}
+
+private let sessionWideAreaTimerCallback: AvahiTimeoutCallback = { _, userdata in
+    AvahiSession.from(userdata).wideAreaTimerFired()
 }

@@ -82,6 +82,16 @@ struct ServiceMergeState {
         return events
     }
 
+    /// The services of `type` in `domain` (reported or not).
+    func keys(ofType type: ServiceType, domain: String) -> [ServiceKey] {
+        services.keys.filter { $0.type == type && Self.sameDomain($0.domain, domain) }
+    }
+
+    /// One service is gone from every slot.
+    mutating func removeAll(_ key: ServiceKey) -> [DiscoveryEvent] {
+        services.removeValue(forKey: key)?.reported != nil ? [key.removedEvent] : []
+    }
+
     /// Domain names compare without case and without a final dot.
     static func sameDomain(_ a: String, _ b: String) -> Bool {
         func canonical(_ name: String) -> String { (name.hasSuffix(".") ? String(name.dropLast()) : name).lowercased() }

@@ -7,6 +7,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case discovery
     case autoConnect
     case staticPeers
+    case browseDomains
+    case interfacesAllow
+    case interfacesDeny
+    case dnsUpdateDomain
+    case dnsUpdateServer
+    case dnsUpdateKeyFile
+    case dnsUpdateTTL
     case controlSocket
     case dataDirectory
     case maxFrameSize
@@ -77,6 +84,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .discovery: "true or false (on/off, yes/no, 1/0)"
         case .autoConnect: "all or none"
         case .staticPeers: "a list of host:port ([v6]:port for IPv6) endpoints, port 1-65535"
+        case .browseDomains: "a list of DNS domain names (office.example.org) to browse besides the link"
+        case .interfacesAllow: "a list of interface names or shell patterns (eth0, wl*); empty: every interface not denied"
+        case .interfacesDeny: "a list of interface names or shell patterns; default: docker*, br-*, veth*, virbr*, tun*, wg* and other virtual interfaces"
+        case .dnsUpdateDomain: "a DNS zone (parley.example.org) to register this node in by DNS UPDATE, or empty for none"
+        case .dnsUpdateServer: "HOST or HOST:PORT of the DNS server that accepts updates for dnsUpdateDomain (default: the zone's primary)"
+        case .dnsUpdateKeyFile: "an absolute path to a readable TSIG key file in BIND's format (tsig-keygen), required with dnsUpdateDomain"
+        case .dnsUpdateTTL: "an integer number of seconds from 1 to 86400: the registered records' time to live"
         case .controlSocket: "an absolute path of at most 107 bytes"
         case .dataDirectory: "an absolute path"
         case .maxFrameSize: "an integer number of bytes from \(DaemonConfiguration.maxFrameSizeRange.lowerBound) to \(DaemonConfiguration.maxFrameSizeRange.upperBound)"

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyDiscovery
 import Logging
 import Parley
 import ParleyControl
@@ -53,6 +54,11 @@ public struct ConfigurationLoader: Sendable {
         if configuration.memoryBudget != 0 && configuration.memoryBudget < 2 * configuration.maxFrameSize {
             throw .conflict(
                 "memoryBudget (\(configuration.memoryBudget) bytes, from \(configuration.sources[.memoryBudget] ?? .defaults)) must be at least twice maxFrameSize (\(configuration.maxFrameSize) bytes, from \(configuration.sources[.maxFrameSize] ?? .defaults)); raise the budget or lower maxFrameSize"
+            )
+        }
+        if let domain = configuration.dnsUpdateDomain, configuration.dnsUpdateKeyFile == nil {
+            throw .conflict(
+                "dnsUpdateDomain \(domain) (from \(configuration.sources[.dnsUpdateDomain] ?? .defaults)) needs dnsUpdateKeyFile: the DNS server accepts only updates signed with a TSIG key (make one with tsig-keygen and give its file)"
             )
         }
         return configuration
@@ -128,18 +134,7 @@ public struct ConfigurationLoader: Sendable {
             guard case .string(let text) = value, let policy = DaemonConfiguration.AutoConnect(rawValue: text.lowercased()) else { throw bad }
             configuration.autoConnect = policy
         case .staticPeers:
-            let texts: [String]
-            switch value {
-            case .list(let items):
-                texts = try items.map { item throws(ConfigurationError) in
-                    guard case .string(let text) = item else { throw bad }
-                    return text
-                }
-            case .string(let text):  // the environment's form: comma- or space-separated
-                texts = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-            default:
-                throw bad
-            }
+            let texts = try Self.list(value, bad: bad)
             var endpoints: [Endpoint] = []
             for text in texts {
                 guard let endpoint = Endpoint(text) else {
@@ -148,6 +143,33 @@ public struct ConfigurationLoader: Sendable {
                 endpoints.append(endpoint)
             }
             configuration.staticPeers = endpoints
+        case .browseDomains:
+            let domains = try Self.list(value, bad: bad)
+            guard domains.allSatisfy(Self.isDomainName) else { throw bad }
+            configuration.browseDomains = domains
+        case .interfacesAllow:
+            let patterns = try Self.list(value, bad: bad)
+            guard InterfaceFilter.invalidPattern(in: patterns) == nil else { throw bad }
+            configuration.interfaces.allow = patterns
+        case .interfacesDeny:
+            let patterns = try Self.list(value, bad: bad)
+            guard InterfaceFilter.invalidPattern(in: patterns) == nil else { throw bad }
+            configuration.interfaces.deny = patterns
+        case .dnsUpdateDomain:
+            guard case .string(let text) = value, text.isEmpty || Self.isDomainName(text) else { throw bad }
+            configuration.dnsUpdateDomain = text.isEmpty ? nil : text
+        case .dnsUpdateServer:
+            guard case .string(let text) = value, !text.isEmpty, !text.contains(" ") else { throw bad }
+            configuration.dnsUpdateServer = text
+        case .dnsUpdateKeyFile:
+            guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
+            // nsupdate sends the update unsigned when it cannot read the key: check it here, where it can be said.
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw .conflict("bad value for \(key): \(path) (from \(source)) does not exist or cannot be read; nsupdate would send the update unsigned. Give the TSIG key file tsig-keygen wrote")
+            }
+            configuration.dnsUpdateKeyFile = path
+        case .dnsUpdateTTL:
+            configuration.dnsUpdateTTL = try integer(in: 1...86400)
         case .controlSocket:
             guard case .string(let path) = value, path.hasPrefix("/"), path.utf8.count <= 107 else { throw bad }
             configuration.controlSocket = path
@@ -272,6 +294,31 @@ public struct ConfigurationLoader: Sendable {
     }
 
     /// A JSON integer, or text holding one (environment, flags).
+    /// A list: a JSON array of strings, or the environment's comma- or space-separated text.
+    private static func list(_ value: ConfigurationValue, bad: ConfigurationError) throws(ConfigurationError) -> [String] {
+        switch value {
+        case .list(let items):
+            return try items.map { item throws(ConfigurationError) in
+                guard case .string(let text) = item else { throw bad }
+                return text
+            }
+        case .string(let text):
+            return text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+        default:
+            throw bad
+        }
+    }
+
+    /// Letters, digits, hyphens and underscores in dot-separated labels of 1-63 bytes (a final dot allowed).
+    static func isDomainName(_ text: String) -> Bool {
+        let name = text.hasSuffix(".") ? String(text.dropLast()) : text
+        guard !name.isEmpty, name.utf8.count <= 253 else { return false }
+        return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+            (1...63).contains(label.utf8.count)
+                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        }
+    }
+
     private static func integer(_ value: ConfigurationValue) -> Int? {
         switch value {
         case .integer(let number): number

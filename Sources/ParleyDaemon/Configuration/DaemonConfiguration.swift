@@ -3,6 +3,8 @@ import Logging
 import Parley
 import ParleyAvahi
 import ParleyControl
+import ParleyDNSUpdate
+import ParleyDiscovery
 import ParleyDebugger
 import ParleyHistory
 
@@ -19,6 +21,15 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var discovery: Bool
     public var autoConnect: AutoConnect
     public var staticPeers: [Endpoint]
+    /// Unicast DNS domains browsed besides the link (wide-area DNS-SD).
+    public var browseDomains: [String] = []
+    /// The interfaces advertised on, browsed on and accepted on.
+    public var interfaces: InterfaceFilter = .standard
+    /// Registration in a DNS zone by DNS UPDATE; nil: none.
+    public var dnsUpdateDomain: String? = nil
+    public var dnsUpdateServer: String? = nil
+    public var dnsUpdateKeyFile: String? = nil
+    public var dnsUpdateTTL: Int = 30
     public var controlSocket: String
     public var dataDirectory: String
     public var maxFrameSize: Int
@@ -87,6 +98,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .discovery: discovery != other.discovery
             case .autoConnect: autoConnect != other.autoConnect
             case .staticPeers: staticPeers != other.staticPeers
+            case .browseDomains: browseDomains != other.browseDomains
+            case .interfacesAllow: interfaces.allow != other.interfaces.allow
+            case .interfacesDeny: interfaces.deny != other.interfaces.deny
+            case .dnsUpdateDomain: dnsUpdateDomain != other.dnsUpdateDomain
+            case .dnsUpdateServer: dnsUpdateServer != other.dnsUpdateServer
+            case .dnsUpdateKeyFile: dnsUpdateKeyFile != other.dnsUpdateKeyFile
+            case .dnsUpdateTTL: dnsUpdateTTL != other.dnsUpdateTTL
             case .controlSocket: controlSocket != other.controlSocket
             case .dataDirectory: dataDirectory != other.dataDirectory
             case .maxFrameSize: maxFrameSize != other.maxFrameSize
@@ -124,6 +142,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .discovery: String(discovery)
         case .autoConnect: autoConnect.rawValue
         case .staticPeers: staticPeers.isEmpty ? "[]" : staticPeers.map(\.description).joined(separator: ",")
+        case .browseDomains: browseDomains.isEmpty ? "[]" : browseDomains.joined(separator: ",")
+        case .interfacesAllow: interfaces.allow.isEmpty ? "[] (every interface not denied)" : interfaces.allow.joined(separator: ",")
+        case .interfacesDeny: interfaces.effectiveDeny.isEmpty ? "[]" : interfaces.effectiveDeny.joined(separator: ",")
+        case .dnsUpdateDomain: dnsUpdateDomain ?? "none"
+        case .dnsUpdateServer: dnsUpdateServer ?? "the zone's primary"
+        case .dnsUpdateKeyFile: dnsUpdateKeyFile ?? "none"
+        case .dnsUpdateTTL: String(dnsUpdateTTL)
         case .controlSocket: controlSocket
         case .dataDirectory: dataDirectory
         case .maxFrameSize: String(maxFrameSize)
@@ -179,10 +204,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
             controlSocketPath: controlSocket,
             discovery: discovery
                 ? DiscoveryConfiguration(
-                    backend: .avahi,
+                    backend: discoveryBackend,
                     serviceType: serviceType,
                     instanceName: name,
-                    autoConnect: autoConnect == .all ? .all : .none
+                    autoConnect: autoConnect == .all ? .all : .none,
+                    browseDomains: browseDomains,
+                    interfaces: interfaces
                 )
                 : nil,
             staticPeers: staticPeers,
@@ -195,7 +222,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
         configuration.memoryBudget = memoryBudget == 0 ? nil : memoryBudget
         configuration.maximumPendingConnections = maxPendingConnections == 0 ? nil : maxPendingConnections
         configuration.frameStallTimeout = frameStallTimeout == .zero ? nil : frameStallTimeout
+        configuration.listenInterfaces = interfaces
         return configuration
+    }
+
+    /// Avahi, registering in DNS as well when a zone is configured.
+    private var discoveryBackend: DiscoveryBackendFactory {
+        guard let dnsUpdateDomain, let dnsUpdateKeyFile else { return .avahi }
+        return DiscoveryBackendFactory.avahi.registering(
+            in: DNSUpdateSettings(
+                domain: dnsUpdateDomain, server: dnsUpdateServer, keyFile: dnsUpdateKeyFile, ttl: dnsUpdateTTL,
+                interfaces: interfaces, hostLabel: name))
     }
 }
 

@@ -1,0 +1,185 @@
+import Foundation
+import Logging
+import ParleyDiscovery
+import Synchronization
+
+/// Keeps this node's DNS-SD records registered in a unicast DNS zone: registers them when it advertises, sends
+/// them again every ``DNSUpdateSettings/refreshInterval`` and at once when the interfaces change (a new address),
+/// retries failures with a doubling delay (1 s up to 60 s), and removes them when it stops advertising.
+///
+/// The DNS work is done by `nsupdate` (Debian's bind9-dnsutils), run as a subprocess: it speaks DNS UPDATE and
+/// TSIG, and its error output (the server's answer: `REFUSED`, `NOTAUTH(BADSIG)`, a timeout) is logged as is.
+public final class DNSUpdateRegistrar: Sendable {
+    /// How one nsupdate run ended.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var status: Int32
+        /// What nsupdate wrote to standard error: the server's answer.
+        public var output: String
+        public var description: String {
+            let text = output.split(whereSeparator: \.isNewline).joined(separator: "; ")
+            return "nsupdate exited \(status): \(text.isEmpty ? "no output" : text)"
+        }
+    }
+
+    private struct State {
+        var advertisement: Advertisement?
+        var loop: Task<Void, Never>?
+        var registered = false
+    }
+
+    private let settings: DNSUpdateSettings
+    private let script: DNSUpdateScript
+    private let logger: Logger
+    private let network: NetworkMonitor
+    private let state = Mutex(State())
+
+    public init(settings: DNSUpdateSettings, logger: Logger) {
+        self.settings = settings
+        self.script = DNSUpdateScript(settings: settings)
+        self.logger = logger
+        self.network = NetworkMonitor(logger: logger)
+    }
+
+    /// Registers `advertisement` (replacing what was registered) and keeps it registered.
+    public func register(_ advertisement: Advertisement) {
+        let changes = network.changes()
+        let loop = Task { [self] in await keepRegistered(advertisement, changes: changes) }
+        let previous = state.withLock { state in
+            defer {
+                state.advertisement = advertisement
+                state.loop = loop
+            }
+            return state.loop
+        }
+        previous?.cancel()
+    }
+
+    /// Removes the records (waiting for the server's answer, a few seconds at most) and stops refreshing them.
+    public func deregister() {
+        let (advertisement, loop, registered) = state.withLock { state in
+            defer { state = State() }
+            return (state.advertisement, state.loop, state.registered)
+        }
+        loop?.cancel()
+        guard let advertisement else { return }
+        let result = Self.runBlocking(settings: settings, script: script.deregister(advertisement))
+        switch result {
+        case .success:
+            logger.info("DNS-SD records removed", metadata: ["domain": "\(settings.domain)", "instance": "\(advertisement.instanceName)"])
+        case .failure(let failure):
+            logger.log(
+                level: registered ? .warning : .debug, "cannot remove the DNS-SD records; they stay until removed by hand or re-registered",
+                metadata: ["domain": "\(settings.domain)", "error": "\(failure)"])
+        }
+    }
+
+    /// Stops watching the network; deregisters first if still registered.
+    public func stop() {
+        deregister()
+        network.stop()
+    }
+
+    private func addresses() -> [InterfaceAddress] {
+        network.current.usable(by: settings.interfaces).flatMap(\.addresses).filter { !$0.isLinkLocal }
+    }
+
+    private func keepRegistered(_ advertisement: Advertisement, changes: AsyncStream<NetworkSnapshot>) async {
+        var retry = Duration.seconds(1)
+        var registeredAddresses: [InterfaceAddress]?
+        let wakeups = WakeUps(changes)
+        while !Task.isCancelled {
+            let addresses = addresses()
+            let wait: Duration
+            switch await Self.run(settings: settings, script: script.register(advertisement, addresses: addresses)) {
+            case .success:
+                if registeredAddresses != addresses {
+                    logger.info(
+                        "registered in DNS",
+                        metadata: [
+                            "domain": "\(settings.domain)", "instance": "\(advertisement.instanceName)",
+                            "host": "\(script.hostName)", "addresses": "\(addresses.map(\.host).joined(separator: ","))",
+                        ])
+                }
+                registeredAddresses = addresses
+                state.withLock { $0.registered = true }
+                retry = .seconds(1)
+                wait = settings.refreshInterval
+            case .failure(let failure):
+                logger.warning(
+                    "DNS registration failed; retrying", metadata: ["domain": "\(settings.domain)", "error": "\(failure)", "retry-in": "\(retry)"])
+                registeredAddresses = nil
+                wait = retry
+                retry = min(retry * 2, .seconds(60))
+            }
+            // Until the refresh is due or the addresses change.
+            let current = registeredAddresses
+            await wakeups.next(within: wait) { [self] in self.addresses() != current }
+        }
+    }
+
+    private static func process(settings: DNSUpdateSettings) -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: settings.nsupdatePath)
+        // -t 5: overall timeout; -u 1 -r 2: UDP retries bounded to about 3 s when the server is silent.
+        process.arguments = ["-k", settings.keyFile, "-t", "5", "-u", "1", "-r", "2"]
+        let input = Pipe()
+        let errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        return (process, input, errors)
+    }
+
+    static func run(settings: DNSUpdateSettings, script: String) async -> Result<Void, Failure> {
+        let (process, input, errors) = Self.process(settings: settings)
+        return await withCheckedContinuation { continuation in
+            process.terminationHandler = { finished in
+                let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                continuation.resume(
+                    returning: finished.terminationStatus == 0
+                        ? .success(()) : .failure(Failure(status: finished.terminationStatus, output: output)))
+            }
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(returning: .failure(Failure(status: -1, output: "cannot run \(settings.nsupdatePath): \(error)")))
+                return
+            }
+            input.fileHandleForWriting.write(Data(script.utf8))
+            try? input.fileHandleForWriting.close()
+        }
+    }
+
+    static func runBlocking(settings: DNSUpdateSettings, script: String) -> Result<Void, Failure> {
+        let (process, input, errors) = Self.process(settings: settings)
+        do {
+            try process.run()
+        } catch {
+            return .failure(Failure(status: -1, output: "cannot run \(settings.nsupdatePath): \(error)"))
+        }
+        input.fileHandleForWriting.write(Data(script.utf8))
+        try? input.fileHandleForWriting.close()
+        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? .success(()) : .failure(Failure(status: process.terminationStatus, output: output))
+    }
+}
+
+/// Waits for a deadline or for a network change that matters, whichever comes first.
+private final class WakeUps: Sendable {
+    private let changes: AsyncStream<NetworkSnapshot>
+
+    init(_ changes: AsyncStream<NetworkSnapshot>) { self.changes = changes }
+
+    func next(within delay: Duration, until matters: @escaping @Sendable () -> Bool) async {
+        let changes = self.changes
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask {
+                for await _ in changes where matters() { return }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
