@@ -187,7 +187,7 @@ _parleyctl() {
 _parleyctl_browse() {
     repeating_flags=()
     non_repeating_flags=(--json --verbose --no-color --version -h --help)
-    repeating_options=()
+    repeating_options=(--domain)
     non_repeating_options=(--timeout --type --log-level)
     __parleyctl_offer_flags_options 0
 
@@ -197,6 +197,9 @@ _parleyctl_browse() {
         return
         ;;
     '--type')
+        return
+        ;;
+    '--domain')
         return
         ;;
     '--log-level')

@@ -23,7 +23,7 @@ function __parleyctl_parse_tokens -S
         __parleyctl_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'browse'
-            __parleyctl_parse_subcommand 0 'timeout=' 'type=' 'log-level=' 'json' 'verbose' 'no-color' 'version' 'h/help'
+            __parleyctl_parse_subcommand 0 'timeout=' 'type=' 'domain=+' 'log-level=' 'json' 'verbose' 'no-color' 'version' 'h/help'
         case 'send'
             __parleyctl_parse_subcommand 2 'direct' 'peer=+' 'no-discovery' 'service-type=' 'name=' 'secret-file=' 'log-level=' 'socket=' 'to=' 'wait-peer=' 'reply' 'reply-timeout=' 'output=' 'json' 'verbose' 'no-color' 'version' 'h/help'
         case 'listen'
@@ -151,6 +151,7 @@ complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional 
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_positional "parleyctl" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" timeout' -l 'timeout' -d 'Seconds to browse before printing.' -rfka ''
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" type' -l 'type' -d 'DNS-SD service type.' -rfka ''
+complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse"' -l 'domain' -d 'A unicast DNS domain to browse as well as the link (repeatable).' -rfka ''
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" log-level' -l 'log-level' -d 'Log level on standard error: trace, debug, info, notice, warning, error or critical.' -rfka ''
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" json' -l 'json' -d 'Print JSON, one object per line.'
 complete -c 'parleyctl' -n '__parleyctl_should_offer_completions_for_flags_or_options "parleyctl browse" verbose' -l 'verbose' -d 'On failure, also print the causes: protocol error codes, the peer, the underlying error.'

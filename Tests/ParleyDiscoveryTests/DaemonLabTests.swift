@@ -50,12 +50,16 @@ struct DaemonLabTests {
         /// both pipes are closed, which is when the process has ended.
         private let output = Observed(Output())
 
-        init(_ lab: NetnsLab, _ host: NetnsLab.Host, _ command: [String]) throws {
+        convenience init(_ lab: NetnsLab, _ host: NetnsLab.Host, _ command: [String]) throws {
+            try self.init(script: NetnsLab.script, lab: lab.name, host: host.rawValue, command)
+        }
+
+        /// A process inside host `host` of lab `lab` built by `script` (parley-netns.sh or parley-dns-lab.sh).
+        init(script: String, lab: String, host: String, _ command: [String]) throws {
             self.command = command
             // The shell prints its PID inside the host, then becomes the command (same PID).
             process = try Subprocess(
-                [NetnsLab.script, "exec", lab.name, host.rawValue, "sh", "-c", #"echo "lab-pid=$$" >&2; exec "$@""#, "sh"]
-                    + command
+                [script, "exec", lab, host, "sh", "-c", #"echo "lab-pid=$$" >&2; exec "$@""#, "sh"] + command
             )
             for (fd, isStdout) in [(process.stdoutFD, true), (process.stderrFD, false)] {
                 Thread.detachNewThread { [process, output] in

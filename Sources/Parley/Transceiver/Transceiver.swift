@@ -251,10 +251,7 @@ public final class Transceiver: Service, Sendable {
                     for listener in listening {
                         group.addTask { await self.acceptLoop(listener, jobs: jobsContinuation) }
                     }
-                    group.addTask { await self.keepDialling(discovery: coordinator) }
-                    if let network {
-                        group.addTask { await self.closeConnectionsOnLostAddresses(network) }
-                    }
+                    group.addTask { await self.keepDialling(discovery: coordinator, network: network) }
                     for await job in jobs {
                         if configuration.handlersRunOnEventLoop {
                             let executor = EventLoopTaskExecutor(job.channel.frames.channel.eventLoop)
@@ -282,8 +279,11 @@ public final class Transceiver: Service, Sendable {
 
     /// Dials what discovery finds and the static peers, and redials them, until the transceiver drains; then
     /// stops every dialling loop (one may be waiting out a backoff).
-    private func keepDialling(discovery: DiscoveryCoordinator?) async {
+    private func keepDialling(discovery: DiscoveryCoordinator?, network: NetworkMonitor?) async {
         await withDiscardingTaskGroup { group in
+            if let network {
+                group.addTask { await self.closeConnectionsOnLostAddresses(network) }
+            }
             if let discovery {
                 group.addTask {
                     await discovery.run(

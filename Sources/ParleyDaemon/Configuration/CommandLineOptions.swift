@@ -38,6 +38,27 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("A peer to keep connected (repeatable); replaces staticPeers.", valueName: "host:port"))
     public var staticPeer: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("A unicast DNS domain to browse besides the link (repeatable); replaces browseDomains.", valueName: "domain"))
+    public var browseDomain: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Use only interfaces matching this name or pattern (repeatable); replaces interfacesAllow.", valueName: "pattern"))
+    public var interfaceAllow: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Never use interfaces matching this name or pattern (repeatable); replaces interfacesDeny.", valueName: "pattern"))
+    public var interfaceDeny: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Register this node in this DNS zone by DNS UPDATE.", valueName: "domain"))
+    public var dnsUpdateDomain: String?
+
+    @Option(name: .long, help: ArgumentHelp("The DNS server accepting updates for the zone (default: its primary).", valueName: "host[:port]"))
+    public var dnsUpdateServer: String?
+
+    @Option(name: .long, help: ArgumentHelp("TSIG key file (tsig-keygen) signing the updates.", valueName: "file"))
+    public var dnsUpdateKeyFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Time to live of the registered records, in seconds.", valueName: "seconds"))
+    public var dnsUpdateTimeToLive: String?
+
     @Option(name: .long, help: ArgumentHelp("Control socket path.", valueName: "path"))
     public var controlSocket: String?
 
@@ -112,6 +133,13 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.discovery] = discovery.map(ConfigurationValue.bool)
         values[.autoConnect] = autoConnect.map(ConfigurationValue.string)
         if !staticPeer.isEmpty { values[.staticPeers] = .list(staticPeer.map(ConfigurationValue.string)) }
+        if !browseDomain.isEmpty { values[.browseDomains] = .list(browseDomain.map(ConfigurationValue.string)) }
+        if !interfaceAllow.isEmpty { values[.interfacesAllow] = .list(interfaceAllow.map(ConfigurationValue.string)) }
+        if !interfaceDeny.isEmpty { values[.interfacesDeny] = .list(interfaceDeny.map(ConfigurationValue.string)) }
+        values[.dnsUpdateDomain] = dnsUpdateDomain.map(ConfigurationValue.string)
+        values[.dnsUpdateServer] = dnsUpdateServer.map(ConfigurationValue.string)
+        values[.dnsUpdateKeyFile] = dnsUpdateKeyFile.map(ConfigurationValue.string)
+        values[.dnsUpdateTimeToLive] = dnsUpdateTimeToLive.map(ConfigurationValue.string)
         values[.controlSocket] = controlSocket.map(ConfigurationValue.string)
         values[.dataDirectory] = dataDirectory.map(ConfigurationValue.string)
         values[.maxFrameSize] = maxFrameSize.map(ConfigurationValue.string)

@@ -13,7 +13,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case dnsUpdateDomain
     case dnsUpdateServer
     case dnsUpdateKeyFile
-    case dnsUpdateTTL
+    case dnsUpdateTimeToLive
     case controlSocket
     case dataDirectory
     case maxFrameSize
@@ -55,6 +55,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     public var flag: String {
         switch self {
         case .staticPeers: "--static-peer"
+        case .browseDomains: "--browse-domain"
+        case .interfacesAllow: "--interface-allow"
+        case .interfacesDeny: "--interface-deny"
         case .discovery: "--[no-]discovery"
         case .allowOriginalFramingWithoutSecret: "--[no-]allow-original-framing-without-secret"
         default: "--" + words.joined(separator: "-")
@@ -90,7 +93,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .dnsUpdateDomain: "a DNS zone (parley.example.org) to register this node in by DNS UPDATE, or empty for none"
         case .dnsUpdateServer: "HOST or HOST:PORT of the DNS server that accepts updates for dnsUpdateDomain (default: the zone's primary)"
         case .dnsUpdateKeyFile: "an absolute path to a readable TSIG key file in BIND's format (tsig-keygen), required with dnsUpdateDomain"
-        case .dnsUpdateTTL: "an integer number of seconds from 1 to 86400: the registered records' time to live"
+        case .dnsUpdateTimeToLive: "an integer number of seconds from 1 to 86400: the registered records' time to live"
         case .controlSocket: "an absolute path of at most 107 bytes"
         case .dataDirectory: "an absolute path"
         case .maxFrameSize: "an integer number of bytes from \(DaemonConfiguration.maxFrameSizeRange.lowerBound) to \(DaemonConfiguration.maxFrameSizeRange.upperBound)"

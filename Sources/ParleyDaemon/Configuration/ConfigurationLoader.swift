@@ -168,8 +168,8 @@ public struct ConfigurationLoader: Sendable {
                 throw .conflict("bad value for \(key): \(path) (from \(source)) does not exist or cannot be read; nsupdate would send the update unsigned. Give the TSIG key file tsig-keygen wrote")
             }
             configuration.dnsUpdateKeyFile = path
-        case .dnsUpdateTTL:
-            configuration.dnsUpdateTTL = try integer(in: 1...86400)
+        case .dnsUpdateTimeToLive:
+            configuration.dnsUpdateTimeToLive = try integer(in: 1...86400)
         case .controlSocket:
             guard case .string(let path) = value, path.hasPrefix("/"), path.utf8.count <= 107 else { throw bad }
             configuration.controlSocket = path

@@ -29,7 +29,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var dnsUpdateDomain: String? = nil
     public var dnsUpdateServer: String? = nil
     public var dnsUpdateKeyFile: String? = nil
-    public var dnsUpdateTTL: Int = 30
+    public var dnsUpdateTimeToLive: Int = 30
     public var controlSocket: String
     public var dataDirectory: String
     public var maxFrameSize: Int
@@ -104,7 +104,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .dnsUpdateDomain: dnsUpdateDomain != other.dnsUpdateDomain
             case .dnsUpdateServer: dnsUpdateServer != other.dnsUpdateServer
             case .dnsUpdateKeyFile: dnsUpdateKeyFile != other.dnsUpdateKeyFile
-            case .dnsUpdateTTL: dnsUpdateTTL != other.dnsUpdateTTL
+            case .dnsUpdateTimeToLive: dnsUpdateTimeToLive != other.dnsUpdateTimeToLive
             case .controlSocket: controlSocket != other.controlSocket
             case .dataDirectory: dataDirectory != other.dataDirectory
             case .maxFrameSize: maxFrameSize != other.maxFrameSize
@@ -148,7 +148,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .dnsUpdateDomain: dnsUpdateDomain ?? "none"
         case .dnsUpdateServer: dnsUpdateServer ?? "the zone's primary"
         case .dnsUpdateKeyFile: dnsUpdateKeyFile ?? "none"
-        case .dnsUpdateTTL: String(dnsUpdateTTL)
+        case .dnsUpdateTimeToLive: String(dnsUpdateTimeToLive)
         case .controlSocket: controlSocket
         case .dataDirectory: dataDirectory
         case .maxFrameSize: String(maxFrameSize)
@@ -231,7 +231,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         guard let dnsUpdateDomain, let dnsUpdateKeyFile else { return .avahi }
         return DiscoveryBackendFactory.avahi.registering(
             in: DNSUpdateSettings(
-                domain: dnsUpdateDomain, server: dnsUpdateServer, keyFile: dnsUpdateKeyFile, ttl: dnsUpdateTTL,
+                domain: dnsUpdateDomain, server: dnsUpdateServer, keyFile: dnsUpdateKeyFile, ttl: dnsUpdateTimeToLive,
                 interfaces: interfaces, hostLabel: name))
     }
 }
