@@ -186,11 +186,7 @@ final class AvahiSession {
                 browserScopes[browser] = nil
                 avahi_service_browser_free(browser)
             }
-            for (key, _) in resolvers where key.service.type == scope.type
-                && ServiceMergeState.sameDomain(key.service.domain, scope.domain)
-            {
-                freeResolver(key)
-            }
+            freeResolvers(of: scope)
             wideAreaRounds[scope] = []
             startBrowser(scope, client: client)
         }
@@ -428,13 +424,15 @@ final class AvahiSession {
             browserScopes[browser] = nil
             avahi_service_browser_free(browser)
         }
-        for (key, resolver) in resolvers
-        where key.service.type == scope.type && ServiceMergeState.sameDomain(key.service.domain, scope.domain) {
-            resolvers[key] = nil
-            resolverInfo[resolver] = nil
-            avahi_service_resolver_free(resolver)
-        }
+        freeResolvers(of: scope)
         emit(merge.removeAll(ofType: scope.type, domain: scope.domain))
+    }
+
+    private func freeResolvers(of scope: BrowseScope) {
+        for key in resolvers.keys
+        where key.service.type == scope.type && ServiceMergeState.sameDomain(key.service.domain, scope.domain) {
+            freeResolver(key)
+        }
     }
 
     private func startBrowser(_ scope: BrowseScope, client: OpaquePointer) {

@@ -117,41 +117,25 @@ public final class DNSUpdateRegistrar: Sendable {
         }
     }
 
-    private static func process(settings: DNSUpdateSettings) -> (Process, Pipe, Pipe) {
+    /// Runs nsupdate on a thread of its own (it blocks for up to its timeouts, a few seconds): the cooperative pool
+    /// is not held up.
+    static func run(settings: DNSUpdateSettings, script: String) async -> Result<Void, Failure> {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: runBlocking(settings: settings, script: script)) }
+        }
+    }
+
+    /// Feeds `script` to nsupdate and waits for its answer. -t 5: overall timeout; -u 1 -r 2: UDP retries bounded
+    /// to about 3 s when the server is silent.
+    static func runBlocking(settings: DNSUpdateSettings, script: String) -> Result<Void, Failure> {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: settings.nsupdatePath)
-        // -t 5: overall timeout; -u 1 -r 2: UDP retries bounded to about 3 s when the server is silent.
         process.arguments = ["-k", settings.keyFile, "-t", "5", "-u", "1", "-r", "2"]
         let input = Pipe()
         let errors = Pipe()
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
-        return (process, input, errors)
-    }
-
-    static func run(settings: DNSUpdateSettings, script: String) async -> Result<Void, Failure> {
-        let (process, input, errors) = Self.process(settings: settings)
-        return await withCheckedContinuation { continuation in
-            process.terminationHandler = { finished in
-                let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                continuation.resume(
-                    returning: finished.terminationStatus == 0
-                        ? .success(()) : .failure(Failure(status: finished.terminationStatus, output: output)))
-            }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(returning: .failure(Failure(status: -1, output: "cannot run \(settings.nsupdatePath): \(error)")))
-                return
-            }
-            input.fileHandleForWriting.write(Data(script.utf8))
-            try? input.fileHandleForWriting.close()
-        }
-    }
-
-    static func runBlocking(settings: DNSUpdateSettings, script: String) -> Result<Void, Failure> {
-        let (process, input, errors) = Self.process(settings: settings)
         do {
             try process.run()
         } catch {

@@ -65,16 +65,17 @@ struct DiscoveryCoordinatorTests {
     }
 
     static func coordinator(
-        _ backend: ScriptedBackend, advertise: Bool = true, backoff: Duration = .seconds(3600)
+        _ backend: ScriptedBackend, advertise: Bool = true, backoff: Duration = .seconds(3600), domains: [String] = [],
+        interfaces: InterfaceFilter = .standard, requiresSecret: Bool = true
     ) -> DiscoveryCoordinator {
         DiscoveryCoordinator(
             backend: backend,
             settings: .init(
                 configuration: DiscoveryConfiguration(
                     backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk",
-                    advertise: advertise
+                    advertise: advertise, browseDomains: domains, interfaces: interfaces
                 ),
-                localID: me, displayName: "desk", port: 7206, requiresSecret: true
+                localID: me, displayName: "desk", port: 7206, requiresSecret: requiresSecret
             ),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
             // An hour: a dial retried before that was woken by an event, not by the clock.
@@ -186,21 +187,6 @@ struct DiscoveryCoordinatorTests {
         browsing.stop()
         await running.value
         await runningOther.value
-    }
-
-    static func coordinator(_ backend: ScriptedBackend, domains: [String], interfaces: InterfaceFilter = .standard) -> DiscoveryCoordinator {
-        DiscoveryCoordinator(
-            backend: backend,
-            settings: .init(
-                configuration: DiscoveryConfiguration(
-                    backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk",
-                    browseDomains: domains, interfaces: interfaces
-                ),
-                localID: me, displayName: "desk", port: 7206, requiresSecret: false
-            ),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
-            makeBackoff: { Backoff(initial: .seconds(3600), maximum: .seconds(3600), jitter: { 1 }) }
-        )
     }
 
     static func address(_ host: String, on interface: String, index: Int32) -> ResolvedAddress {

@@ -66,6 +66,8 @@ KEY_NAME=parley-update
 
 die() { echo "parley-dns-lab: $*" >&2; exit 1; }
 
+. "$(dirname "$0")/lab-host.sh"
+
 need_lab() {
     [ -n "${1:-}" ] || die "missing lab name"
     case "$1" in *[!A-Za-z0-9-]*) die "bad lab name '$1'";; esac
@@ -91,24 +93,6 @@ net_of() { # HOST -> 1 for a, 2 for b
 
 router_addr() { # LAB HOST -> the router's address on HOST's subnet
     echo "10.$(subnet_octet "$1").$(net_of "$2").1"
-}
-
-host_pid() { # LAB HOST -> PID of the host's first process, as seen from this machine
-    f="$STATE_ROOT/$1/$2.pid"
-    [ -s "$f" ] || die "host $2 of lab $1 is not running"
-    cat "$f"
-}
-
-start_time() { # PID -> its start time in clock ticks since boot (field 22 of /proc/PID/stat), empty if gone
-    sed -n 's/^.*) [^ ]* \([^ ]* \)\{18\}\([0-9]*\).*/\2/p' "/proc/$1/stat" 2>/dev/null || true
-}
-
-in_host() { # LAB HOST CMD...
-    lab=$1; h=$2; shift 2
-    pid=$(host_pid "$lab" "$h")
-    exec_env="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    # A D-Bus address from outside would point the command at another host's bus: each host uses its own.
-    nsenter --target "$pid" --net --mount --uts --pid --wd=/ -- env -u DBUS_SYSTEM_BUS_ADDRESS "$exec_env" "$@"
 }
 
 host_addr() { # LAB HOST -> the host's IPv4 address on its interface
@@ -224,15 +208,7 @@ start_host() { # LAB HOST NAME RESOLV-NAMESERVER DBUS(0|1)
 
 avahi_start() { # LAB HOST
     avahi_config | in_host "$1" "$2" sh -c 'cat > /run/parley-avahi.conf'
-    in_host "$1" "$2" sh -c \
-        'exec avahi-daemon --daemonize --no-chroot --no-drop-root --no-rlimits -f /run/parley-avahi.conf \
-            </dev/null >>/run/parley-avahi.log 2>&1' \
-        || die "avahi-daemon did not start on host $2"
-    i=0
-    until in_host "$1" "$2" avahi-daemon --check 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 50 ] || die "avahi-daemon on host $2 is not running after 5 s"
-        sleep 0.1
-    done
+    avahi_launch "$1" "$2"
 }
 
 named_start() { # LAB
@@ -398,29 +374,14 @@ readdress)
     ;;
 down)
     need_lab "${1:-}"; lab=$1
-    for h in r a b; do
-        f="$STATE_ROOT/$lab/$h.pid"
-        if [ -s "$f" ]; then
-            pid=$(cat "$f")
-            # PID 1 of the host's PID namespace: killing it kills every process of the host (named, avahi, ...).
-            kill -KILL "$pid" 2>/dev/null || true
-            i=0
-            while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
-        fi
-        ip netns del "$lab-$h" 2>/dev/null || true
-    done
+    for h in r a b; do kill_host "$lab" "$h"; done
     rm -rf "${STATE_ROOT:?}/$lab"
     ;;
 list)
     ls "$STATE_ROOT" 2>/dev/null || true
     ;;
 sweep)
-    for dir in "$STATE_ROOT"/*/; do
-        [ -f "$dir/owner" ] || continue
-        read -r pid started < "$dir/owner" || continue
-        [ -n "$pid" ] && [ "$(start_time "$pid")" = "${started:-}" ] && continue
-        "$0" down "$(basename "$dir")"
-    done
+    sweep_labs "$0"
     ;;
 *)
     sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'

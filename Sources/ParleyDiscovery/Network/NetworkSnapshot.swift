@@ -115,9 +115,6 @@ public struct NetworkSnapshot: Sendable, Hashable {
         interfaces.first { $0.name == name }
     }
 
-    /// Every address of every interface, as "host" strings.
-    public var allHosts: Set<String> { Set(interfaces.flatMap { $0.addresses.map(\.host) }) }
-
     /// The up interfaces `filter` admits, without loopback: where to advertise.
     public func usable(by filter: InterfaceFilter) -> [NetworkInterface] {
         interfaces.filter { $0.isUp && !$0.isLoopback && filter.admits($0.name) }

@@ -1,0 +1,55 @@
+# Sourced by parley-netns.sh and parley-dns-lab.sh: what both labs do with a "host" (a network namespace plus a
+# process tree in its own mount, UTS and PID namespaces whose first process's PID is kept in $STATE_ROOT/LAB/HOST.pid).
+# The sourcing script sets STATE_ROOT and defines die().
+
+host_pid() { # LAB HOST -> PID of the host's first process, as seen from this machine
+    f="$STATE_ROOT/$1/$2.pid"
+    [ -s "$f" ] || die "host $2 of lab $1 is not running"
+    cat "$f"
+}
+
+start_time() { # PID -> its start time in clock ticks since boot (field 22 of /proc/PID/stat), empty if gone
+    sed -n 's/^.*) [^ ]* \([^ ]* \)\{18\}\([0-9]*\).*/\2/p' "/proc/$1/stat" 2>/dev/null || true
+}
+
+in_host() { # LAB HOST CMD...
+    lab=$1; h=$2; shift 2
+    pid=$(host_pid "$lab" "$h")
+    exec_env="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    # A D-Bus address from outside would point the command at another host's bus: each host uses its own.
+    nsenter --target "$pid" --net --mount --uts --pid --wd=/ -- env -u DBUS_SYSTEM_BUS_ADDRESS "$exec_env" "$@"
+}
+
+avahi_launch() { # LAB HOST: start avahi-daemon with /run/parley-avahi.conf and wait until it runs
+    # Its output goes to a file in the host's /run: a daemon holding our stdout open would stall whoever reads it.
+    in_host "$1" "$2" sh -c \
+        'exec avahi-daemon --daemonize --no-chroot --no-drop-root --no-rlimits -f /run/parley-avahi.conf \
+            </dev/null >>/run/parley-avahi.log 2>&1' \
+        || die "avahi-daemon did not start on host $2"
+    i=0
+    until in_host "$1" "$2" avahi-daemon --check 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 50 ] || die "avahi-daemon on host $2 is not running after 5 s"
+        sleep 0.1
+    done
+}
+
+kill_host() { # LAB HOST: kill the host's first process (PID 1 of its PID namespace: every process of the host
+              # dies with it) and delete its network namespace
+    f="$STATE_ROOT/$1/$2.pid"
+    if [ -s "$f" ]; then
+        pid=$(cat "$f")
+        kill -KILL "$pid" 2>/dev/null || true
+        i=0
+        while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+    fi
+    ip netns del "$1-$2" 2>/dev/null || true
+}
+
+sweep_labs() { # SCRIPT: take down (SCRIPT down LAB) every lab whose owner process has ended
+    for dir in "$STATE_ROOT"/*/; do
+        [ -f "$dir/owner" ] || continue
+        read -r pid started < "$dir/owner" || continue
+        [ -n "$pid" ] && [ "$(start_time "$pid")" = "${started:-}" ] && continue
+        "$1" down "$(basename "$dir")"
+    done
+}
