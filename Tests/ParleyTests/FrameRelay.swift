@@ -30,9 +30,12 @@ final class FrameRelay: Sendable {
 
     var port: Int { server.withLock { $0!.localAddress!.port! } }
 
-    static func start(to target: Int, tamper: @escaping Tamper = { _, _, frame in [frame] }) async throws -> FrameRelay {
+    static func start(
+        to target: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        tamper: @escaping Tamper = { _, _, frame in [frame] }
+    ) async throws -> FrameRelay {
         let relay = FrameRelay(target: target, tamper: tamper)
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ServerBootstrap(group: group)
             // The dialer's bytes are read only once the connection to the target is up.
             .childChannelOption(.autoRead, value: false)
             .childChannelInitializer { dialerSide in
