@@ -155,7 +155,7 @@ let package = Package(
         ),
         .executableTarget(name: "Parleyd", dependencies: ["ParleyDaemon"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
-        .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, logging], swiftSettings: strict),
+        .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, nioPosix, logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyTestPeer",
             dependencies: ["Parley", "ParleyAvahi", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],

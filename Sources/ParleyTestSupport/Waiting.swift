@@ -38,7 +38,8 @@ public struct TestTimeout: Error, CustomStringConvertible {
 public func withDeadline<T: Sendable>(
     _ timeout: Duration, what: String, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
+    StallWatch.startIfRequested()
+    return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
             try? await Task.sleep(for: timeout)
@@ -52,6 +53,7 @@ public func withDeadline<T: Sendable>(
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
 public func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async -> Bool {
+    StallWatch.startIfRequested()
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if await condition() { return true }

@@ -27,7 +27,7 @@ final class RawConnection: Sendable {
                 }
             }
         if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
-        let channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
+        let channel = try await bootstrap.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: port)).get()
         channel.closeFuture.whenComplete { _ in received.noteClosed() }
         return RawConnection(channel: channel, received: received)
     }

@@ -43,7 +43,7 @@ final class FrameRelay: Sendable {
                     try dialerSide.pipeline.syncOperations.addHandler(Pipe(relay, .toAcceptor))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(to: try SocketAddress(ipAddress: "127.0.0.1", port: 0)).get()
         relay.server.withLock { $0 = channel }
         return relay
     }
@@ -83,7 +83,7 @@ final class FrameRelay: Sendable {
                         try acceptorSide.pipeline.syncOperations.addHandler(Pipe(relay, .toDialer, partner: dialerSide))
                     }
                 }
-                .connect(host: "127.0.0.1", port: relay.target)
+                .connect(to: try! SocketAddress(ipAddress: "127.0.0.1", port: relay.target))  // a literal address: cannot fail
                 .whenComplete { result in
                     switch result {
                     case .success(let acceptorSide):

@@ -200,7 +200,7 @@ public final class Transceiver: Service, Sendable {
         var listeners: [Listener] = []
         var discovery: DiscoveryCoordinator?
         let network = configuration.discovery != nil || configuration.listenInterfaces != nil
-            ? NetworkMonitor(logger: logger) : nil
+            ? await NetworkMonitor.started(logger: logger) : nil
         lifecycle.withLock { $0.network = network }
         defer { network?.stop() }
         do {
@@ -282,7 +282,7 @@ public final class Transceiver: Service, Sendable {
     private func keepDialling(discovery: DiscoveryCoordinator?, network: NetworkMonitor?) async {
         await withDiscardingTaskGroup { group in
             if let network {
-                group.addTask { await self.closeConnectionsOnLostAddresses(network) }
+                group.addTask { await self.closeConnectionsOnNetworkLoss(network) }
             }
             if let discovery {
                 group.addTask {
@@ -312,12 +312,13 @@ public final class Transceiver: Service, Sendable {
             network.map { ListenInterfaceGate(filter: filter, network: $0, logger: logger) }
         }
         do {
+            let address = try await SocketAddress.resolving(host, port: configuration.port)
             return try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .bind(host: host, port: configuration.port) { channel in
+                .bind(to: address) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
                         if let interfaceGate, !interfaceGate.admits(channel) {
                             channel.close(promise: nil)
@@ -432,7 +433,7 @@ public final class Transceiver: Service, Sendable {
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .connectTimeout(TimeAmount(configuration.handshakeTimeout))
-                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                .connect(to: endpoint) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try setup.configure(channel, role: .dialer, sharedSecret: configuration.sharedSecret)
                     }

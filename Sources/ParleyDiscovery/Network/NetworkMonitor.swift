@@ -36,6 +36,13 @@ public final class NetworkMonitor: Sendable {
 
     deinit { stop() }
 
+    /// A monitor whose first snapshot was read off Swift's cooperative pool (see ``kernelNetworkCall(_:)``):
+    /// what async code should use instead of `init`.
+    public static func started(logger: Logger) async -> NetworkMonitor {
+        // Nothing in init throws.
+        try! await kernelNetworkCall { NetworkMonitor(logger: logger) }
+    }
+
     /// The interfaces as last read.
     public var current: NetworkSnapshot { state.withLock { $0.current } }
 

@@ -174,7 +174,7 @@ final class OriginalFramingTransport: DebuggerTransport {
         return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(5))
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connect(host: endpoint.host, port: endpoint.port) { channel in
+            .connect(to: endpoint) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: maximum)))
