@@ -27,7 +27,7 @@ guard let mode = arguments.first else {
 }
 
 LoggingSystem.bootstrap { label in
-    var handler = StreamLogHandler.standardError(label: label)
+    var handler = StreamLogHandler.standardError(label: "parley-test-peer[\(getpid())] \(label)")
     handler.logLevel = ProcessInfo.processInfo.environment["PARLEY_TEST_PEER_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
     return handler
 }

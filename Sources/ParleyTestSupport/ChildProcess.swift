@@ -6,7 +6,7 @@ import Synchronization
 /// tasks waiting for something in it woken as soon as it shows up (``Observed``).
 public final class OutputCollector: Sendable {
     /// Give `pipe.fileHandleForWriting` to the child (and close it here once the child runs).
-    public let pipe = Pipe()
+    public let pipe = Pipe.forChild()
     private let output = Observed("")
 
     public init() {
@@ -182,11 +182,36 @@ extension Process {
             var empty = sigset_t()
             sigemptyset(&empty)
             pthread_sigmask(SIG_SETMASK, &empty, nil)
-            let result = Result { try process.run() }
+            let result = Result { try withSpawnLock { try process.run() } }
             outcome.withLock { $0 = result }
             done.signal()
         }
         done.wait()
         try outcome.withLock { $0 }?.get()
+    }
+}
+
+/// Holds every spawn of this test process, one at a time. Foundation's `Process.run()` lists the open descriptors
+/// and closes them in the child, but descriptors another thread opens in the meantime (a second `run()`'s
+/// socket pair, which tells Foundation its child has exited) leak into the child. A long-lived child that holds
+/// another child's copy keeps Foundation from ever noticing that child's exit: a parleyd that stopped at once was
+/// reported still running after SIGTERM, in full test runs only.
+public func withSpawnLock<T>(_ body: () throws -> T) rethrows -> T {
+    try spawnLock.withLock { _ in try body() }
+}
+
+private let spawnLock = Mutex(())
+
+extension Pipe {
+    /// A pipe for a child's standard input or output: made under the spawn lock and close-on-exec at both ends
+    /// (a child gets its end through dup2, which clears the flag), so that no other child inherits it.
+    public static func forChild() -> Pipe {
+        withSpawnLock {
+            let pipe = Pipe()
+            for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+                _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+            }
+            return pipe
+        }
     }
 }

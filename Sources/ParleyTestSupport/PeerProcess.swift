@@ -26,7 +26,12 @@ public final class PeerProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
-        let pipe = Pipe()
+        // The child's log goes to this process's standard error: at info, a test that fails on the connection
+        // shows why the child ended it.
+        var environment = ProcessInfo.processInfo.environment
+        if environment["PARLEY_TEST_PEER_LOG"] == nil { environment["PARLEY_TEST_PEER_LOG"] = "info" }
+        process.environment = environment
+        let pipe = Pipe.forChild()
         process.standardOutput = pipe
         try process.runWithDefaultSignalMask()
         self.process = process

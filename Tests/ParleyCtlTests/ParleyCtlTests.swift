@@ -106,9 +106,9 @@ struct ParleyCtlTests {
     func closedStandardOutput() async throws {
         let listr = try await Listr()
         // The read end is closed before parleyctl starts: its first write to standard output fails, every time.
-        let output = Pipe()
+        let output = Pipe.forChild()
         try output.fileHandleForReading.close()
-        let errors = Pipe()
+        let errors = Pipe.forChild()
         let process = Process()
         process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("parleyctl")
         process.arguments = ["send", "ListItemsCommand", "--reply"] + listr.peer
@@ -116,7 +116,7 @@ struct ParleyCtlTests {
         process.standardError = errors
         let exited = AsyncStream<Int32>.makeStream()
         process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
-        try process.run()
+        try process.runWithDefaultSignalMask()
         try output.fileHandleForWriting.close()
         var statuses = exited.stream.makeAsyncIterator()
         let status = await statuses.next()

@@ -14,10 +14,10 @@ struct InstallTests {
             process.executableURL = repository.appendingPathComponent("scripts/install")
             process.arguments = arguments
             process.environment = ["DESTDIR": destdir, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
-            let pipe = Pipe()
+            let pipe = Pipe.forChild()
             process.standardOutput = pipe
             process.standardError = pipe
-            try process.run()
+            try process.runWithDefaultSignalMask()
             let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             return (process.terminationStatus, output)

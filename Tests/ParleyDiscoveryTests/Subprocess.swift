@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ParleyTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -28,47 +29,64 @@ final class Subprocess: Sendable {
 
     /// Starts `command` (command[0] is a path). With `mergeStderr`, stderr goes to the stdout pipe.
     init(_ command: [String], environment: [String: String]? = nil, mergeStderr: Bool = false) throws {
-        func makePipe() throws -> (read: Int32, write: Int32) {
-            var fds: [Int32] = [-1, -1]
-            // (pipe2 is not imported; the window before FD_CLOEXEC only matters if another thread spawns meanwhile.)
-            guard pipe(&fds) == 0 else { throw SpawnFailed(command: command, errno: errno) }
-            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            return (fds[0], fds[1])
-        }
-        let input = try makePipe()
-        let output = try makePipe()
-        let errors = mergeStderr ? output : try makePipe()
+        // Pipes made and the child spawned under the test process's spawn lock, so that no other spawn in
+        // between sees these descriptors before they are close-on-exec (see withSpawnLock).
+        let (pid, input, output, errors) = try withSpawnLock { () throws -> (pid_t, (read: Int32, write: Int32), (read: Int32, write: Int32), (read: Int32, write: Int32)) in
+            func makePipe() throws -> (read: Int32, write: Int32) {
+                var fds: [Int32] = [-1, -1]
+                // (pipe2 is not imported; the window before FD_CLOEXEC only matters if another thread spawns meanwhile.)
+                guard pipe(&fds) == 0 else { throw SpawnFailed(command: command, errno: errno) }
+                for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+                return (fds[0], fds[1])
+            }
+            let input = try makePipe()
+            let output = try makePipe()
+            let errors = mergeStderr ? output : try makePipe()
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input.read, 0)
-        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, input.read, 0)
+            posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+            posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+            // Nothing else of this process reaches the child (sockets, other children's pipes): see closeFrom.
+            Self.closeFrom(3, in: &actions)
 
-        // Children never inherit the bus address the in-process test sets for itself.
-        let environment = environment ?? ProcessInfo.processInfo.environment.filter { $0.key != "DBUS_SYSTEM_BUS_ADDRESS" }
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
-        close(input.read)
-        close(output.write)
-        if !mergeStderr { close(errors.write) }
-        guard result == 0 else {
-            close(input.write)
-            close(output.read)
-            if !mergeStderr { close(errors.read) }
-            throw SpawnFailed(command: command, errno: result)
+            // Children never inherit the bus address the in-process test sets for itself.
+            let environment = environment ?? ProcessInfo.processInfo.environment.filter { $0.key != "DBUS_SYSTEM_BUS_ADDRESS" }
+            let argv = command.map { strdup($0) } + [nil]
+            let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer {
+                for pointer in argv { free(pointer) }
+                for pointer in envp { free(pointer) }
+            }
+            var pid: pid_t = 0
+            let result = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
+            close(input.read)
+            close(output.write)
+            if !mergeStderr { close(errors.write) }
+            guard result == 0 else {
+                close(input.write)
+                close(output.read)
+                if !mergeStderr { close(errors.read) }
+                throw SpawnFailed(command: command, errno: result)
+            }
+            return (pid, input, output, errors)
         }
         self.pid = pid
         self.stdinFD = Mutex(input.write)
         self.stdoutFD = output.read
         self.stderrFD = mergeStderr ? -1 : errors.read
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+; not in Swift's Glibc module, hence dlsym): the
+    /// child closes every descriptor from `lowest` on. Without it a lab script, and the daemons it leaves running,
+    /// inherited whatever this test process had open that was not close-on-exec, such as a parleyd's output pipe,
+    /// whose end the test then never saw.
+    private static func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) {
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return }
+        _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
     }
 
     deinit {
