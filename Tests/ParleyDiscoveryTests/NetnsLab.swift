@@ -13,6 +13,8 @@ final class NetnsLab: Sendable {
 
     struct Options: Sendable {
         var ipv6Only = false
+        /// No IPv6 at all on the veth (not even link-local): IPv4 is the only way between the hosts.
+        var ipv4Only = false
         var avahi = true
     }
 
@@ -81,6 +83,7 @@ final class NetnsLab: Sendable {
         let lab = NetnsLab(name: "pd\(String(getpid(), radix: 36))x\(number)")
         var arguments = [script, "up", lab.name, "--owner", String(getpid())]
         if options.ipv6Only { arguments.append("--ipv6-only") }
+        if options.ipv4Only { arguments.append("--ipv4-only") }
         if !options.avahi { arguments.append("--no-avahi") }
         do {
             try await check(arguments)
@@ -101,6 +104,17 @@ final class NetnsLab: Sendable {
 
     func avahi(_ host: Host, _ action: String) async throws {
         try await Self.check([Self.script, "avahi", name, host.rawValue, action])
+    }
+
+    /// Takes host `host`'s veth down or brings it up (`state`: "down" or "up"); the other end loses or regains
+    /// its carrier.
+    func link(_ host: Host, _ state: String) async throws {
+        try await Self.check([Self.script, "link", name, host.rawValue, state])
+    }
+
+    /// Moves host `host`'s IPv4 address to the next one in its subnet; returns the new address.
+    func readdress(_ host: Host) async throws -> String {
+        try await Self.check([Self.script, "readdress", name, host.rawValue]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @discardableResult

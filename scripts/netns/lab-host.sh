@@ -53,3 +53,19 @@ sweep_labs() { # SCRIPT: take down (SCRIPT down LAB) every lab whose owner proce
         "$1" down "$(basename "$dir")"
     done
 }
+
+set_link() { # NS DEV down|up: take an interface down or bring it up
+    case "$3" in
+    down|up) ip -n "$1" link set "$2" "$3";;
+    *) die "link state must be down or up";;
+    esac
+}
+
+readdress_iface() { # NS DEV OLD PREFIXLEN -> the new address: OLD's last octet plus 10 (wrapping below 250), added
+    # before OLD is deleted so that, with promote_secondaries, the interface never has no address
+    last=${3##*.}; new="${3%.*}.$(( last >= 240 ? last - 230 : last + 10 ))"
+    ip netns exec "$1" sysctl -qw "net.ipv4.conf.$2.promote_secondaries=1"
+    ip -n "$1" addr add "$new/$4" dev "$2"
+    ip -n "$1" addr del "$3/$4" dev "$2"
+    echo "$new"
+}

@@ -347,28 +347,20 @@ dig)
     ;;
 link)
     need_lab "${1:-}"; lab=$1; h=${2:-}; need_host "$h" a b; state=${3:-}
-    case "$state" in
-    down) ip -n "$lab-$h" link set "${lab}$h" down;;
-    up)
-        ip -n "$lab-$h" link set "${lab}$h" up
+    set_link "$lab-$h" "${lab}$h" "$state"
+    if [ "$state" = up ]; then
         # The default route went away with the link; put it back once the link has its carrier again.
         i=0
         until ip -n "$lab-$h" route replace default via "$(router_addr "$lab" "$h")" 2>/dev/null; do
             i=$((i + 1)); [ $i -lt 50 ] || die "cannot restore the default route of host $h"
             sleep 0.1
         done
-        ;;
-    *) die "link state must be down or up";;
-    esac
+    fi
     ;;
 readdress)
     need_lab "${1:-}"; lab=$1; h=${2:-}; need_host "$h" a b
     old=$(host_addr "$lab" "$h"); [ -n "$old" ] || die "host $h of lab $lab has no IPv4 address"
-    last=${old##*.}; prefix=${old%.*}
-    new="$prefix.$(( last >= 250 ? 2 : last + 1 ))"
-    # Add the new address first, then delete the old one: with promote_secondaries the new one takes over.
-    ip -n "$lab-$h" addr add "$new/24" dev "${lab}$h"
-    ip -n "$lab-$h" addr del "$old/24" dev "${lab}$h"
+    new=$(readdress_iface "$lab-$h" "${lab}$h" "$old" 24)
     ip -n "$lab-$h" route replace default via "$(router_addr "$lab" "$h")"
     echo "$new"
     ;;

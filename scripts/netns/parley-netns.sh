@@ -13,12 +13,15 @@
 #
 # Usage:
 #   parley-netns.sh check                        exit 0 if a lab can be built here, else print why and exit 1
-#   parley-netns.sh up LAB [--ipv6-only] [--no-avahi] [--owner PID]
+#   parley-netns.sh up LAB [--ipv6-only|--ipv4-only] [--no-avahi] [--owner PID]
 #                                                build hosts LAB-a and LAB-b (LAB: letters, digits, '-', at most 12);
 #                                                with --owner, the lab belongs to process PID (see sweep)
 #   parley-netns.sh exec LAB a|b CMD [ARG...]    run CMD inside a host (its network, mounts, host name and PIDs)
 #   parley-netns.sh avahi LAB a|b start|stop|restart
 #   parley-netns.sh addr LAB a|b                 print the host's IPv6 link-local address on its veth
+#   parley-netns.sh link LAB a|b down|up         take the host's veth down or bring it up (the other end loses
+#                                                or regains its carrier)
+#   parley-netns.sh readdress LAB a|b            move the host's IPv4 address to the next one in its /24; prints it
 #   parley-netns.sh down LAB                     kill both hosts and delete the namespaces (idempotent)
 #   parley-netns.sh list                         labs still present
 #   parley-netns.sh sweep                        take down every lab whose owner process has ended (a test run that
@@ -123,10 +126,11 @@ check)
     ;;
 up)
     need_lab "${1:-}"; lab=$1; shift
-    v6only=0; avahi=1; owner=
+    v6only=0; v4only=0; avahi=1; owner=
     while [ $# -gt 0 ]; do
         case "$1" in
         --ipv6-only) v6only=1;;
+        --ipv4-only) v4only=1;;
         --no-avahi) avahi=0;;
         --owner) [ $# -ge 2 ] || die "--owner needs a PID"; owner=$2; shift;;
         *) die "unknown option $1";;
@@ -151,6 +155,7 @@ up)
         else
             [ $h = a ] && host=1 || host=2
             ip -n "$ns" addr add "10.77.$n.$host/24" dev "${lab}$h"
+            [ $v4only -eq 1 ] && ip netns exec "$ns" sysctl -qw "net.ipv6.conf.${lab}$h.disable_ipv6=1"
         fi
         ip -n "$ns" link set "${lab}$h" multicast on up
     done
@@ -159,6 +164,7 @@ up)
     # Wait until both veth ends have a usable (non-tentative) IPv6 link-local address: avahi only announces on
     # addresses that exist when it looks.
     for h in a b; do
+        [ $v4only -eq 1 ] && break
         i=0
         until ip -n "$lab-$h" -6 addr show dev "${lab}$h" scope link 2>/dev/null | grep -q 'inet6' &&
               ! ip -n "$lab-$h" -6 addr show dev "${lab}$h" 2>/dev/null | grep -q tentative; do
@@ -189,6 +195,18 @@ avahi)
 addr)
     need_lab "${1:-}"; lab=$1; h=${2:-}
     ip -n "$lab-$h" -6 addr show dev "${lab}$h" scope link | sed -n 's/.*inet6 \([^/]*\).*/\1/p' | head -n 1
+    ;;
+link)
+    need_lab "${1:-}"; lab=$1; h=${2:-}
+    case "$h" in a|b) ;; *) die "host must be a or b";; esac
+    set_link "$lab-$h" "${lab}$h" "${3:-}"
+    ;;
+readdress)
+    need_lab "${1:-}"; lab=$1; h=${2:-}
+    case "$h" in a|b) ;; *) die "host must be a or b";; esac
+    old=$(ip -n "$lab-$h" -4 addr show dev "${lab}$h" scope global | sed -n 's/.*inet \([0-9.]*\)\/.*/\1/p' | head -n 1)
+    [ -n "$old" ] || die "host $h of lab $lab has no IPv4 address"
+    readdress_iface "$lab-$h" "${lab}$h" "$old" 24
     ;;
 down)
     need_lab "${1:-}"; lab=$1

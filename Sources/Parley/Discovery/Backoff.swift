@@ -30,4 +30,16 @@ public struct Backoff: Sendable {
     }
 
     public mutating func reset() { next = initial }
+
+    /// What to do once a connection that was established has ended after `lasted`: nil (redial at once, the delays
+    /// start over) when it lasted at least `stable`; otherwise the delay to wait first. A connection the other side
+    /// ends right after the handshake (it refused this node's peer id, or is shutting down) is a failed attempt,
+    /// not a success: redialling it at once would spin.
+    public mutating func afterConnection(lasted: Duration, stable: Duration = .seconds(2)) -> Duration? {
+        guard lasted < stable else {
+            reset()
+            return nil
+        }
+        return delay()
+    }
 }

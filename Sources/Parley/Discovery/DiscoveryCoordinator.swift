@@ -267,10 +267,13 @@ final class DiscoveryCoordinator: Sendable {
         var backoff = makeBackoff()
         while !Task.isCancelled, let service = state.withLock({ $0.services[name] }) {
             if let peer = await dial(service) {
-                backoff.reset()
                 // Both sides may dial at once; the peer table keeps one connection on both sides. Either way the
                 // loop comes back only when the peer is gone.
+                let connected = ContinuousClock.now
                 await waitForDeparture(peer)
+                if let delay = backoff.afterConnection(lasted: .now - connected) {
+                    await pause(delay, orUntilChanged: name)
+                }
             } else {
                 await pause(backoff.delay(), orUntilChanged: name)
             }

@@ -62,18 +62,29 @@ extension Transceiver {
     }
 
     /// Closes, on every network change, the connections whose local address is gone (an address changed, an
-    /// interface went away): nothing can travel on them any more, and the peer is dialled again at its new
-    /// address at once instead of after the heartbeat timeout.
-    func closeConnectionsOnLostAddresses(_ network: NetworkMonitor) async {
+    /// interface went away) or whose interface is down: nothing can travel on them any more, and the peer is
+    /// dialled again at once instead of after the heartbeat timeout.
+    func closeConnectionsOnNetworkLoss(_ network: NetworkMonitor) async {
         for await snapshot in network.changes() {
             for connection in registry.connections {
                 guard let local = connection.channel.localAddress, local.protocol != .unix,
-                    let host = local.plainIPAddress, snapshot.interface(holding: host) == nil
+                    let host = local.plainIPAddress
                 else { continue }
+                // A connection whose address is gone, or whose interface is down or lost its carrier (a cable
+                // pulled, Wi-Fi dropped, a laptop asleep), carries nothing any more; closed now, its peer is
+                // dialled again (on another interface, or on this one once it is back) instead of waiting for the
+                // heartbeat to give up.
+                let interface = snapshot.interface(holding: host)
+                let gone: String
+                switch interface {
+                case nil: gone = "this node's address \(host) went away"
+                case let interface? where !interface.isUp: gone = "interface \(interface.name) went down"
+                default: continue
+                }
                 logger.info(
-                    "local address gone; closing the connection that used it",
-                    metadata: ["address": "\(host)", "peer": "\(connection.peer?.name ?? "?")"])
-                connection.noteEnd(.transportFailed("this node's address \(host) went away (network change)"))
+                    "network change: closing a connection that can no longer carry anything",
+                    metadata: ["why": "\(gone)", "peer": "\(connection.peer?.name ?? "?")"])
+                connection.noteEnd(.transportFailed("\(gone) (network change)"))
                 connection.channel.close(promise: nil)
             }
         }
@@ -86,8 +97,12 @@ extension Transceiver {
         while isRunning, !Task.isCancelled {
             do {
                 let peer = try await connect(to: endpoint).id
-                backoff.reset()
+                let connected = ContinuousClock.now
                 await registry.waitUntilDisconnected(peer)
+                if let delay = backoff.afterConnection(lasted: .now - connected) {
+                    // A real wait by design, as below.
+                    try? await Task.sleep(for: delay)
+                }
             } catch {
                 guard isRunning else { return }
                 logger.info("static peer unreachable; retrying", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
