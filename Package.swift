@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "ParleyCtlTests",
             dependencies: [
-                "ParleyCtl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
+                "ParleyCtl", "ParleyControl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
                 "ParleyRemoteDebugger", "ParleyDrawer", "ParleyRemoteDrawer", nioCore,
             ],
             swiftSettings: strict

@@ -23,15 +23,38 @@ public enum Control {
     }
 
     /// `parley.control.Peers` → ``PeerList``: the connected LAN peers (local clients are not listed).
+    /// A page of the peer list, ordered by id: connected LAN peers and those only known from discovery.
     public struct Peers: Codable, Sendable, Hashable, NamedMessage {
         public static let messageType = "parley.control.Peers"
-        public init() {}
+        /// The most peers one answer holds, whatever `limit` asks: no answer can outgrow a frame.
+        public static let pageSize = 500
+        /// The id of the last peer of the previous page; nil for the first page.
+        public var after: String?
+        /// At most this many (1 to ``pageSize``; nil: ``pageSize``).
+        public var limit: Int?
+        public init(after: String? = nil, limit: Int? = nil) {
+            self.after = after
+            self.limit = limit
+        }
     }
 
     public struct PeerList: Codable, Sendable, Hashable, NamedMessage {
         public static let messageType = "parley.control.PeerList"
         public var peers: [PeerInfo]
-        public init(peers: [PeerInfo]) { self.peers = peers }
+        /// Where the next page starts (`Peers.after`); nil when this page is the last.
+        public var nextAfter: String?
+        public init(peers: [PeerInfo], nextAfter: String? = nil) {
+            self.peers = peers
+            self.nextAfter = nextAfter
+        }
+
+        /// `all` (ordered by id) cut to the page `request` asks for.
+        public static func page(of all: [PeerInfo], for request: Peers) -> PeerList {
+            let limit = min(max(request.limit ?? Peers.pageSize, 1), Peers.pageSize)
+            let rest = all.drop { peer in request.after.map { peer.id <= $0 } ?? false }
+            let page = Array(rest.prefix(limit))
+            return PeerList(peers: page, nextAfter: rest.count > limit ? page.last?.id : nil)
+        }
     }
 
     public struct PeerInfo: Codable, Sendable, Hashable, NamedMessage {
@@ -50,6 +73,9 @@ public enum Control {
         public var connected: Bool
         /// Every address known for the peer: the connection's, or the advertised ones.
         public var addresses: [String]
+        /// The DNS-SD domain the peer was discovered in ("local" for the link, else a wide-area domain); nil for a
+        /// peer discovery does not know (a static peer, one that dialled in).
+        public var domain: String?
 
         public init(
             name: String, id: String, address: String, kind: String, connectedAt: String,
@@ -75,6 +101,7 @@ public enum Control {
                 address: addresses.first ?? "", kind: PeerInfo.parleyKind, connectedAt: "",
                 messagesIn: 0, messagesOut: 0, accepts: [], connected: false, addresses: addresses
             )
+            domain = service.domain
         }
 
         /// `peer` with the message counts of its connection.

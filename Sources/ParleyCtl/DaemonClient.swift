@@ -83,8 +83,16 @@ struct DaemonClient {
     }
 
     /// The LAN peers parleyd is connected to.
+    /// Every peer parleyd lists, a page at a time.
     func peers() async throws -> [Control.PeerInfo] {
-        try await control(Control.Peers(), expecting: Control.PeerList.self).peers
+        var peers: [Control.PeerInfo] = []
+        var after: String?
+        repeat {
+            let page = try await control(Control.Peers(after: after), expecting: Control.PeerList.self)
+            peers += page.peers
+            after = page.nextAfter
+        } while after != nil
+        return peers
     }
 
     /// The peer gate, through parleyd: asks it to answer when a Parley peer matching `to` (a name or an id

@@ -86,9 +86,11 @@ struct Peers: AsyncParsableCommand {
                 PeerListing(
                     name: peer.name, id: peer.id, kind: peer.kind, address: peer.address, addresses: peer.addresses,
                     connected: peer.connected, connectedAt: peer.connectedDate, messagesIn: peer.messagesIn,
-                    messagesOut: peer.messagesOut, accepts: peer.accepts
+                    messagesOut: peer.messagesOut, accepts: peer.accepts, domain: peer.domain
                 )
             }
+            // parleyd pages by id; people read the connected ones first.
+            .sorted { ($0.connected ? 0 : 1, $0.name, $0.id) < ($1.connected ? 0 : 1, $1.name, $1.id) }
         }
         if format.json {
             for listing in listings { Output.json(listing) }
@@ -98,13 +100,14 @@ struct Peers: AsyncParsableCommand {
             Output.error(connection.direct ? "parleyctl: no peers connected within \(wait) s" : "parleyctl: parleyd has no peers connected")
             return
         }
-        let rows = [["NAME", "ID", "ADDRESS", "CONNECTED", "IN", "OUT"]]
+        // The domain column only when a peer was found beyond the link (wide-area DNS-SD).
+        let showsDomain = listings.contains { ($0.domain ?? "local") != "local" }
+        let rows = [["NAME", "ID", "ADDRESS"] + (showsDomain ? ["DOMAIN"] : []) + ["CONNECTED", "IN", "OUT"]]
             + listings.map { peer in
                 let since = peer.connectedAt.map { "since " + Table.time($0) } ?? ""
-                return [
-                    peer.name.shown, peer.id.shown, peer.addresses.joined(separator: ",").shown, peer.connected ? "yes, \(since)" : "no",
-                    "\(peer.messagesIn)", "\(peer.messagesOut)",
-                ]
+                return [peer.name.shown, peer.id.shown, peer.addresses.joined(separator: ",").shown]
+                    + (showsDomain ? [(peer.domain ?? "").shown] : [])
+                    + [peer.connected ? "yes, \(since)" : "no", "\(peer.messagesIn)", "\(peer.messagesOut)"]
             }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for (index, row) in rows.enumerated() {
@@ -126,5 +129,6 @@ private struct PeerListing: Encodable {
     var messagesIn: Int
     var messagesOut: Int
     var accepts: [String]
+    var domain: String? = nil
 }
 

@@ -26,29 +26,36 @@ final class ControlRouter: Sendable {
         self.logger = logger
     }
 
-    /// The LAN peers connected, then those known from discovery but not connected.
+    /// The LAN peers connected and those known from discovery but not connected, ordered by id, each with the
+    /// domain discovery found it in.
     func peerList() -> [Control.PeerInfo] {
-        let connected = lanPeers().map {
-            Control.PeerInfo($0, counts: transceiver.messageCounts(for: $0.id) ?? (0, 0))
-        }
-        // Known but not connected: Parley services on the LAN (not this node itself) without a connection.
-        let connectedIDs = Set(connected.map(\.id))
         let ownID = transceiver.localPeerID?.rawValue
         // TXT ids are normalised the way handshake ids are (lowercase UUIDs); anything else is not a Parley peer.
-        let known = transceiver.discoveredServices
-            .compactMap { service in service.peerID.flatMap(PeerID.init(rawValue:)).map { (service, $0.rawValue) } }
-            .filter { _, id in id != ownID && !connectedIDs.contains(id) }
-            .map { service, id in
-                var info = Control.PeerInfo(discovered: service)
-                info.id = id
-                return info
-            }
-        return connected + known
+        let services = transceiver.discoveredServices.compactMap { service in
+            service.peerID.flatMap(PeerID.init(rawValue:)).map { (id: $0.rawValue, service: service) }
+        }.filter { $0.id != ownID }
+        let domains = Dictionary(services.map { ($0.id, $0.service.domain) }, uniquingKeysWith: { first, _ in first })
+        let connected = lanPeers().map { peer in
+            var info = Control.PeerInfo(peer, counts: transceiver.messageCounts(for: peer.id) ?? (0, 0))
+            info.domain = domains[info.id]
+            return info
+        }
+        let connectedIDs = Set(connected.map(\.id))
+        var seen = connectedIDs
+        // Known but not connected: Parley services seen advertised (not this node itself) without a connection.
+        let known = services.filter { seen.insert($0.id).inserted }.map { id, service in
+            var info = Control.PeerInfo(discovered: service)
+            info.id = id
+            return info
+        }
+        return (connected + known).sorted { $0.id < $1.id }
     }
 
     /// Registers the control handlers and the router. Call before the transceiver starts.
     func install(reload: @escaping @Sendable () async throws -> Control.ReloadResult) {
-        transceiver.respond(to: Control.Peers.self, localOnly: true) { [self] _, _ in Control.PeerList(peers: peerList()) }
+        transceiver.respond(to: Control.Peers.self, localOnly: true) { [self] request, _ in
+            Control.PeerList.page(of: peerList(), for: request)
+        }
         transceiver.respond(to: Control.WaitForPeer.self, localOnly: true) { [self] request, peer in
             let wanted = request.wanted
             let found = try await transceiver.waitForPeer(

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Parley
+import ParleyControl
 import ParleyTestSupport
 import Testing
 
@@ -84,6 +85,18 @@ struct DaemonBackedTests {
             let listed = (try? await daemon.ctl(["peers", "--json"]).stdout) ?? ""
             return listed.contains("\"listr\"") && listed.contains("\"listr-2\"")
         })
+        // parleyd pages its peer list (#11): here one peer a page, ordered by id, the last page without a next.
+        let pager = Transceiver(configuration: TransceiverConfiguration(name: "pager", identity: .ephemeral, listenHost: nil))
+        try await pager.start()
+        let control = try await pager.connect(toUnixSocket: daemon.socket)
+        let page1 = try await pager.request(Control.Peers(limit: 1), from: control, expecting: Control.PeerList.self)
+        let page2 = try await pager.request(Control.Peers(after: page1.nextAfter, limit: 1), from: control, expecting: Control.PeerList.self)
+        #expect(page1.peers.count == 1 && page1.nextAfter == page1.peers.first?.id, "\(page1)")
+        #expect(page2.peers.count == 1 && page2.nextAfter == nil, "\(page2)")
+        #expect(Set((page1.peers + page2.peers).map(\.name)) == ["listr", "listr-2"])
+        #expect((page1.peers.first?.id ?? "") < (page2.peers.first?.id ?? ""))
+        await pager.stop()
+
         let ambiguous = try await daemon.ctl(["send", "ListItemsCommand", "--reply"])
         #expect(ambiguous.status == 2, "\(ambiguous)")
         #expect(ambiguous.stderr.contains("2 peers accept ListItemsCommand") && ambiguous.stderr.contains("listr-2 ("), "\(ambiguous.stderr)")

@@ -112,6 +112,11 @@ final class NetnsLab: Sendable {
         try await Self.check([Self.script, "link", name, host.rawValue, state])
     }
 
+    /// Drops (`state` "on") what host `host` sends to the other host's IPv4 address, or stops dropping ("off").
+    func blackhole(_ host: Host, _ state: String) async throws {
+        try await Self.check([Self.script, "blackhole", name, host.rawValue, state])
+    }
+
     /// Moves host `host`'s IPv4 address to the next one in its subnet; returns the new address.
     func readdress(_ host: Host) async throws -> String {
         try await Self.check([Self.script, "readdress", name, host.rawValue]).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -39,4 +39,13 @@ struct AutoConnectPolicyTests {
         #expect(delays.allSatisfy { (.seconds(1)...(.seconds(2))).contains($0) })
         #expect(Set(delays).count > 1, "fifty draws all alike: the delays are not jittered")
     }
+
+    @Test("a connection that lasted starts the delays over and is redialled at once; one ended within stableAfter counts as a failure")
+    func afterConnection() {
+        var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(1), stableAfter: .seconds(2), jitter: { 1 })
+        #expect(backoff.afterConnection(lasted: .milliseconds(10)) == .milliseconds(250))
+        #expect(backoff.afterConnection(lasted: .seconds(1)) == .milliseconds(500))
+        #expect(backoff.afterConnection(lasted: .seconds(2)) == nil)
+        #expect(backoff.delay() == .milliseconds(250), "a stable connection did not start the delays over")
+    }
 }

@@ -66,20 +66,25 @@ struct DiscoveryCoordinatorTests {
 
     static func coordinator(
         _ backend: ScriptedBackend, advertise: Bool = true, backoff: Duration = .seconds(3600), domains: [String] = [],
-        interfaces: InterfaceFilter = .standard, requiresSecret: Bool = true
+        interfaces: InterfaceFilter = .standard, requiresSecret: Bool = true, maximumServices: Int = 1024,
+        stableAfter: Duration = .zero
     ) -> DiscoveryCoordinator {
-        DiscoveryCoordinator(
+        var configuration = DiscoveryConfiguration(
+            backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk",
+            advertise: advertise, browseDomains: domains, interfaces: interfaces
+        )
+        configuration.maximumServices = maximumServices
+        configuration.maximumAddressesPerService = 2
+        return DiscoveryCoordinator(
             backend: backend,
             settings: .init(
-                configuration: DiscoveryConfiguration(
-                    backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk",
-                    advertise: advertise, browseDomains: domains, interfaces: interfaces
-                ),
+                configuration: configuration,
                 localID: me, displayName: "desk", port: 7206, requiresSecret: requiresSecret
             ),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
             // An hour: a dial retried before that was woken by an event, not by the clock.
-            makeBackoff: { Backoff(initial: backoff, maximum: backoff, jitter: { 1 }) }
+            // Every connection counts as stable unless a test says otherwise.
+            makeBackoff: { Backoff(initial: backoff, maximum: backoff, stableAfter: stableAfter, jitter: { 1 }) }
         )
     }
 
@@ -135,6 +140,80 @@ struct DiscoveryCoordinatorTests {
         await running.value
         #expect(dials.count == 2, "dialled a withdrawn service")
         departures.releaseAll()
+    }
+
+    @Test("beyond the service limit new services are ignored, never dialled, until one is withdrawn; addresses per service are capped")
+    func serviceLimit() async throws {
+        let backend = ScriptedBackend()
+        let coordinator = Self.coordinator(backend, maximumServices: 2)
+        let dialled = Inbox<String>()
+        let departures = Departures()
+        try coordinator.start()
+        let running = Task {
+            await coordinator.run(
+                dial: { service in
+                    dialled.put(service.instanceName)
+                    return service.peerID.flatMap(PeerID.init(rawValue:))
+                },
+                waitForDeparture: { await departures.wait($0) }
+            )
+        }
+        var crowded = Self.service("Kitchen", id: Self.kitchen)
+        crowded.addresses = (1...5).map { ResolvedAddress(host: "10.0.0.\($0)", family: .ipv4, interfaceIndex: 2, interfaceName: "eth0", isLinkLocal: false) }
+        backend.emit(.found(crowded))
+        backend.emit(.found(Self.service("Printer", id: nil)))
+        backend.emit(.found(Self.service("Attic", id: PeerID())))
+        #expect(try await dialled.next() == "Kitchen")
+        #expect(coordinator.services.map(\.instanceName) == ["Kitchen", "Printer"])
+        #expect(coordinator.services.first?.addresses.map(\.host) == ["10.0.0.1", "10.0.0.2"])
+        // A service already known is still updated at the limit.
+        backend.emit(.updated(Self.service("Printer", id: nil, host: "10.0.0.9")))
+        #expect(await eventually { coordinator.services.last?.addresses.first?.host == "10.0.0.9" })
+
+        // One withdrawn: the next one announced is taken, and dialled.
+        backend.emit(.removed(instanceName: "Printer", type: .debug, domain: "local"))
+        backend.emit(.found(Self.service("Attic", id: PeerID())))
+        #expect(try await dialled.next() == "Attic")
+        #expect(coordinator.services.map(\.instanceName) == ["Attic", "Kitchen"])
+        coordinator.stop()
+        departures.releaseAll()
+        await running.value
+    }
+
+    @Test("a connection that ends right after its handshake is a failed attempt: redialled after the backoff, not at once")
+    func shortConnectionBacksOff() async throws {
+        let backend = ScriptedBackend()
+        // Nothing lasts an hour here: every connection is too short to count.
+        let coordinator = Self.coordinator(backend, stableAfter: .seconds(3600))
+        let dialled = Inbox<String>()
+        let dials = Counter()
+        let departures = Departures()
+        try coordinator.start()
+        let running = Task {
+            await coordinator.run(
+                dial: { service in
+                    dials.increment()
+                    dialled.put(service.instanceName)
+                    return service.peerID.flatMap(PeerID.init(rawValue:))
+                },
+                waitForDeparture: { await departures.wait($0) }
+            )
+        }
+        backend.emit(.found(Self.service("Kitchen", id: Self.kitchen)))
+        #expect(try await dialled.next() == "Kitchen")
+        #expect(try await departures.parked.next() == Self.kitchen)
+        // The peer ends the connection at once: the loop waits its (hour-long) backoff instead of redialling...
+        departures.release(Self.kitchen)
+        let kitchen = DiscoveredService.ID(instanceName: "Kitchen", domain: "local")
+        #expect(await eventually { coordinator.waitingOutBackoff == [kitchen] })
+        #expect(dials.count == 1)
+        // ...until the service changes, which deserves a try at once.
+        backend.emit(.updated(Self.service("Kitchen", id: Self.kitchen, host: "10.0.0.7")))
+        #expect(try await dialled.next() == "Kitchen")
+        #expect(dials.count == 2)
+        coordinator.stop()
+        departures.releaseAll()
+        await running.value
     }
 
     @Test("a failed dial waits out its backoff, but a changed address is tried at once")

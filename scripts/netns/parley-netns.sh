@@ -22,6 +22,8 @@
 #   parley-netns.sh link LAB a|b down|up         take the host's veth down or bring it up (the other end loses
 #                                                or regains its carrier)
 #   parley-netns.sh readdress LAB a|b            move the host's IPv4 address to the next one in its /24; prints it
+#   parley-netns.sh blackhole LAB a|b on|off     silently drop what the host sends to the other host's IPv4 address
+#                                                (a cut with no carrier loss, no FIN, no reset: only heartbeats tell)
 #   parley-netns.sh down LAB                     kill both hosts and delete the namespaces (idempotent)
 #   parley-netns.sh list                         labs still present
 #   parley-netns.sh sweep                        take down every lab whose owner process has ended (a test run that
@@ -207,6 +209,17 @@ readdress)
     old=$(ip -n "$lab-$h" -4 addr show dev "${lab}$h" scope global | sed -n 's/.*inet \([0-9.]*\)\/.*/\1/p' | head -n 1)
     [ -n "$old" ] || die "host $h of lab $lab has no IPv4 address"
     readdress_iface "$lab-$h" "${lab}$h" "$old" 24
+    ;;
+blackhole)
+    need_lab "${1:-}"; lab=$1; h=${2:-}
+    case "$h" in a) other=b;; b) other=a;; *) die "host must be a or b";; esac
+    target=$(ip -n "$lab-$other" -4 addr show dev "${lab}$other" scope global | sed -n 's/.*inet \([0-9.]*\)\/.*/\1/p' | head -n 1)
+    [ -n "$target" ] || die "host $other of lab $lab has no IPv4 address"
+    case "${3:-}" in
+    on) ip -n "$lab-$h" route add blackhole "$target/32";;
+    off) ip -n "$lab-$h" route del blackhole "$target/32";;
+    *) die "blackhole takes on or off";;
+    esac
     ;;
 down)
     need_lab "${1:-}"; lab=$1

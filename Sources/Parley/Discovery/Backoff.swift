@@ -5,6 +5,8 @@
 public struct Backoff: Sendable {
     public let initial: Duration
     public let maximum: Duration
+    /// How long a connection must have lasted to count as a success (see ``afterConnection(lasted:)``).
+    public let stableAfter: Duration
     /// The nominal delay of the next attempt (before jitter).
     public private(set) var next: Duration
     private let jitter: @Sendable () -> Double
@@ -13,10 +15,12 @@ public struct Backoff: Sendable {
     public init(
         initial: Duration = .milliseconds(250),
         maximum: Duration = .seconds(10),
+        stableAfter: Duration = .seconds(2),
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
         self.initial = initial
         self.maximum = maximum
+        self.stableAfter = stableAfter
         self.next = initial
         self.jitter = jitter
     }
@@ -32,11 +36,11 @@ public struct Backoff: Sendable {
     public mutating func reset() { next = initial }
 
     /// What to do once a connection that was established has ended after `lasted`: nil (redial at once, the delays
-    /// start over) when it lasted at least `stable`; otherwise the delay to wait first. A connection the other side
-    /// ends right after the handshake (it refused this node's peer id, or is shutting down) is a failed attempt,
-    /// not a success: redialling it at once would spin.
-    public mutating func afterConnection(lasted: Duration, stable: Duration = .seconds(2)) -> Duration? {
-        guard lasted < stable else {
+    /// start over) when it lasted at least ``stableAfter``; otherwise the delay to wait first. A connection the
+    /// other side ends right after the handshake (it refused this node's peer id, or is shutting down) is a failed
+    /// attempt, not a success: redialling it at once would spin.
+    public mutating func afterConnection(lasted: Duration) -> Duration? {
+        guard lasted < stableAfter else {
             reset()
             return nil
         }

@@ -26,6 +26,12 @@ public struct DiscoveryConfiguration: Sendable {
     /// The interfaces to advertise on, to take discovered addresses from and to accept connections on; by
     /// default every interface but the usual virtual ones (``InterfaceFilter/defaultDeny``).
     public var interfaces: InterfaceFilter
+    /// The most services kept (and dialled) at once. Anyone on the link can advertise: a host announcing
+    /// thousands of services must not make this node hold and dial all of them. Services beyond the limit are
+    /// ignored, with a throttled warning, until others are withdrawn.
+    public var maximumServices: Int = 1024
+    /// The most addresses kept per service (a service is dialled at its addresses in turn).
+    public var maximumAddressesPerService: Int = 16
 
     public init(
         backend: DiscoveryBackendFactory,

@@ -43,6 +43,7 @@ final class DiscoveryCoordinator: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let makeBackoff: @Sendable () -> Backoff
+    private let throttle = LogThrottle()
 
     init(
         backend: any DiscoveryBackend, settings: Settings, logger: Logger,
@@ -53,6 +54,10 @@ final class DiscoveryCoordinator: Sendable {
         self.logger = logger
         self.makeBackoff = makeBackoff
     }
+
+    /// The services whose dialling loop is waiting out a backoff (for tests: the loop's state is not otherwise
+    /// visible).
+    var waitingOutBackoff: Set<DiscoveredService.ID> { state.withLock { Set($0.wakeups.keys) } }
 
     /// Services of the configured type currently seen (including this node's own), by instance name and domain.
     var services: [DiscoveredService] {
@@ -137,15 +142,16 @@ final class DiscoveryCoordinator: Sendable {
         for wakeup in wakeups { wakeup.resume() }
     }
 
-    /// The service with only the addresses on interfaces the filter admits (addresses without a known interface,
-    /// as wide-area results may be, are kept: the routing table picks their way); nil if none is left.
+    /// The service with only the addresses on interfaces the filter admits, at most
+    /// ``DiscoveryConfiguration/maximumAddressesPerService`` of them (addresses without a known interface, as
+    /// wide-area results may be, are kept: the routing table picks their way); nil if none is left.
     private func admittedAddresses(of service: DiscoveredService) -> DiscoveredService? {
         let filter = settings.configuration.interfaces
         var admitted = service
-        admitted.addresses = service.addresses.filter { address in
+        admitted.addresses = Array(service.addresses.filter { address in
             guard let name = address.interfaceName else { return true }
             return filter.admits(name)
-        }
+        }.prefix(settings.configuration.maximumAddressesPerService))
         return admitted.addresses.isEmpty ? nil : admitted
     }
 
@@ -196,9 +202,18 @@ final class DiscoveryCoordinator: Sendable {
                     metadata: ["instance": "\(seen.id)", "addresses": "\(seen.addresses)"])
                 return handle(.removed(instanceName: seen.instanceName, type: seen.type, domain: seen.domain))
             }
-            let (isNew, wakeup) = state.withLock { state in
-                defer { state.services[service.id] = service }
-                return (state.services[service.id] == nil, state.wakeups.removeValue(forKey: service.id))
+            let limit = settings.configuration.maximumServices
+            let outcome = state.withLock { state -> (isNew: Bool, wakeup: CheckedContinuation<Void, Never>?)? in
+                let isNew = state.services[service.id] == nil
+                if isNew && state.services.count >= limit { return nil }
+                state.services[service.id] = service
+                return (isNew, state.wakeups.removeValue(forKey: service.id))
+            }
+            guard let (isNew, wakeup) = outcome else {
+                throttle.warning(
+                    "too many services advertised; ignoring this one until others are withdrawn",
+                    metadata: ["instance": "\(service.id)", "limit": "\(limit)"], to: logger)
+                return nil
             }
             wakeup?.resume()
             let isOwn = service.peerID == localID
