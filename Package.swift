@@ -228,7 +228,7 @@ let package = Package(
         .testTarget(
             name: "ParleyFaultTests",
             dependencies: [
-                "Parley", "ParleyWire", "ParleyControl", "ParleyDebugger", "ParleyTestSupport", "Parleyd", "ParleyCtl",
+                "Parley", "ParleyWire", "ParleyControl", "ParleyDebugger", "ParleyHistory", "ParleyTestSupport", "Parleyd", "ParleyCtl",
                 nioCore, nioPosix, logging,
             ],
             swiftSettings: strict

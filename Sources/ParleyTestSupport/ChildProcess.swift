@@ -182,7 +182,12 @@ extension Process {
             var empty = sigset_t()
             sigemptyset(&empty)
             pthread_sigmask(SIG_SETMASK, &empty, nil)
-            let result = Result { try withSpawnLock { try process.run() } }
+            let result = Result {
+                try withSpawnLock {
+                    try process.run()
+                    Children.spawned(process.processIdentifier)
+                }
+            }
             outcome.withLock { $0 = result }
             done.signal()
         }
@@ -201,6 +206,38 @@ public func withSpawnLock<T>(_ body: () throws -> T) rethrows -> T {
 }
 
 private let spawnLock = Mutex(())
+
+/// Every child this test process spawned, killed when it exits. A test that fails half-way throws past its own
+/// clean-up, and Swift Testing has no teardown to fall back on: its parleyd, listr-example or test peer used to
+/// outlive the run, still listening, still dialling, and the next run started on a loaded machine.
+public enum Children {
+    private static let pids = Mutex<Set<Int32>>([])
+    private static let killAtExit: Void = { atexit { Children.killAll() } }()
+
+    /// Records a child just spawned (call under ``withSpawnLock(_:)``).
+    public static func spawned(_ pid: Int32) {
+        _ = killAtExit
+        _ = pids.withLock { $0.insert(pid) }
+    }
+
+    /// SIGKILL to every recorded child that is still this process's child (a pid reused by another process is
+    /// left alone).
+    static func killAll() {
+        let me = getpid()
+        for pid in pids.withLock({ $0 }) where parent(of: pid) == me {
+            kill(pid, SIGKILL)
+        }
+    }
+
+    private static func parent(of pid: Int32) -> Int32? {
+        // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses, so parse after the last ')'.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
+    }
+}
 
 extension Pipe {
     /// A pipe for a child's standard input or output: made under the spawn lock and close-on-exec at both ends

@@ -3,65 +3,120 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A diagnostic for tests that miss a deadline only when the whole suite runs: with `PARLEYTEST_STALL_WATCH=DIR`
-/// set, a thread of its own checks every 100 ms that each of NIO's shared event loops and Swift's cooperative
-/// pool still run new work. When one has not for a second, every thread's stack (gdb) is written to DIR, which
-/// names the code holding the thread. Off unless asked for: attaching gdb stops the process for a moment.
+/// A diagnostic for tests that miss a deadline only when the whole suite runs. With `PARLEYTEST_STALL_WATCH=DIR`
+/// set, a thread of its own submits a probe every 100 ms to each of NIO's shared event loops and to Swift's
+/// cooperative pool, and writes to `DIR/latency-PID.txt`, every half second, the longest any probe waited on
+/// each (and how late the watch's own 100 ms sleep woke, which shows the whole process being starved). With
+/// `PARLEYTEST_STALL_STACKS=1` as well, a probe left waiting for a second has every thread's stack written
+/// (gdb, which stops the process for a moment) to name the code holding the thread.
 public enum StallWatch {
     /// Starts the watch once per process when the environment asks for it; cheap to call from every helper.
     public static func startIfRequested() { _ = started }
 
     private static let started: Bool = {
-        guard let directory = ProcessInfo.processInfo.environment["PARLEYTEST_STALL_WATCH"], !directory.isEmpty else {
-            return false
-        }
+        let environment = ProcessInfo.processInfo.environment
+        guard let directory = environment["PARLEYTEST_STALL_WATCH"], !directory.isEmpty else { return false }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let thread = Thread { watch(writingTo: directory) }
+        let thread = Thread { watch(writingTo: directory, stacks: environment["PARLEYTEST_STALL_STACKS"] == "1") }
         thread.name = "parley-stall-watch"
         thread.start()
         return true
     }()
 
-    private static func watch(writingTo directory: String) {
+    private static func watch(writingTo directory: String, stacks: Bool) {
         var loops: [any EventLoop] = []
         for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() { loops.append(loop) }
-        let names = loops.indices.map { "event loop \($0)" } + ["cooperative pool"]
-        let lastRun = LastRun(count: names.count)
-        var lastDump = ContinuousClock.now - .seconds(60)
+        let names = loops.indices.map { "loop\($0)" } + ["pool"]
+        let probes = Probes(count: names.count)
+        let log = "\(directory)/latency-\(getpid()).txt"
+        _ = FileManager.default.createFile(atPath: log, contents: Data("time \(names.joined(separator: " ")) sleep (ms)\n".utf8))
+        let output = FileHandle(forWritingAtPath: log)
+        output?.seekToEndOfFile()
+        var windowStart = ContinuousClock.now
+        var worstSleep = Duration.zero
         var dumps = 0
-        while dumps < 5 {
+        while true {
+            let sent = ContinuousClock.now
             for (index, loop) in loops.enumerated() {
-                loop.execute { lastRun.mark(index) }
+                if probes.send(index, at: sent) { loop.execute { probes.arrived(index) } }
             }
-            let poolIndex = loops.count
-            Task.detached { lastRun.mark(poolIndex) }
+            let pool = loops.count
+            if probes.send(pool, at: sent) { Task.detached { probes.arrived(pool) } }
             Thread.sleep(forTimeInterval: 0.1)
             let now = ContinuousClock.now
-            let stalled = lastRun.times.withLock { seen in
-                names.indices.filter { now - seen[$0] > .seconds(1) }.map { "\(names[$0]) for \(now - seen[$0])" }
+            worstSleep = max(worstSleep, now - sent - .milliseconds(100))
+            if stacks, dumps < 5, let stalled = probes.waitingLongest(now: now), stalled.waited > .seconds(1) {
+                dumps += 1
+                dumpStacks(to: "\(directory)/stacks-\(getpid())-\(dumps).txt", header: "\(names[stalled.index]) waited \(stalled.waited)")
             }
-            guard !stalled.isEmpty, now - lastDump > .seconds(10) else { continue }
-            lastDump = now
-            dumps += 1
-            let stacks = Process()
-            stacks.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
-            stacks.arguments = ["-p", String(getpid()), "-batch", "-ex", "thread apply all bt 40"]
-            let path = "\(directory)/stall-\(getpid())-\(dumps).txt"
-            _ = FileManager.default.createFile(atPath: path, contents: Data("stalled: \(stalled)\n".utf8))
-            guard let output = FileHandle(forWritingAtPath: path) else { continue }
-            output.seekToEndOfFile()
-            stacks.standardOutput = output
-            stacks.standardError = output
-            try? stacks.run()
-            stacks.waitUntilExit()
-            try? output.close()
+            guard now - windowStart >= .milliseconds(500) else { continue }
+            let worst = probes.takeWorst(now: now)
+            let stamp = String(format: "%.1f", Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 3600))
+            let line = ([stamp] + worst.map { "\($0.milliseconds)" } + ["\(worstSleep.milliseconds)"]).joined(separator: " ") + "\n"
+            output?.write(Data(line.utf8))
+            windowStart = now
+            worstSleep = .zero
+        }
+    }
+
+    private static func dumpStacks(to path: String, header: String) {
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+        gdb.arguments = ["-p", String(getpid()), "-batch", "-ex", "thread apply all bt 40"]
+        _ = FileManager.default.createFile(atPath: path, contents: Data("\(header)\n".utf8))
+        guard let file = FileHandle(forWritingAtPath: path) else { return }
+        file.seekToEndOfFile()
+        gdb.standardOutput = file
+        gdb.standardError = file
+        try? gdb.run()
+        gdb.waitUntilExit()
+        try? file.close()
+    }
+}
+
+/// One outstanding probe per executor at most: when it was sent, and the longest wait seen in the window.
+private final class Probes: Sendable {
+    private struct State {
+        var pending: [ContinuousClock.Instant?]
+        var worst: [Duration]
+    }
+    private let state: Mutex<State>
+
+    init(count: Int) { state = Mutex(State(pending: Array(repeating: nil, count: count), worst: Array(repeating: .zero, count: count))) }
+
+    /// Whether a new probe should go out (none is still waiting on that executor).
+    func send(_ index: Int, at time: ContinuousClock.Instant) -> Bool {
+        state.withLock { state in
+            guard state.pending[index] == nil else { return false }
+            state.pending[index] = time
+            return true
+        }
+    }
+
+    func arrived(_ index: Int) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            if let sent = state.pending[index] { state.worst[index] = max(state.worst[index], now - sent) }
+            state.pending[index] = nil
+        }
+    }
+
+    /// The probe waiting longest now, if any.
+    func waitingLongest(now: ContinuousClock.Instant) -> (index: Int, waited: Duration)? {
+        state.withLock { state in
+            state.pending.enumerated().compactMap { index, sent in sent.map { (index, now - $0) } }.max { $0.1 < $1.1 }
+        }
+    }
+
+    /// The worst wait of the window per executor (counting probes still waiting), then a new window.
+    func takeWorst(now: ContinuousClock.Instant) -> [Duration] {
+        state.withLock { state in
+            defer { state.worst = Array(repeating: .zero, count: state.worst.count) }
+            return state.worst.indices.map { index in max(state.worst[index], state.pending[index].map { now - $0 } ?? .zero) }
         }
     }
 }
 
-/// When each watched executor last ran the watch's probe.
-private final class LastRun: Sendable {
-    let times: Mutex<[ContinuousClock.Instant]>
-    init(count: Int) { times = Mutex(Array(repeating: .now, count: count)) }
-    func mark(_ index: Int) { times.withLock { $0[index] = .now } }
+extension Duration {
+    fileprivate var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }

@@ -24,7 +24,9 @@ public final class Inbox<Value: Sendable>: Sendable {
     }
 
     public func next(timeout: Duration = .seconds(30)) async throws -> Value {
-        try await take(1, timeout: timeout)[0]
+        // Empty when the waiting task was cancelled: an error, not a crash of the whole test process.
+        guard let value = try await take(1, timeout: timeout).first else { throw CancellationError() }
+        return value
     }
 }
 

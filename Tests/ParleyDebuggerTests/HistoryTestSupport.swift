@@ -6,8 +6,7 @@ import ParleyTestSupport
 
 /// Runs `body` with a fresh directory and removes it afterwards, whatever happens.
 func withTemporaryDirectory<T: Sendable>(_ body: (String) async throws -> T) async throws -> T {
-    // In RAM when there is a tmpfs: the 1 000 × 1 MB test writes a gigabyte, and on a disk that much dirty data
-    // throttles every writer on the machine — stalling unrelated tests running in parallel for tens of seconds.
+    // In RAM when there is a tmpfs: on a disk, many megabytes of dirty data throttle every writer on the machine.
     let base = FileManager.default.isWritableFile(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
     let path = base.appendingPathComponent("parley-history-\(UUID().uuidString)").path
     try await PeerProcess.offPool { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }

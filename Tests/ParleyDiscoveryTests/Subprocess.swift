@@ -62,6 +62,7 @@ final class Subprocess: Sendable {
             }
             var pid: pid_t = 0
             let result = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
+            if result == 0 { Children.spawned(pid) }
             close(input.read)
             close(output.write)
             if !mergeStderr { close(errors.write) }
