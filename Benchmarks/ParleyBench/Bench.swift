@@ -229,7 +229,21 @@ func runBenchmarks(quick: Bool, encrypted: Bool) async throws {
             + "\(format(transportSeconds * 1000)) ms each vs \(format(codecSeconds * 1000)) ms encode+decode alone "
             + "(transport adds \(format(100 * (transportSeconds - codecSeconds) / codecSeconds)) %)")
 
-        // 6. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.
+        // 6. 4 MiB pre-encoded frames, one way: the transport without JSON.
+        let big = ByteBuffer(repeating: 0x42, count: 4 << 20)
+        let bigCount = max(100 / scale, 20)
+        clock = .now
+        for _ in 0..<bigCount { try await parley.sendRaw(typeName: rawTypeName, payload: big, to: peer.id) }
+        received += bigCount
+        try await waitForReceiver(parley, peer, expected: received)
+        let bigRate = Double(bigCount * big.readableBytes) / seconds(ContinuousClock.now - clock)
+        print("4 MiB frames, one way:            \(format(bigRate / 1_048_576)) MiB/s (\(format(bigRate / 1e9)) GB/s)")
+
+        // 7. The same through parleyd, the daemon forwarding without decoding the payload.
+        received = try await throughDaemon(
+            receiverPort: child.port, received: received, small: (rawPayload, rawCount, rawRate), big: (big, bigCount, bigRate))
+
+        // 8. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.
         let before = residentMemoryMiB()
         let chunk = ByteBuffer(repeating: 0x42, count: 1 << 20)
         var queued = 0
@@ -252,5 +266,77 @@ func runBenchmarks(quick: Bool, encrypted: Bool) async throws {
         print("stalled receiver:                 sender RSS \(format(before)) MiB before, peak \(format(peak)) MiB after trying to send 1 MiB messages for \(seconds(stallDuration)) s (\(queued) of them accepted before send had to wait)")
 
         await parley.stop()
+    }
+}
+
+/// app → parleyd → receiver: this process connects to a parleyd of its own as a local client (the control socket)
+/// and sends `@bench-receiver/<type>`; parleyd reaches the receiver over TCP (a static peer) and forwards each frame
+/// with its payload untouched. Prints the rates and their share of the direct ones; returns the receiver's count.
+func throughDaemon(
+    receiverPort: Int, received: Int, small: (payload: ByteBuffer, count: Int, directRate: Double),
+    big: (payload: ByteBuffer, count: Int, directRate: Double)
+) async throws -> Int {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(directory)/parleyd.json"))
+    let socket = "\(directory)/parleyd.sock"
+    let daemon = try ChildProcess(
+        "parleyd",
+        ["--no-discovery", "--port", "0", "--name", "bench-parleyd", "--control-socket", socket, "--data-directory", directory,
+         "--web-listen", "off", "--log-level", "notice", "--static-peer", "127.0.0.1:\(receiverPort)"],
+        environment: ["PARLEY_CONFIG": "\(directory)/parleyd.json"])
+    _ = try await daemon.waitFor(in: \.stderr, timeout: .seconds(30)) { $0.contains("parleyd ready") ? true : nil }
+    let client = Transceiver(configuration: configuration("bench-app", listen: false, secret: nil))
+    try await client.start()
+    let parleyd = try await client.connect(toUnixSocket: socket)
+    let target = "@bench-receiver/"
+
+    /// The receiver's count, asked through parleyd; parleyd answers an error until it has connected the receiver.
+    func count() async throws -> Int {
+        let reply = try await client.requestRaw(
+            typeName: target + CountQuery.messageType, payload: ByteBuffer(string: "{}"), from: parleyd.id, timeout: .seconds(60))
+        return try JSONDecoder().decode(Count.self, from: Data(reply.payload.readableBytesView)).messages
+    }
+    func waitForCount(_ expected: Int) async throws {
+        // The reply travels behind the forwarded messages, so one round trip usually suffices.
+        while try await count() < expected { try await Task.sleep(for: .milliseconds(5)) }
+    }
+    var connected = false
+    while !connected {
+        connected = (try? await count()) != nil
+        if !connected { try await Task.sleep(for: .milliseconds(50)) }
+    }
+    let idle = try daemon.residentMemoryMiB()
+    var expected = received
+
+    var clock = ContinuousClock.now
+    for _ in 0..<small.count { try await client.sendRaw(typeName: target + rawTypeName, payload: small.payload, to: parleyd.id) }
+    expected += small.count
+    try await waitForCount(expected)
+    let smallRate = Double(small.count) / seconds(ContinuousClock.now - clock)
+    print("pre-encoded frames via parleyd:   \(format(smallRate)) msgs/s (\(format(100 * smallRate / small.directRate)) % of direct)")
+
+    clock = .now
+    for _ in 0..<big.count { try await client.sendRaw(typeName: target + rawTypeName, payload: big.payload, to: parleyd.id) }
+    expected += big.count
+    try await waitForCount(expected)
+    let bigRate = Double(big.count * big.payload.readableBytes) / seconds(ContinuousClock.now - clock)
+    print("4 MiB frames via parleyd:         \(format(bigRate / 1_048_576)) MiB/s (\(format(bigRate / 1e9)) GB/s; \(format(100 * bigRate / big.directRate)) % of direct)")
+    print("parleyd resident memory:          \(format(idle)) MiB idle with two peers, \(format(try daemon.residentMemoryMiB())) MiB after forwarding")
+
+    await client.stop()
+    _ = try await daemon.stop()
+    return expected
+}
+
+extension ChildProcess {
+    /// The child's resident set (VmRSS), in MiB.
+    func residentMemoryMiB() throws -> Double {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return -1 }
+        return kib / 1024
     }
 }

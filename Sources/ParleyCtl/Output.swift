@@ -1,12 +1,16 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Writes whole lines to standard output and standard error, unbuffered (stdout is often a pipe, where `print`
 /// would hold lines back) and one line at a time (handlers of several peers may print at once).
 ///
 /// When the reader of standard output goes away (`parleyctl history | head`), there is nobody left to tell
-/// anything: parleyctl stops quietly with status 0, as a tool at the head of a pipeline should. A standard error
-/// that cannot be written is ignored.
+/// anything: parleyctl stops quietly with status 0, as a tool at the head of a pipeline should. Any other failure
+/// to write standard output (a full disk) is an error, exit status 1. A standard error that cannot be written is
+/// ignored.
 enum Output {
     private static let lock = Mutex(())
 
@@ -57,10 +61,28 @@ enum Output {
     static func bytes(_ data: Data) { write(data, to: .standardOutput) }
 
     private static func write(_ data: Data, to handle: FileHandle) {
-        let written = lock.withLock { _ in Result { try handle.write(contentsOf: data) } }
-        if case .failure = written, handle === FileHandle.standardOutput {
-            exit(0)
+        let failure: Int32? = lock.withLock { _ in
+            data.withUnsafeBytes { bytes -> Int32? in
+                guard let base = bytes.baseAddress else { return nil }
+                var offset = 0
+                while offset < bytes.count {
+                    let count = Glibc.write(handle.fileDescriptor, base + offset, bytes.count - offset)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    offset += count
+                }
+                return nil
+            }
         }
+        guard let failure, handle === FileHandle.standardOutput else { return }
+        // The reader went away: what it did not read, nobody wants.
+        if failure == EPIPE { exit(0) }
+        // Anything else (a full disk, a closed descriptor) loses output someone expects: say so, fail.
+        let message = "parleyctl: error: cannot write to standard output: \(String(cString: strerror(failure)))\n"
+        _ = message.withCString { Glibc.write(FileHandle.standardError.fileDescriptor, $0, strlen($0)) }
+        exit(1)
     }
 
     /// One JSON object per line: sorted keys, no slashes escaped.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Parley
+import ParleyControl
 
 /// `parleyctl`: talk to Parley peers from a shell. Subcommands live one per file; options shared between them
 /// are in Options.swift, the in-process transceiver used by `--direct` in DirectNode.swift.
@@ -26,7 +27,7 @@ struct ParleyCtl: AsyncParsableCommand {
               4  no reply within --reply-timeout
               5  parleyd not reachable (its control socket; or use --direct)
             """,
-        version: "0.1.0",
+        version: ParleyRelease.version,
         subcommands: [
             Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self,
             Sessions.self, History.self, Show.self, Diff.self, Replay.self, Export.self, Import.self, Filters.self,

@@ -2,12 +2,13 @@ import ArgumentParser
 import CMallocTuning
 import Foundation
 import Logging
+import ParleyControl
 import ServiceLifecycle
 
 /// parleyd's entry point, kept out of `main.swift` so that it can be read and tested as a library.
 public enum Parleyd {
     /// parleyd's version, reported by `parleyctl status`.
-    public static let version = "0.1.0"
+    public static let version = ParleyRelease.version
 
     /// Exit statuses.
     public enum Status {

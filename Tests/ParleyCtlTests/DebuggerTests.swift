@@ -435,6 +435,10 @@ struct DebuggerTests {
         #expect(try await daemon.ctl(["export", String(session), file.path, "--force"]).status == 0)
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(text.contains(Self.states[0]), "the state is embedded verbatim")
+        // `-` is standard output: the same bytes, and no file named "-".
+        let toStdout = try await daemon.ctl(["export", String(session), "-"])
+        #expect(toStdout.status == 0 && toStdout.stdout == text, "\(toStdout.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.directory.appendingPathComponent("-").path))
 
         let imported = try await daemon.ctl(["import", file.path, "--json"])
         #expect(imported.status == 0, "\(imported)")
@@ -449,6 +453,10 @@ struct DebuggerTests {
         // The same file again: nothing new, and parleyctl says where it already is.
         let again = try await daemon.ctl(["import", file.path])
         #expect(again.status == 0 && again.stdout.contains("imported before as session \(newSession)"), "\(again)")
+        // And from standard input (`-`), the same answer.
+        let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
+        let fromStdin = try await Child.run("/bin/sh", ["-c", #""$0" import - --socket "$1" < "$2""#, parleyctl, daemon.socket, file.path])
+        #expect(fromStdin.status == 0 && fromStdin.stdout.contains("imported before as session \(newSession)"), "\(fromStdin)")
         #expect(try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n").count == 2)
 
         // A broken file: an error naming the line, and no session added.

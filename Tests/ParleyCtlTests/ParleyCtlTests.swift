@@ -1,4 +1,5 @@
 import Foundation
+import ParleyControl
 import ListrCommands
 import ParleyTestSupport
 import Testing
@@ -124,6 +125,32 @@ struct ParleyCtlTests {
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(stderr.isEmpty, "\(stderr)")
         try await listr.stop()
+    }
+
+    @Test("output that cannot be written for any other reason than a reader gone (a full disk) is an error: status 1, saying why")
+    func fullStandardOutput() async throws {
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let errors = Pipe.forChild()
+        let process = Process()
+        process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("parleyctl")
+        process.arguments = ["secret", "generate"]
+        process.standardOutput = full
+        process.standardError = errors
+        let exited = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
+        try process.runWithDefaultSignalMask()
+        try errors.fileHandleForWriting.close()
+        var statuses = exited.stream.makeAsyncIterator()
+        let status = await statuses.next()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(status == 1, "status \(String(describing: status)); \(stderr)")
+        #expect(stderr.contains("cannot write to standard output: No space left on device"), "\(stderr)")
+    }
+
+    @Test("--version prints the release parleyd reports too, with status 0")
+    func version() async throws {
+        let result = try await Child.run("parleyctl", ["--version"])
+        #expect(result.status == 0 && result.stdout == ParleyRelease.version + "\n", "\(result)")
     }
 
     @Test("send with no peer anywhere exits 3 after --wait-peer, naming what it waited for")

@@ -331,7 +331,7 @@ struct WebDebuggerTests {
         }
     }
 
-    @Test("metrics in Prometheus text: messages, drops, peers, history entries, web requests")
+    @Test("metrics in Prometheus text: connections, messages, drops, peers, history entries and bytes, web requests")
     func metrics() async throws {
         let fixture = try await Fixture()
         try await fixture.record(count: 2)
@@ -340,10 +340,18 @@ struct WebDebuggerTests {
             try await client.execute(uri: "/metrics", method: .get) { response in
                 let text = String(buffer: response.body)
                 #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
-                for name in ["parley_messages_total", "parley_payload_bytes_total", "parley_dropped_messages_total", "parley_handshake_failures_total", "parley_peers", "parley_web_requests_total"] {
+                for name in [
+                    "parley_messages_total", "parley_payload_bytes_total", "parley_dropped_messages_total", "parley_handshake_failures_total",
+                    "parley_peers", "parley_connections", "parley_closed_connections_total", "parley_web_requests_total", "parley_history_bytes",
+                ] {
                     #expect(text.contains("# TYPE \(name) "), "\(name) missing")
                 }
                 #expect(text.contains("parley_history_entries 2"))
+                // The fixture writes its states straight into the store: no peer, no connection, no message yet;
+                // the one request before this scrape answered 200.
+                #expect(text.contains(#"parley_messages_total{direction="in"} 0"#), "\(text)")
+                #expect(text.contains(#"parley_connections{kind="tcp"} 0"#), "\(text)")
+                #expect(text.contains(#"parley_web_requests_total{status="2xx"} 1"#), "\(text)")
             }
         }
     }

@@ -6,6 +6,27 @@ import Testing
 
 @Suite("History store")
 struct HistoryStoreTests {
+    @Test("pruning deletes the sessions that ended before the cutoff, with their entries; later and live ones stay")
+    func pruneEndedBefore() async throws {
+        try await withStore { store, _ in
+            var ids: [String: Int64] = [:]
+            for name in ["old", "recent", "live"] {
+                let session = try await store.beginSession(peerID: name, appName: name, kind: .parley, at: testTime(0))
+                _ = try await store.append(StateRecord(action: "a", state: ByteBuffer(string: "{}")), to: session.id, at: testTime(1))
+                ids[name] = session.id
+            }
+            _ = try await store.endSession(ids["old"]!, at: testTime(10))
+            _ = try await store.endSession(ids["recent"]!, at: testTime(100))
+            let deleted = try await store.deleteSessions(endedBefore: testTime(50))
+            #expect(deleted == [ids["old"]!])
+            #expect(Set(try await store.sessions().map(\.appName)) == ["recent", "live"])
+            await #expect(throws: HistoryStoreError.noSuchSession(ids["old"]!)) {
+                try await store.entries(EntryQuery(session: ids["old"]!))
+            }
+            #expect(try await store.deleteSessions(endedBefore: testTime(50)).isEmpty, "a second prune found more")
+        }
+    }
+
     @Test("appended entries are listed oldest first, paged by cursor and by offset, and shown with their exact bytes")
     func appendListPageShow() async throws {
         try await withStore { store, _ in

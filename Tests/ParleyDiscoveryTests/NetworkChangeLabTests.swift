@@ -23,19 +23,34 @@ struct NetworkChangeLabTests {
         }
     }
 
-    /// Both parleyd connected to each other again: each one's peer gate opens for the other. Returns the seconds
-    /// from `start`, and B's view of hosta (`parleyctl peers --json` lines).
-    static func waitUntilReconnected(_ lab: NetnsLab, since start: ContinuousClock.Instant) async throws -> (Double, String) {
+    /// Waits until `daemon` logs a new connection (its `peer connected` lines beyond the first `before`, and with
+    /// `containing` in the line if given); returns the seconds since `start`, taken when the line arrives (before
+    /// any parleyctl is started: under load, starting one takes a good part of a second).
+    static func waitForConnection(
+        _ daemon: Daemon.LabProcess, after before: Int, containing text: String = "", since start: ContinuousClock.Instant
+    ) async throws -> Double {
+        try await daemon.waitFor("a new connection", timeout: .seconds(30)) { _, log in
+            let lines = log.components(separatedBy: "\n").filter { $0.contains("peer connected") }
+            // (Not `contains("")`: a string does not contain the empty string.)
+            return lines.dropFirst(before).contains { text.isEmpty || $0.contains(text) } ? true : nil
+        }
+        return Daemon.seconds(since: start)
+    }
+
+    /// Both parleyd connected to each other: each one's peer gate opens for the other. Returns B's view of hosta
+    /// (`parleyctl peers --json` lines).
+    static func waitUntilReconnected(_ lab: NetnsLab) async throws -> String {
         async let onB = Daemon.parleyctl(
             lab, .b, ["peers", "--json", "--wait-for", "hosta", "--wait", "30", "--socket", Daemon.socket], timeout: .seconds(40))
         async let onA = Daemon.parleyctl(
             lab, .a, ["peers", "--wait-for", "hostb", "--wait", "30", "--socket", Daemon.socket], timeout: .seconds(40))
         let (b, a) = try await (onB, onA)
-        let elapsed = Daemon.seconds(since: start)
         #expect(b.status == 0, "B did not reconnect to hosta: \(b)")
         #expect(a.status == 0, "A did not reconnect to hostb: \(a)")
-        return (elapsed, b.stdout)
+        return b.stdout
     }
+
+    static func connections(in log: String) -> Int { occurrences(of: "peer connected", in: log) }
 
     @Test("a link that goes down closes the connections on it at once; once it is up again both parleyd reconnect within 5 s")
     func linkDownAndUp() async throws {
@@ -57,9 +72,11 @@ struct NetworkChangeLabTests {
 
             let readvertised = "advertising on the ones usable now interfaces=\(lab.interface(.a))"
             let readvertisedBefore = Self.occurrences(of: readvertised, in: a.stderr)
+            let connectedOnB = Self.connections(in: b.stderr)
             let up = ContinuousClock.now
             try await lab.link(.a, "up")
-            let (seconds, _) = try await Self.waitUntilReconnected(lab, since: up)
+            let seconds = try await Self.waitForConnection(b, after: connectedOnB, since: up)
+            _ = try await Self.waitUntilReconnected(lab)
             print("NetworkChangeLabTests: connected again \(seconds) s after the link came back up")
             #expect(seconds < 5, "reconnecting took \(seconds) s\nA: \(a.stderr.suffix(3000))\nB: \(b.stderr.suffix(3000))")
             // A advertised on the interface again once it was back, and B's avahi-daemon resolves A's service.
@@ -86,10 +103,8 @@ struct NetworkChangeLabTests {
             // B cannot hear that close (it left from an address that no longer exists): B's old connection stays
             // until its heartbeat finds it silent. The test waits for the connection B then has to A's new
             // address, whoever dialled it.
-            try await b.waitFor("B connected to A's new address", timeout: .seconds(30)) { _, log in
-                log.contains("peer connected remote=\(new):") ? true : nil
-            }
-            let (seconds, listing) = try await Self.waitUntilReconnected(lab, since: start)
+            let seconds = try await Self.waitForConnection(b, after: 0, containing: "remote=\(new):", since: start)
+            let listing = try await Self.waitUntilReconnected(lab)
             print("NetworkChangeLabTests: connected again \(seconds) s after A's address moved from \(old) to \(new)")
             #expect(seconds < 5, "reconnecting took \(seconds) s\nA: \(a.stderr.suffix(3000))\nB: \(b.stderr.suffix(3000))")
             #expect(listing.contains(new) && !listing.contains("\"\(old):"), "\(listing)\nA: \(a.stderr.suffix(4000))\nB: \(b.stderr.suffix(4000))")

@@ -288,6 +288,40 @@ struct PipelineHandlerTests {
         #expect(channel.isActive && connection.endReason == nil)
     }
 
+    @Test("a probe pings at once and closes a connection that answers nothing within its window; any answer keeps it")
+    func probe() throws {
+        func bytes(_ frame: Frame) -> ByteBuffer {
+            var buffer = ByteBuffer()
+            frame.write(to: &buffer)
+            return buffer
+        }
+        // Live: the pong comes back within the window.
+        let (live, liveConnection) = try Self.heartbeating(interval: .seconds(1), timeout: .seconds(30))
+        live.pipeline.read()
+        live.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Probe(within: .seconds(1)), promise: nil)
+        #expect(try live.readOutbound(as: Frame.self) == .ping(1))
+        live.embeddedEventLoop.advanceTime(by: .milliseconds(300))
+        try live.writeInbound(bytes(.pong(1)))
+        live.pipeline.read()
+        live.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(live.isActive && liveConnection.endReason == nil)
+
+        // Dead: nothing within the window, long before the 30 s heartbeat timeout.
+        let (dead, deadConnection) = try Self.heartbeating(interval: .seconds(1), timeout: .seconds(30))
+        dead.pipeline.read()
+        dead.embeddedEventLoop.advanceTime(by: .milliseconds(100))  // the last read was before the probe
+        dead.pipeline.triggerUserOutboundEvent(HeartbeatHandler.Probe(within: .seconds(1)), promise: nil)
+        #expect(try dead.readOutbound(as: Frame.self) == .ping(1))
+        dead.embeddedEventLoop.advanceTime(by: .milliseconds(999))
+        #expect(dead.isActive)
+        dead.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!dead.isActive)
+        guard case .silent? = deadConnection.endReason else {
+            Issue.record("closed, but not as silent: \(String(describing: deadConnection.endReason))")
+            return
+        }
+    }
+
     @Test("the idle timeout counts messages either way, not pings, and exempts nobody on TCP")
     func idle() throws {
         let channel = try Self.connected([IdleTimeoutHandler(timeout: .seconds(10))])

@@ -216,14 +216,29 @@ extension Transceiver {
         case .duplicate:
             logger.info("peer already connected; this connection is closed as a duplicate")
             retire(connection)
+            // Kept, but from another address than this newcomer: possibly dead since that peer moved.
+            if let kept = registry.connection(for: peer.id), let host,
+                kept.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey) != host
+            {
+                probe(kept)
+            }
         case .claimRefused(let connectedFrom):
             // Anyone can write any id in an open-mode hello: the connection that holds the id keeps it. Logged
             // (throttled) as a failed handshake by the caller.
             let error = HandshakeError.peerIDInUse(peer.id.rawValue, connectedFrom: connectedFrom)
             connection.peer = nil
             refuse(connection, error)
+            // The holder may be that peer's old connection, dead since the peer's address changed: ask it now. A
+            // live holder answers and keeps the id; a dead one is closed, and the peer's next attempt gets in.
+            if let holder = registry.connection(for: peer.id) { probe(holder) }
             throw error
         }
+    }
+
+    /// Asks `connection`'s peer to show it is alive within a heartbeat interval (at least a second), or be closed.
+    private func probe(_ connection: PeerConnection) {
+        let window = TimeAmount(max(configuration.heartbeatInterval, .seconds(1)))
+        connection.channel.triggerUserOutboundEvent(HeartbeatHandler.Probe(within: window), promise: nil)
     }
 
     /// Closes a duplicate connection without losing what is in flight: say so, stop sending, keep reading

@@ -101,6 +101,13 @@ public final class Transceiver: Service, Sendable {
     /// The peers currently connected, oldest first.
     public var peers: [Peer] { registry.peers }
 
+    /// The connections open now, handshake completed or not: over TCP, and from local clients on the control socket.
+    public var openConnections: (tcp: Int, local: Int) {
+        let connections = registry.connections
+        let local = connections.filter { $0.channel.localAddress?.protocol == .unix }.count
+        return (connections.count - local, local)
+    }
+
     /// Counters of what has been sent, received and dropped.
     public var statistics: TransceiverStatistics { counters.snapshot }
 

@@ -16,6 +16,14 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     /// Sent as a user outbound event once the handshake has succeeded with a peer that speaks heartbeats.
     struct Start: Sendable {}
 
+    /// Asks whether the peer is still there, now, instead of at the heartbeat timeout: a ping goes out at once,
+    /// and if nothing at all arrives within `within` (while we are reading) the connection is closed as silent.
+    /// Sent when another connection claims this peer's id from another address: after an address change the
+    /// peer itself is dialling back, and the old connection is dead but not yet known to be.
+    struct Probe: Sendable {
+        var within: TimeAmount
+    }
+
     private let interval: TimeAmount
     private let timeout: TimeAmount
     private let activity: ReadActivity
@@ -26,6 +34,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     private var ticker: RepeatedTask?
     private var silence: SilenceTimer?
     private var nonce: UInt64 = 0
+    private var probing = false
 
     init(interval: TimeAmount, timeout: TimeAmount, activity: ReadActivity, connection: PeerConnection) {
         self.interval = interval
@@ -63,6 +72,11 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     }
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if let probe = event as? Probe {
+            promise?.succeed()
+            self.probe(within: probe.within, context: context)
+            return
+        }
         guard event is Start else {
             context.triggerUserOutboundEvent(event, promise: promise)
             return
@@ -107,6 +121,24 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         // visibly alive to a peer even while we ourselves have stopped reading (backpressure).
         nonce &+= 1
         context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
+    }
+
+    private func probe(within: TimeAmount, context: ChannelHandlerContext) {
+        // Before the handshake there is no heartbeat to speak, and one probe at a time is enough.
+        guard ticker != nil, !probing else { return }
+        probing = true
+        let sent = context.eventLoop.now
+        nonce &+= 1
+        context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: within) {
+            let (handler, context) = loopBound.value
+            handler.probing = false
+            // Anything read since the ping is life; so is our own reading being paused (the answer may be waiting
+            // in the socket).
+            guard handler.ticker != nil, handler.readRequested, handler.activity.lastRead < sent else { return }
+            handler.peerIsGone(silence: context.eventLoop.now - handler.activity.lastRead, context: context)
+        }
     }
 
     /// Nothing arrived for longer than the timeout while the loop was reading: the peer is gone.

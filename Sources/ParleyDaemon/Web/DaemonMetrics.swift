@@ -54,6 +54,9 @@ final class DaemonMetrics: Sendable {
             // Incremented by 0 too: a counter is shown from the first scrape on, not only once it moved.
             Counter(label: counter.label, dimensions: counter.dimensions, factory: factory).increment(by: max(0, delta))
         }
+        let open = transceiver.openConnections
+        Gauge(label: "parley_connections", dimensions: [("kind", "tcp")], factory: factory).record(open.tcp)
+        Gauge(label: "parley_connections", dimensions: [("kind", "local")], factory: factory).record(open.local)
         let peers = transceiver.peers
         Gauge(label: "parley_peers", dimensions: [("kind", "lan")], factory: factory).record(peers.filter { !$0.isLocal }.count)
         Gauge(label: "parley_peers", dimensions: [("kind", "local")], factory: factory).record(peers.filter(\.isLocal).count)
