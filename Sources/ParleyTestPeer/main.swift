@@ -43,6 +43,11 @@ var configuration = TransceiverConfiguration(
     name: discovering ? String(arguments.dropFirst().first ?? "peer") : "test-peer-\(getpid())",
     identity: .ephemeral, listenHost: discovering ? "::" : "127.0.0.1", port: 0
 )
+if !discovering {
+    // On loopback beside a busy test run, as the test process's own transceivers are (Tests/ParleyTests/Support.swift):
+    // a peer that dies closes its socket, and the tests that are about liveness use the lab's `discover` mode.
+    configuration.heartbeatTimeout = .seconds(15)
+}
 if discovering {
     configuration.port = TransceiverConfiguration.defaultPort
     let options = arguments.dropFirst(2)

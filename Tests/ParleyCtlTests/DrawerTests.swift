@@ -20,6 +20,43 @@ struct DrawerTests {
         Transceiver(configuration: TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: nil, port: 0))
     }
 
+    @Test("with a shared secret: parleyd, which proved it, sets the app's drawer; a peer without the secret never reaches the drawer")
+    func drawerWithSecret() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("drawer-secret-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = SharedSecret.generate()
+        let secretFile = directory.appendingPathComponent("secret").path
+        try secret.write(toFile: secretFile, replacing: false)
+        let daemon = try await Daemon(staticPeer: nil, arguments: ["--secret-file", secretFile])
+        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
+
+        // The app listens too, so that a stranger can try it directly.
+        let app = Transceiver(configuration: TransceiverConfiguration(
+            name: "secret-app", identity: .ephemeral, listenHost: "127.0.0.1", port: 0, sharedSecret: secret))
+        let drawer = DebugDrawer(transceiver: app)
+        let slow = drawer.toggle("network.slow", "Simulate a slow network", default: false)
+        try await withRunning([app]) {
+            _ = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+            _ = try await events.waitFor { $0.contains("event: drawer") && $0.contains("secret-app") ? true : nil }
+            let set = try await daemon.ctl(["set", "secret-app", "network.slow", "true"])
+            #expect(set.status == 0 && set.stdout == "network.slow = true\n", "\(set)")
+            #expect(slow.value == true)
+
+            let stranger = Transceiver(configuration: TransceiverConfiguration(name: "stranger", identity: .ephemeral, listenHost: nil))
+            _ = try await withRunning([stranger]) {
+                await #expect(throws: TransceiverError.self) {
+                    try await stranger.connect(to: Endpoint(host: "127.0.0.1", port: app.listeningPort!))
+                }
+            }
+            #expect(slow.value == true, "the stranger changed the drawer")
+            #expect(app.peers.allSatisfy { $0.name != "stranger" })
+        }
+        _ = try await events.stop(SIGTERM)
+        try await daemon.stop()
+    }
+
     @Test("set and invoke reach the app's typed settings and actions; invalid values are refused and change nothing; the app's own changes reach parleyd; remembered values come back on the next connection")
     func swiftAppEndToEnd() async throws {
         let daemon = try await Daemon(staticPeer: nil)

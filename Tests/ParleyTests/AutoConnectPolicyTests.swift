@@ -42,8 +42,11 @@ struct AutoConnectPolicyTests {
 
     @Test("a connection that lasted starts the delays over and is redialled at once; one ended within stableAfter counts as a failure")
     func afterConnection() {
-        var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(1), stableAfter: .seconds(2), jitter: { 1 })
+        var backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(4), stableAfter: .seconds(2), jitter: { 1 })
+        // Dials that failed before a connection do not lengthen the wait after it: its handshake worked.
+        _ = (backoff.delay(), backoff.delay(), backoff.delay())
         #expect(backoff.afterConnection(lasted: .milliseconds(10)) == .milliseconds(250))
+        // Short connections in a row do.
         #expect(backoff.afterConnection(lasted: .seconds(1)) == .milliseconds(500))
         #expect(backoff.afterConnection(lasted: .seconds(2)) == nil)
         #expect(backoff.delay() == .milliseconds(250), "a stable connection did not start the delays over")

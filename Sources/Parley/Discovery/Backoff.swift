@@ -10,6 +10,8 @@ public struct Backoff: Sendable {
     /// The nominal delay of the next attempt (before jitter).
     public private(set) var next: Duration
     private let jitter: @Sendable () -> Double
+    /// Whether the last thing that happened was a connection ending short (see ``afterConnection(lasted:)``).
+    private var lastEndedShort = false
 
     /// `jitter` returns a number in 0…1 (the share of the random half to add); tests pass a constant.
     public init(
@@ -28,22 +30,32 @@ public struct Backoff: Sendable {
     /// The delay to wait now, between half the nominal delay and all of it; the nominal delay then doubles, up to
     /// the maximum.
     public mutating func delay() -> Duration {
+        lastEndedShort = false
         defer { next = min(next * 2, maximum) }
         let share = min(max(jitter(), 0), 1)
         return next / 2 + (next / 2) * share
     }
 
-    public mutating func reset() { next = initial }
+    public mutating func reset() {
+        next = initial
+        lastEndedShort = false
+    }
 
     /// What to do once a connection that was established has ended after `lasted`: nil (redial at once, the delays
     /// start over) when it lasted at least ``stableAfter``; otherwise the delay to wait first. A connection the
     /// other side ends right after the handshake (it refused this node's peer id, or is shutting down) is a failed
     /// attempt, not a success: redialling it at once would spin.
+    ///
+    /// The delays of failed dials before that connection are over (its handshake worked): a first short
+    /// connection waits the initial delay, and only short connections in a row grow it.
     public mutating func afterConnection(lasted: Duration) -> Duration? {
         guard lasted < stableAfter else {
             reset()
             return nil
         }
-        return delay()
+        if !lastEndedShort { reset() }
+        let wait = delay()
+        lastEndedShort = true
+        return wait
     }
 }
