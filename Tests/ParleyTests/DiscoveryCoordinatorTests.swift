@@ -88,6 +88,26 @@ struct DiscoveryCoordinatorTests {
         )
     }
 
+    /// Starts `coordinator` and runs it with a dial that counts, records each service's instance name and answers
+    /// with its peer id, and departures the test releases.
+    static func run(_ coordinator: DiscoveryCoordinator) throws -> (dialled: Inbox<String>, dials: Counter, departures: Departures, running: Task<Void, Never>) {
+        let dialled = Inbox<String>()
+        let dials = Counter()
+        let departures = Departures()
+        try coordinator.start()
+        let running = Task {
+            await coordinator.run(
+                dial: { service in
+                    dials.increment()
+                    dialled.put(service.instanceName)
+                    return service.peerID.flatMap(PeerID.init(rawValue:))
+                },
+                waitForDeparture: { await departures.wait($0) }
+            )
+        }
+        return (dialled, dials, departures, running)
+    }
+
     @Test("start advertises the listener with the node's id, name and secret flag, and browses the type")
     func advertisesAndBrowses() throws {
         let backend = ScriptedBackend()
@@ -105,20 +125,7 @@ struct DiscoveryCoordinatorTests {
     func dialsAdmittedServices() async throws {
         let backend = ScriptedBackend()
         let coordinator = Self.coordinator(backend)
-        let dialled = Inbox<String>()
-        let dials = Counter()
-        let departures = Departures()
-        try coordinator.start()
-        let running = Task {
-            await coordinator.run(
-                dial: { service in
-                    dials.increment()
-                    dialled.put(service.instanceName)
-                    return service.peerID.flatMap(PeerID.init(rawValue:))
-                },
-                waitForDeparture: { await departures.wait($0) }
-            )
-        }
+        let (dialled, dials, departures, running) = try Self.run(coordinator)
         backend.emit(.found(Self.service("Desk", id: Self.me)))
         backend.emit(.found(Self.service("Printer", id: nil)))
         backend.emit(.found(Self.service("Kitchen", id: Self.kitchen)))
@@ -146,18 +153,7 @@ struct DiscoveryCoordinatorTests {
     func serviceLimit() async throws {
         let backend = ScriptedBackend()
         let coordinator = Self.coordinator(backend, maximumServices: 2)
-        let dialled = Inbox<String>()
-        let departures = Departures()
-        try coordinator.start()
-        let running = Task {
-            await coordinator.run(
-                dial: { service in
-                    dialled.put(service.instanceName)
-                    return service.peerID.flatMap(PeerID.init(rawValue:))
-                },
-                waitForDeparture: { await departures.wait($0) }
-            )
-        }
+        let (dialled, _, departures, running) = try Self.run(coordinator)
         var crowded = Self.service("Kitchen", id: Self.kitchen)
         crowded.addresses = (1...5).map { ResolvedAddress(host: "10.0.0.\($0)", family: .ipv4, interfaceIndex: 2, interfaceName: "eth0", isLinkLocal: false) }
         backend.emit(.found(crowded))
@@ -185,20 +181,7 @@ struct DiscoveryCoordinatorTests {
         let backend = ScriptedBackend()
         // Nothing lasts an hour here: every connection is too short to count.
         let coordinator = Self.coordinator(backend, stableAfter: .seconds(3600))
-        let dialled = Inbox<String>()
-        let dials = Counter()
-        let departures = Departures()
-        try coordinator.start()
-        let running = Task {
-            await coordinator.run(
-                dial: { service in
-                    dials.increment()
-                    dialled.put(service.instanceName)
-                    return service.peerID.flatMap(PeerID.init(rawValue:))
-                },
-                waitForDeparture: { await departures.wait($0) }
-            )
-        }
+        let (dialled, dials, departures, running) = try Self.run(coordinator)
         backend.emit(.found(Self.service("Kitchen", id: Self.kitchen)))
         #expect(try await dialled.next() == "Kitchen")
         #expect(try await departures.parked.next() == Self.kitchen)

@@ -235,6 +235,15 @@ extension Transceiver {
         }
     }
 
+    /// Whether another connection to or from the same remote address is open (perhaps still in its handshake):
+    /// what a peer that closed `connection` as a duplicate may have kept.
+    private func hasOtherConnection(like connection: PeerConnection) -> Bool {
+        let host = connection.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey)
+        return registry.connections.contains { other in
+            other !== connection && other.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey) == host
+        }
+    }
+
     /// Asks `connection`'s peer to show it is alive within a heartbeat interval (at least a second), or be closed.
     private func probe(_ connection: PeerConnection) {
         let window = TimeAmount(max(configuration.heartbeatInterval, .seconds(1)))
@@ -275,7 +284,10 @@ extension Transceiver {
                     }
                     await deliver(inbound, from: peer, on: connection, logger: logger)
                 case .close(let close):
-                    if close.code == .duplicateConnection { connection.noteHandedOver() }
+                    // Handed over only if there is a connection it can be handed over to: after this node's address
+                    // changed, the other side may keep its old connection (dead, unknown to it yet), and waiting
+                    // for that one to register would only delay the redial.
+                    if close.code == .duplicateConnection, hasOtherConnection(like: connection) { connection.noteHandedOver() }
                     endReason = .peerSaidGoodbye(close.code, message: close.message)
                     // Nothing more will come; finish our side once our queue is written.
                     break reading
