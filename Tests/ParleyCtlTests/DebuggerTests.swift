@@ -385,6 +385,12 @@ struct DebuggerTests {
         #expect(try await !onTerminal("--no-color").contains("\u{1B}["))
         #expect(try await !onTerminal("", noColor: true).contains("\u{1B}["))
         #expect(try await !daemon.ctl(["sessions"]).stdout.contains("\u{1B}["), "piped output has no colour")
+        // Times for people are local, with the offset; JSON stays RFC 3339 in UTC.
+        let inKolkata = try ChildProcess("parleyctl", ["sessions", "--socket", daemon.socket], environment: ["TZ": "Asia/Kolkata"])
+        #expect(try await inKolkata.exitStatus(within: .seconds(20)) == 0)
+        #expect(inKolkata.stdout.range(of: #"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\+05:30"#, options: .regularExpression) != nil, "\(inKolkata.stdout)")
+        let json = try await daemon.ctl(["sessions", "--json"]).stdout
+        #expect(json.range(of: #"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z"#, options: .regularExpression) != nil, "\(json)")
 
         let deleted = try await daemon.ctl(["sessions", "delete", String(id)])
         #expect(deleted.status == 0 && deleted.stdout == "deleted session \(id)\n", "\(deleted)")
