@@ -97,6 +97,12 @@ struct DaemonBackedTests {
         #expect((page1.peers.first?.id ?? "") < (page2.peers.first?.id ?? ""))
         await pager.stop()
 
+        // The shell completes peer names (and id prefixes) from the running parleyd.
+        let completion = try await Child.run(
+            "parleyctl", ["---completion", "peers", "--", "--wait-for", "5", "0", "parleyctl", "peers", "--socket", daemon.socket, "--wait-for", ""])
+        let offered = Set(completion.stdout.split(separator: "\n").map(String.init))
+        #expect(offered.isSuperset(of: ["listr", "listr-2"]), "\(completion)")
+
         let ambiguous = try await daemon.ctl(["send", "ListItemsCommand", "--reply"])
         #expect(ambiguous.status == 2, "\(ambiguous)")
         #expect(ambiguous.stderr.contains("2 peers accept ListItemsCommand") && ambiguous.stderr.contains("listr-2 ("), "\(ambiguous.stderr)")
