@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from parley_web import ARTIFACTS, REPOSITORY, severe_console_entries
+from parley_web import ARTIFACTS, REPOSITORY, severe_console_entries, start_browser, stop_browser
 
 TIMEOUT = 15
 DRAWER_APP = REPOSITORY / "scripts" / "interop" / "drawer_app.py"
@@ -231,6 +231,36 @@ def test_flipping_the_switch_reaches_the_app(parleyd, drawer_app, browser):
     control(browser, "network.slow", "input").click()
     assert drawer_app.wait_for(lambda e: e["event"] == "set", "the set", start)["value"] is False
     assert app_sets(drawer_app, start) == [drawer_app.since(start)[0]], "one set per click"
+
+
+WATCH_SWITCH = """
+    window.__seenAt = null;
+    (function check() {
+      const input = document.querySelector('.drawer-item[data-item="network.slow"] .drawer-control input');
+      if (input && input.checked) window.__seenAt = Date.now(); else setTimeout(check, 2);
+    })();"""
+
+
+def test_a_change_made_in_one_page_shows_in_every_open_page(parleyd, drawer_app, browser):
+    """Two people, two browsers: a switch flipped in one page appears in the other, from the same live event."""
+    other, service = start_browser()
+    try:
+        open_drawer(browser, parleyd)
+        open_drawer(other, parleyd)
+        for page in (browser, other):
+            page.execute_script(WATCH_SWITCH)
+        start = drawer_app.mark()
+        control(browser, "network.slow", "input").click()
+        drawer_app.wait_for(lambda e: e["event"] == "set" and e["value"] is True, "the set", start)
+        for page in (browser, other):
+            wait(page, lambda d: d.execute_script("return window.__seenAt"), message="the change did not appear in every page")
+        first, second = (page.execute_script("return window.__seenAt") for page in (browser, other))
+        print(f"the other page showed the change {second - first:.0f} ms after the page it was made in")
+        assert abs(second - first) < 100, f"the pages showed the change {abs(second - first):.0f} ms apart"
+        assert other.execute_script("return window.__sameDocument === true"), "the other page was reloaded"
+        screenshot(other, "changed_in_another_page")
+    finally:
+        stop_browser(other, service)
 
 
 def test_choosing_an_option_and_typing_a_text(parleyd, drawer_app, browser):
