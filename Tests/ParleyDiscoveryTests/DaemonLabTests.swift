@@ -298,6 +298,23 @@ struct DaemonLabTests {
         }
     }
 
+    @Test("parleyctl send --direct picks, among the peers it discovers, the one that accepts the type: listr-example, not a parleyd beside it")
+    func sendDirectPicksTheAcceptingPeer() async throws {
+        try await NetnsLab.with { lab in
+            // parleyd first, so that it is found (and connected) as early as listr-example, or earlier.
+            _ = try await Self.parleyd(lab, .a)
+            _ = try await Self.listr(lab, .a)
+            for attempt in 1...3 {
+                let sent = try await Self.parleyctl(
+                    lab, .b, ["send", "ListItemsCommand", "--direct", "--reply", "--json", "--wait-peer", "15"])
+                #expect(sent.status == 0, "attempt \(attempt): \(sent)")
+                let line = try? JSONSerialization.jsonObject(with: Data(sent.stdout.utf8)) as? [String: Any]
+                let from = (line?["from"] as? [String: Any])?["name"] as? String
+                #expect(from != "hosta" && from != nil, "attempt \(attempt) answered by \(from ?? "nobody"): \(sent)")
+            }
+        }
+    }
+
     @Test("parleyctl listen through parleyd on B sees a message a LAN peer on A sends (found by discovery)")
     func listenThroughDaemon() async throws {
         try await NetnsLab.with { lab in
