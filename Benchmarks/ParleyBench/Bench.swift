@@ -90,8 +90,9 @@ func format(_ value: Double) -> String {
     value >= 100 ? String(Int(value.rounded())) : String(format: "%.2f", value)
 }
 
-func residentMemoryMiB() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+/// The resident set (VmRSS) of this process, or of the process `pid`, in MiB; -1 if it cannot be read.
+func residentMemoryMiB(of pid: Int32? = nil) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
         let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
         let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
     else { return -1 }
@@ -105,9 +106,12 @@ let smallValue = SmallMessage(
 /// Waits until the receiver has handled `expected` messages since the start of the run (requests travel on
 /// the same connection behind the messages, so one round trip usually suffices).
 func waitForReceiver(_ parley: Transceiver, _ peer: Peer, expected: Int) async throws {
-    while try await parley.request(CountQuery(), from: peer, expecting: Count.self, timeout: .seconds(60)).messages < expected {
-        try await Task.sleep(for: .milliseconds(5))
-    }
+    try await waitUntil(expected) { try await parley.request(CountQuery(), from: peer, expecting: Count.self, timeout: .seconds(60)).messages }
+}
+
+/// Asks `count` until it reaches `expected`.
+func waitUntil(_ expected: Int, counted count: () async throws -> Int) async throws {
+    while try await count() < expected { try await Task.sleep(for: .milliseconds(5)) }
 }
 
 /// Round-trip times of `count` sequential requests, in microseconds, sorted.
@@ -298,45 +302,30 @@ func throughDaemon(
             typeName: target + CountQuery.messageType, payload: ByteBuffer(string: "{}"), from: parleyd.id, timeout: .seconds(60))
         return try JSONDecoder().decode(Count.self, from: Data(reply.payload.readableBytesView)).messages
     }
-    func waitForCount(_ expected: Int) async throws {
-        // The reply travels behind the forwarded messages, so one round trip usually suffices.
-        while try await count() < expected { try await Task.sleep(for: .milliseconds(5)) }
-    }
     var connected = false
     while !connected {
         connected = (try? await count()) != nil
         if !connected { try await Task.sleep(for: .milliseconds(50)) }
     }
-    let idle = try daemon.residentMemoryMiB()
+    let idle = residentMemoryMiB(of: daemon.pid)
     var expected = received
 
     var clock = ContinuousClock.now
     for _ in 0..<small.count { try await client.sendRaw(typeName: target + rawTypeName, payload: small.payload, to: parleyd.id) }
     expected += small.count
-    try await waitForCount(expected)
+    try await waitUntil(expected, counted: count)
     let smallRate = Double(small.count) / seconds(ContinuousClock.now - clock)
     print("pre-encoded frames via parleyd:   \(format(smallRate)) msgs/s (\(format(100 * smallRate / small.directRate)) % of direct)")
 
     clock = .now
     for _ in 0..<big.count { try await client.sendRaw(typeName: target + rawTypeName, payload: big.payload, to: parleyd.id) }
     expected += big.count
-    try await waitForCount(expected)
+    try await waitUntil(expected, counted: count)
     let bigRate = Double(big.count * big.payload.readableBytes) / seconds(ContinuousClock.now - clock)
     print("4 MiB frames via parleyd:         \(format(bigRate / 1_048_576)) MiB/s (\(format(bigRate / 1e9)) GB/s; \(format(100 * bigRate / big.directRate)) % of direct)")
-    print("parleyd resident memory:          \(format(idle)) MiB idle with two peers, \(format(try daemon.residentMemoryMiB())) MiB after forwarding")
+    print("parleyd resident memory:          \(format(idle)) MiB idle with two peers, \(format(residentMemoryMiB(of: daemon.pid))) MiB after forwarding")
 
     await client.stop()
     _ = try await daemon.stop()
     return expected
-}
-
-extension ChildProcess {
-    /// The child's resident set (VmRSS), in MiB.
-    func residentMemoryMiB() throws -> Double {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return -1 }
-        return kib / 1024
-    }
 }

@@ -22,8 +22,8 @@ public enum Control {
         public var wanted: WantedPeer { WantedPeer(selector: selector, acceptingType: acceptingType) }
     }
 
-    /// `parley.control.Peers` → ``PeerList``: the connected LAN peers (local clients are not listed).
-    /// A page of the peer list, ordered by id: connected LAN peers and those only known from discovery.
+    /// `parley.control.Peers` → ``PeerList``: a page of the peer list, ordered by id: connected LAN peers and those
+    /// only known from discovery (local clients are not listed).
     public struct Peers: Codable, Sendable, Hashable, NamedMessage {
         public static let messageType = "parley.control.Peers"
         /// The most peers one answer holds, whatever `limit` asks: no answer can outgrow a frame.

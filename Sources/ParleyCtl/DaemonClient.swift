@@ -82,7 +82,6 @@ struct DaemonClient {
         return try await transceiver.request(request, from: daemon, expecting: reply, timeout: timeout)
     }
 
-    /// The LAN peers parleyd is connected to.
     /// Every peer parleyd lists, a page at a time.
     func peers() async throws -> [Control.PeerInfo] {
         var peers: [Control.PeerInfo] = []

@@ -40,8 +40,7 @@ final class ControlRouter: Sendable {
             info.domain = domains[info.id]
             return info
         }
-        let connectedIDs = Set(connected.map(\.id))
-        var seen = connectedIDs
+        var seen = Set(connected.map(\.id))
         // Known but not connected: Parley services seen advertised (not this node itself) without a connection.
         let known = services.filter { seen.insert($0.id).inserted }.map { id, service in
             var info = Control.PeerInfo(discovered: service)

@@ -264,6 +264,17 @@ struct MessagingTests {
         }
     }
 
+    @Test("a host name is looked up, to listen on and to dial: localhost both ways")
+    func hostNames() async throws {
+        let server = makeTransceiver("server", listen: "localhost")
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: Echo.self) { echo, _ in echo }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: Endpoint(host: "localhost", port: server.listeningPort!))
+            #expect(try await client.request(Echo(text: "named"), from: peer, expecting: Echo.self).text == "named")
+        }
+    }
+
     @Test("a transceiver refuses a connection to itself")
     func connectToSelf() async throws {
         let node = makeTransceiver("node")

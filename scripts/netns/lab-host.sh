@@ -54,6 +54,24 @@ sweep_labs() { # SCRIPT: take down (SCRIPT down LAB) every lab whose owner proce
     done
 }
 
+need_lab() { # LAB: die unless it is a usable lab name
+    [ -n "${1:-}" ] || die "missing lab name"
+    case "$1" in *[!A-Za-z0-9-]*) die "bad lab name '$1'";; esac
+    # Interfaces are named LAB plus one or two letters (the DNS lab's router has LABra, LABrb): at most 14
+    # characters, the kernel allows 15.
+    [ "${#1}" -le 12 ] || die "lab name '$1' is longer than 12 characters"
+}
+
+need_host() { # HOST ALLOWED...: die unless HOST is one of them
+    h=$1; shift
+    for ok in "$@"; do [ "$h" = "$ok" ] && return 0; done
+    die "host must be one of: $*"
+}
+
+host_addr() { # LAB HOST -> the host's IPv4 address on its interface
+    ip -n "$1-$2" -4 addr show dev "$1$2" scope global 2>/dev/null | sed -n 's/.*inet \([0-9.]*\)\/.*/\1/p' | head -n 1
+}
+
 set_link() { # NS DEV down|up: take an interface down or bring it up
     case "$3" in
     down|up) ip -n "$1" link set "$2" "$3";;

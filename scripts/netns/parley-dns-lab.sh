@@ -68,19 +68,6 @@ die() { echo "parley-dns-lab: $*" >&2; exit 1; }
 
 . "$(dirname "$0")/lab-host.sh"
 
-need_lab() {
-    [ -n "${1:-}" ] || die "missing lab name"
-    case "$1" in *[!A-Za-z0-9-]*) die "bad lab name '$1'";; esac
-    # The router's interfaces are named LABra and LABrb: at most 14 characters, the kernel allows 15.
-    [ "${#1}" -le 12 ] || die "lab name '$1' is longer than 12 characters"
-}
-
-need_host() { # HOST ALLOWED...
-    h=$1; shift
-    for ok in "$@"; do [ "$h" = "$ok" ] && return 0; done
-    die "host must be one of: $*"
-}
-
 lab_dir() { echo "$STATE_ROOT/$1"; }
 
 subnet_octet() { # LAB -> X of 10.X.1.0/24 and 10.X.2.0/24, derived from the name so that concurrent labs differ
@@ -93,10 +80,6 @@ net_of() { # HOST -> 1 for a, 2 for b
 
 router_addr() { # LAB HOST -> the router's address on HOST's subnet
     echo "10.$(subnet_octet "$1").$(net_of "$2").1"
-}
-
-host_addr() { # LAB HOST -> the host's IPv4 address on its interface
-    ip -n "$1-$2" -4 addr show dev "$1$2" scope global 2>/dev/null | sed -n 's/.*inet \([0-9.]*\)\/.*/\1/p' | head -n 1
 }
 
 avahi_config() { # written inside the host's private /run

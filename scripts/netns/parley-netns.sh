@@ -39,12 +39,6 @@ die() { echo "parley-netns: $*" >&2; exit 1; }
 
 . "$(dirname "$0")/lab-host.sh"
 
-need_lab() {
-    [ -n "${1:-}" ] || die "missing lab name"
-    case "$1" in *[!A-Za-z0-9-]*) die "bad lab name '$1'";; esac
-    [ "${#1}" -le 12 ] || die "lab name '$1' is longer than 12 characters"
-}
-
 avahi_config() { # written inside the host's private /run
     cat <<'EOF'
 [server]
@@ -181,12 +175,12 @@ up)
     ;;
 exec)
     need_lab "${1:-}"; lab=$1; h=${2:-}; shift 2
-    case "$h" in a|b) ;; *) die "host must be a or b";; esac
+    need_host "$h" a b
     in_host "$lab" "$h" "$@"
     ;;
 avahi)
     need_lab "${1:-}"; lab=$1; h=${2:-}; action=${3:-}
-    case "$h" in a|b) ;; *) die "host must be a or b";; esac
+    need_host "$h" a b
     case "$action" in
     start) avahi_start "$lab" "$h";;
     stop) avahi_stop "$lab" "$h";;
@@ -200,21 +194,19 @@ addr)
     ;;
 link)
     need_lab "${1:-}"; lab=$1; h=${2:-}
-    case "$h" in a|b) ;; *) die "host must be a or b";; esac
+    need_host "$h" a b
     set_link "$lab-$h" "${lab}$h" "${3:-}"
     ;;
 readdress)
     need_lab "${1:-}"; lab=$1; h=${2:-}
-    case "$h" in a|b) ;; *) die "host must be a or b";; esac
-    old=$(ip -n "$lab-$h" -4 addr show dev "${lab}$h" scope global | sed -n 's/.*inet \([0-9.]*\)\/.*/\1/p' | head -n 1)
-    [ -n "$old" ] || die "host $h of lab $lab has no IPv4 address"
+    need_host "$h" a b
+    old=$(host_addr "$lab" "$h"); [ -n "$old" ] || die "host $h of lab $lab has no IPv4 address"
     readdress_iface "$lab-$h" "${lab}$h" "$old" 24
     ;;
 blackhole)
     need_lab "${1:-}"; lab=$1; h=${2:-}
     case "$h" in a) other=b;; b) other=a;; *) die "host must be a or b";; esac
-    target=$(ip -n "$lab-$other" -4 addr show dev "${lab}$other" scope global | sed -n 's/.*inet \([0-9.]*\)\/.*/\1/p' | head -n 1)
-    [ -n "$target" ] || die "host $other of lab $lab has no IPv4 address"
+    target=$(host_addr "$lab" "$other"); [ -n "$target" ] || die "host $other of lab $lab has no IPv4 address"
     case "${3:-}" in
     on) ip -n "$lab-$h" route add blackhole "$target/32";;
     off) ip -n "$lab-$h" route del blackhole "$target/32";;

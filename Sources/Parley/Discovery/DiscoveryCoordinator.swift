@@ -43,12 +43,13 @@ final class DiscoveryCoordinator: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let makeBackoff: @Sendable () -> Backoff
-    private let throttle = LogThrottle()
+    private let throttle: LogThrottle
 
     init(
-        backend: any DiscoveryBackend, settings: Settings, logger: Logger,
+        backend: any DiscoveryBackend, settings: Settings, logger: Logger, logThrottle: LogThrottle = LogThrottle(),
         makeBackoff: @escaping @Sendable () -> Backoff = { Backoff() }
     ) {
+        self.throttle = logThrottle
         self.backend = backend
         self.settings = settings
         self.logger = logger

@@ -32,7 +32,7 @@ extension Transceiver {
                 configuration: settings, localID: localID, displayName: configuration.name, port: port,
                 requiresSecret: configuration.sharedSecret != nil, network: network
             ),
-            logger: logger
+            logger: logger, logThrottle: logThrottle
         )
         do {
             try coordinator.start()

@@ -75,8 +75,6 @@ public final class Transceiver: Service, Sendable {
         var localPeerID: PeerID?
         var listeningAddress: SocketAddress?
         var discovery: DiscoveryCoordinator?
-        /// Watches the interfaces while running, when discovery or an interface filter needs it.
-        var network: NetworkMonitor?
         /// The task `start()` launched.
         var runTask: Task<Void, any Error>?
     }
@@ -208,7 +206,6 @@ public final class Transceiver: Service, Sendable {
         var discovery: DiscoveryCoordinator?
         let network = configuration.discovery != nil || configuration.listenInterfaces != nil
             ? await NetworkMonitor.started(logger: logger) : nil
-        lifecycle.withLock { $0.network = network }
         defer { network?.stop() }
         do {
             let localID = try configuration.identity.resolve()
@@ -276,7 +273,6 @@ public final class Transceiver: Service, Sendable {
         }
         let waiters = lifecycle.withLock { state in
             state.discovery = nil
-            state.network = nil
             return state.machine.drained()
         }
         registry.finish()

@@ -293,7 +293,6 @@ public struct ConfigurationLoader: Sendable {
         return Endpoint(host: endpoint.host, port: 0)
     }
 
-    /// A JSON integer, or text holding one (environment, flags).
     /// A list: a JSON array of strings, or the environment's comma- or space-separated text.
     private static func list(_ value: ConfigurationValue, bad: ConfigurationError) throws(ConfigurationError) -> [String] {
         switch value {
@@ -319,6 +318,7 @@ public struct ConfigurationLoader: Sendable {
         }
     }
 
+    /// A JSON integer, or text holding one (environment, flags).
     private static func integer(_ value: ConfigurationValue) -> Int? {
         switch value {
         case .integer(let number): number

@@ -111,10 +111,6 @@ public struct NetworkSnapshot: Sendable, Hashable {
         return interfaces.first { $0.addresses.contains { $0.host == unscoped } }
     }
 
-    public func interface(named name: String) -> NetworkInterface? {
-        interfaces.first { $0.name == name }
-    }
-
     /// The up interfaces `filter` admits, without loopback: where to advertise.
     public func usable(by filter: InterfaceFilter) -> [NetworkInterface] {
         interfaces.filter { $0.isUp && !$0.isLoopback && filter.admits($0.name) }
