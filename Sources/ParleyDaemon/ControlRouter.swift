@@ -127,12 +127,21 @@ final class ControlRouter: Sendable {
                 typeName: routed.typeName, payload: message.payload, from: targets[0].id, timeout: Self.forwardedRequestTimeout
             )
         }
+        // One named target: the client waits while that peer's queue is full (backpressure). `*` or several
+        // matches: broadcast rules (docs/protocol.md §10), so that one stalled reader cannot hold up the others.
         var failures: [String] = []
-        for target in targets {
+        if targets.count == 1 && routed.target != RoutedType.everyPeer {
             do {
-                try await transceiver.sendRaw(typeName: routed.typeName, payload: message.payload, to: target.id)
+                try await transceiver.sendRaw(typeName: routed.typeName, payload: message.payload, to: targets[0].id)
             } catch {
-                failures.append("\(target.name) (\(target.id.rawValue.prefix(8))): \(error)")
+                failures.append("\(targets[0].name) (\(targets[0].id.rawValue.prefix(8))): \(error)")
+            }
+        } else {
+            let reached = Set(
+                try await transceiver.broadcastRaw(typeName: routed.typeName, payload: message.payload, among: targets.map(\.id))
+            )
+            failures = targets.filter { !reached.contains($0.id) }.map { target in
+                "\(target.name) (\(target.id.rawValue.prefix(8))): disconnected meanwhile, or dropped as too slow"
             }
         }
         if !failures.isEmpty { throw RoutingError.sendFailed(routed.typeName, failures) }

@@ -128,8 +128,12 @@ public final class ChildProcess: @unchecked Sendable {
             await errors.waitForEnd(timeout: .seconds(5))
             return status
         } catch let timeout as TestTimeout {
+            // A child that hangs says where, before it is killed: what each of its threads was waiting for.
+            let stacks = StallWatch.stackSummary(of: process.processIdentifier)
             kill(process.processIdentifier, SIGKILL)
-            throw PeerProcessError("`\(name)` \(timeout); killed. stdout: \(stdout.suffix(2000)) stderr: \(stderr.suffix(2000))")
+            throw PeerProcessError(
+                "`\(name)` \(timeout); killed. stdout: \(stdout.suffix(2000)) stderr: \(stderr.suffix(2000))\nits threads:\(stacks)"
+            )
         }
     }
 

@@ -47,7 +47,7 @@ public enum StallWatch {
             worstSleep = max(worstSleep, now - sent - .milliseconds(100))
             if stacks, dumps < 5, let stalled = probes.waitingLongest(now: now), stalled.waited > .seconds(1) {
                 dumps += 1
-                dumpStacks(to: "\(directory)/stacks-\(getpid())-\(dumps).txt", header: "\(names[stalled.index]) waited \(stalled.waited)")
+                dumpStacks(of: getpid(), to: "\(directory)/stacks-\(getpid())-\(dumps).txt", header: "\(names[stalled.index]) waited \(stalled.waited)")
             }
             guard now - windowStart >= .milliseconds(500) else { continue }
             let worst = probes.takeWorst(now: now)
@@ -59,18 +59,47 @@ public enum StallWatch {
         }
     }
 
-    private static func dumpStacks(to path: String, header: String) {
-        let gdb = Process()
-        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
-        gdb.arguments = ["-p", String(getpid()), "-batch", "-ex", "thread apply all bt 40"]
+    private static let gdbPath = "/usr/bin/gdb"
+
+    /// Every thread's stack of process `pid`, written to `path` after `header` (gdb stops the process meanwhile).
+    static func dumpStacks(of pid: Int32, to path: String, header: String) {
         _ = FileManager.default.createFile(atPath: path, contents: Data("\(header)\n".utf8))
         guard let file = FileHandle(forWritingAtPath: path) else { return }
         file.seekToEndOfFile()
-        gdb.standardOutput = file
-        gdb.standardError = file
+        runGDB(on: pid, output: file)
+        try? file.close()
+    }
+
+    /// The stacks of process `pid`, one line per thread: the functions of its frames, innermost first (without
+    /// arguments, addresses or libraries), for a test's failure message. Says so if gdb is missing.
+    public static func stackSummary(of pid: Int32) -> String {
+        guard FileManager.default.isExecutableFile(atPath: gdbPath) else { return "(gdb is not installed)" }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-stacks-\(pid).txt").path
+        dumpStacks(of: pid, to: path, header: "")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return "(no stacks)" }
+        var threads: [[String]] = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("Thread ") {
+                threads.append([])
+            } else if line.hasPrefix("#"), !threads.isEmpty {
+                // "#3  0x… in function (arguments) at file" or "#0  function (arguments)": keep the function.
+                let afterIn = line.range(of: " in ").map { line[$0.upperBound...] } ?? line.drop { $0 != " " }.drop { $0 == " " }
+                let function = afterIn.prefix { $0 != "(" }.trimmingCharacters(in: .whitespaces)
+                threads[threads.count - 1].append(String(function.prefix(90)))
+            }
+        }
+        return threads.enumerated().map { "\n[\($0.offset + 1)] " + $0.element.joined(separator: " < ") }.joined()
+    }
+
+    private static func runGDB(on pid: Int32, output: FileHandle) {
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: gdbPath)
+        gdb.arguments = ["-p", String(pid), "-batch", "-ex", "thread apply all bt 40"]
+        gdb.standardOutput = output
+        gdb.standardError = output
         try? gdb.run()
         gdb.waitUntilExit()
-        try? file.close()
     }
 }
 

@@ -31,6 +31,13 @@ extension FaultTests {
         let tracker = DeliveryTracker(expecting: total)
         let subscriber = dialer("subscriber")
         subscriber.receiveUnhandled { message, _ in tracker.record(message) }
+        // Should the subscriber lose parleyd, the report says why: its connection is where every message passes.
+        let subscriberEvents = subscriber.peerEvents
+        let subscriberLosses = Task {
+            var losses: [String] = []
+            for await case .disconnected(let peer, let reason) in subscriberEvents { losses.append("\(peer.name): \(reason)") }
+            return losses
+        }
         let transceivers = (0..<min(Self.transceiverSenders, Self.senderCount)).map { dialer("sender-\($0)") }
         let rawCount = Self.senderCount - transceivers.count
 
@@ -78,16 +85,28 @@ extension FaultTests {
             report("many peers: written by the senders after \(Latencies.ms(queued)); last delivered after \(String(format: "%.2f s", seconds)) = \(Int(Double(result.delivered) / seconds)) msgs/s")
             report("many peers: parleyd (the receiver) \(after); test process \(try ProcessMemory.ofThisProcess())")
 
-            #expect(result.delivered == total, "lost \(total - result.delivered) messages")
+            #expect(result.delivered == total, "lost \(total - result.delivered) messages; parleyd's log ends: \(daemon.child.stderr.suffix(3000))")
             #expect(result.outOfOrder == 0 && result.unparsable == 0)
             let senderIDs = transceivers.compactMap { $0.localPeerID?.rawValue } + raw.map(\.id)
             let complete = senderIDs.filter { result.next[$0] == Self.messagesPerSender }
-            #expect(complete.count == Self.senderCount, "only \(complete.count) senders had all their messages delivered")
+            if complete.count != Self.senderCount {
+                // Where the missing messages stopped: parleyd's count of what it read from each incomplete sender.
+                let listed = try? await subscriber.request(Control.Peers(), from: parleyd, expecting: Control.PeerList.self)
+                let counts = Dictionary((listed?.peers ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+                let transceiverIDs = Set(transceivers.compactMap { $0.localPeerID?.rawValue })
+                let incomplete = senderIDs.filter { result.next[$0] != Self.messagesPerSender }.map { id in
+                    "\(transceiverIDs.contains(id) ? "transceiver" : "hand-written") \(id.prefix(8)): delivered \(result.next[id] ?? 0), "
+                        + (counts[id].map { "parleyd read \($0.messagesIn)" } ?? "not connected to parleyd")
+                }
+                Issue.record("only \(complete.count) senders had all their messages delivered: \(incomplete.prefix(10))")
+            }
             let warnings = daemon.logLines(containing: " warning ")
             #expect(warnings.isEmpty, "parleyd warned: \(warnings.prefix(5).joined(separator: "\n"))")
             for (_, connection, _) in raw { connection.close() }
         }
         #expect(try await daemon.stop() == 0)
+        let losses = await subscriberLosses.value
+        #expect(losses.allSatisfy { $0.contains("shutting down") }, "the subscriber lost parleyd: \(losses)")
     }
 
     /// What a hand-written peer sends: its hello (no `heartbeat`, so parleyd neither pings it nor times it out),

@@ -448,9 +448,20 @@ def make_hello_json(*, peer_id: str | None = None, name: str = "py-conformance",
 
 
 def connect_tcp(port: int, host: str = "127.0.0.1", source: str | None = None,
-                timeout: float = DEFAULT_TIMEOUT) -> Connection:
-    sock = socket.create_connection((host, port), timeout=timeout,
-                                    source_address=(source, 0) if source else None)
+                timeout: float = DEFAULT_TIMEOUT, receive_buffer: int | None = None) -> Connection:
+    """`receive_buffer` fixes SO_RCVBUF before connecting (which turns the kernel's autotuning off), so that a
+    reader that stops reading holds a known, small number of bytes in its kernel buffer."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        if receive_buffer is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        if source:
+            sock.bind((source, 0))
+        sock.settimeout(timeout)
+        sock.connect((host, port))
+    except BaseException:
+        sock.close()
+        raise
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return Connection(sock)
 
@@ -504,8 +515,9 @@ def handshake(conn: Connection, hello: dict | None = None, *, secret: bytes | No
     return conn
 
 
-def dial(port: int, *, secret: bytes | None = None, source: str | None = None, **hello_fields) -> Connection:
-    conn = connect_tcp(port, source=source)
+def dial(port: int, *, secret: bytes | None = None, source: str | None = None, receive_buffer: int | None = None,
+         **hello_fields) -> Connection:
+    conn = connect_tcp(port, source=source, receive_buffer=receive_buffer)
     try:
         return handshake(conn, secret=secret, **hello_fields)
     except BaseException:

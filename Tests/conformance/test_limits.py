@@ -1,7 +1,7 @@
 """§2 and §11 limits, each on a parleyd configured with a small value (docs/operations.md keys) so that it is
 reached quickly. Every limit protocol.md states: frame body size, hello size, name and type name lengths,
 handshake time (test_handshake.py), connections in all / per address / pending, idle time, rate, memory
-budget, frame stall. (Bytes queued towards a peer, 8 MiB, is flow control rather than a refusal: §10.)"""
+budget, frame stall. (Bytes queued towards a peer, 8 MiB, is flow control rather than a refusal: test_backpressure.py.)"""
 import json
 import struct
 import time

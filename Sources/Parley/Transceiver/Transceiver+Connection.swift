@@ -422,7 +422,7 @@ extension Transceiver {
             // A reply's body: its payload and its few bytes of header.
             counters.payloadBytesSent.add(frame.bodySize, ordering: .relaxed)
         } catch is OutboundQueueStalled {
-            if let peer = connection.peer { dropSlowPeer(peer, connection) }
+            if let peer = connection.peer { dropSlowPeer(peer.id, connection) }
         } catch {
             logger.debug("could not send reply", metadata: ["error": "\(error)"])
         }

@@ -93,10 +93,17 @@ extension Transceiver {
     /// ``broadcast(_:)`` for an already-encoded payload.
     @discardableResult
     public func broadcastRaw(typeName: String, payload: ByteBuffer) async throws -> Int {
+        try await broadcastRaw(typeName: typeName, payload: payload, among: registry.peers.map(\.id)).count
+    }
+
+    /// ``broadcastRaw(typeName:payload:)`` to some of the connected peers only, with the same backpressure: a peer
+    /// whose full queue gives up nothing for ``TransceiverConfiguration/slowPeerTimeout`` is disconnected as too
+    /// slow. Returns the peers it was queued for; the others were not connected or were dropped.
+    public func broadcastRaw(typeName: String, payload: ByteBuffer, among peers: [PeerID]) async throws -> [PeerID] {
         try checkSendable(typeName: typeName, payload: payload)
-        let targets = registry.peers.compactMap { peer in registry.connection(for: peer.id).map { (peer, $0) } }
+        let targets = peers.compactMap { id in registry.connection(for: id).map { (id, $0) } }
         let timeout = configuration.slowPeerTimeout
-        return await withTaskGroup(of: Bool.self) { group in
+        return await withTaskGroup(of: PeerID?.self) { group in
             for (peer, connection) in targets {
                 group.addTask {
                     let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
@@ -105,17 +112,17 @@ extension Transceiver {
                         try await connection.send(frame, stallTimeout: timeout)
                         self.counters.messagesSent.add(1, ordering: .relaxed)
                         self.counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
-                        return true
+                        return peer
                     } catch is OutboundQueueStalled {
                         self.dropSlowPeer(peer, connection)
-                        return false
+                        return nil
                     } catch {
-                        return false
+                        return nil
                     }
                 }
             }
-            var delivered = 0
-            for await queued in group where queued { delivered += 1 }
+            var delivered: [PeerID] = []
+            for await queued in group { if let queued { delivered.append(queued) } }
             return delivered
         }
     }
@@ -228,14 +235,14 @@ extension Transceiver {
         return connection
     }
 
-    func dropSlowPeer(_ peer: Peer, _ connection: PeerConnection) {
+    func dropSlowPeer(_ peer: PeerID, _ connection: PeerConnection) {
         counters.slowPeersDropped.add(1, ordering: .relaxed)
         let reason = DisconnectReason.notReading(stalledFor: configuration.slowPeerTimeout, queueBytes: configuration.outboundHighWatermark)
-        logger.warning("disconnecting slow peer", metadata: ["peer-id": "\(peer.id)", "reason": "\(reason)"])
+        logger.warning("disconnecting slow peer", metadata: ["peer-id": "\(peer)", "reason": "\(reason)"])
         connection.noteEnd(reason)
         connection.outbound.finish(
             sending: nil, then: .close, timeout: .seconds(1),
-            reason: TransceiverError.connectionClosed(peer.id, reason: reason)
+            reason: TransceiverError.connectionClosed(peer, reason: reason)
         )
         connection.channel.close(promise: nil)
     }
