@@ -19,6 +19,23 @@ final class ControlRouter: Sendable {
     private let subscriptions = Mutex<[PeerID: Set<String>]>([:])
     /// Set once the web debugger listens (`parleyctl web`, `parleyctl status`).
     let webURL = Mutex<String?>(nil)
+    /// Where local clients' routed types went, while the peers stay the same: a stream of messages to one peer
+    /// parses its `@target/Type` and selects among the peers once, not per message.
+    private let routes = Mutex(RouteCache())
+
+    private struct RouteCache {
+        /// The transceiver's ``Transceiver/peersVersion`` the routes were computed under.
+        var version: UInt64 = .max
+        var routes: [String: Route] = [:]
+        /// A client that makes up a new type name per message must not grow the cache without bound.
+        static let capacity = 1024
+    }
+
+    private struct Route {
+        var routed: RoutedType
+        var targets: [Peer]
+        var candidates: [Peer]
+    }
 
     init(transceiver: Transceiver, configuration: DaemonConfiguration, logger: Logger) {
         self.transceiver = transceiver
@@ -109,11 +126,7 @@ final class ControlRouter: Sendable {
     /// A local client's `@<target>/<Type>`: a request goes to its one target and the reply comes back as it is;
     /// a one-way message goes to every target.
     private func forwardFromLocal(_ message: InboundMessage, client: Peer) async throws -> InboundMessage? {
-        guard let routed = RoutedType(parsing: message.typeName) else {
-            throw RoutingError.notRouted(message.typeName)
-        }
-        let candidates = lanPeers()
-        let targets = PeerSelector.select(routed.target, among: candidates, id: \.id.rawValue, name: \.name)
+        let (routed, targets, candidates) = try route(message.typeName)
         guard !targets.isEmpty else {
             throw RoutingError.noMatchingPeer(routed.target, connected: candidates)
         }
@@ -146,6 +159,26 @@ final class ControlRouter: Sendable {
         }
         if !failures.isEmpty { throw RoutingError.sendFailed(routed.typeName, failures) }
         return nil
+    }
+
+    /// The routed type of a local client's message and the peers it selects, from the cache while the peers have
+    /// not changed.
+    private func route(_ wireName: String) throws -> (RoutedType, targets: [Peer], candidates: [Peer]) {
+        // Read before the peers: if they change meanwhile, what is stored below is stale at once, never wrong.
+        let version = transceiver.peersVersion
+        if let cached = routes.withLock({ $0.version == version ? $0.routes[wireName] : nil }) {
+            return (cached.routed, cached.targets, cached.candidates)
+        }
+        guard let routed = RoutedType(parsing: wireName) else { throw RoutingError.notRouted(wireName) }
+        let candidates = lanPeers()
+        let targets = PeerSelector.select(routed.target, among: candidates, id: \.id.rawValue, name: \.name)
+        routes.withLock { cache in
+            if cache.version != version || cache.routes.count >= RouteCache.capacity {
+                cache = RouteCache(version: version)
+            }
+            cache.routes[wireName] = Route(routed: routed, targets: targets, candidates: candidates)
+        }
+        return (routed, targets, candidates)
     }
 
     /// A LAN message nothing handles: to every local client subscribed to its type (or to all types), as

@@ -227,6 +227,43 @@ struct DaemonBackedTests {
         try await daemon.stop()
     }
 
+    /// parleyd remembers where a local client's `@target/Type` went while its peers stay the same; the peers
+    /// changing must be seen at once, not the peer that used to have the name.
+    @Test("a routed type follows the peers: @name reaches the new peer of that name after the old one left")
+    func routeFollowsPeers() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let client = Transceiver(configuration: TransceiverConfiguration(name: "client", identity: .ephemeral, listenHost: nil, port: 0))
+        try await client.start()
+        let parleyd = try await client.connect(toUnixSocket: daemon.socket)
+        func echo(_ marker: String) -> Transceiver {
+            let peer = Transceiver(configuration: TransceiverConfiguration(name: "echo", identity: .ephemeral, listenHost: nil, port: 0))
+            peer.respondRaw(to: "test.Who") { _, _ in ("test.Who", ByteBuffer(string: marker)) }
+            return peer
+        }
+        @Sendable func ask() async throws -> String {
+            let reply = try await client.requestRaw(typeName: "@echo/test.Who", payload: ByteBuffer(string: "{}"), from: parleyd.id, timeout: .seconds(5))
+            return String(buffer: reply.payload)
+        }
+
+        let first = echo("first")
+        try await first.start()
+        try await first.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+        #expect(try await ask() == "first")
+        #expect(try await ask() == "first")  // the second time from what parleyd remembered
+        await first.stop()
+        // Once parleyd has seen it go, the name matches nobody.
+        #expect(await eventually { do { _ = try await ask(); return false } catch { return "\(error)".contains("no connected peer matches") } })
+
+        let second = echo("second")
+        try await second.start()
+        // Registered by parleyd before `connect` returns here: the very next message must find it.
+        try await second.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+        #expect(try await ask() == "second")
+        await second.stop()
+        await client.stop()
+        try await daemon.stop()
+    }
+
     @Test("listen through parleyd prints a message a LAN peer sends to parleyd; SIGINT exits 0")
     func listenThroughDaemon() async throws {
         let daemon = try await Daemon(staticPeer: nil)

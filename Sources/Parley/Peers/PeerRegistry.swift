@@ -27,6 +27,8 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
         var nextToken: UInt64 = 0
         var closed = false
+        /// Counts changes of the peer table, for caches derived from it (``version``).
+        var version: UInt64 = 0
 
         /// Tells subscribers `gone` is gone; returns the departure waiters to wake (outside the lock).
         mutating func reportGone(_ gone: Peer, reason: DisconnectReason) -> [CheckedContinuation<Void, Never>] {
@@ -46,6 +48,10 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
 
     /// Connected peers, oldest first.
     var peers: [Peer] { state.withLock { $0.table.peers } }
+
+    /// Changes whenever the peer table may have changed (a connection registered or removed): what was derived
+    /// from ``peers`` under one version is still right while the version stays the same.
+    var version: UInt64 { state.withLock { $0.version } }
 
     /// The connection carrying `peer`'s traffic.
     func connection(for peer: PeerID) -> Connection? { state.withLock { $0.table.connection(for: peer) } }
@@ -70,6 +76,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
     func register(_ connection: Connection, peer: Peer, dialer: PeerID, host: String? = nil) -> PeerTable<Connection>.RegisterAction {
         let (action, waiters) = state.withLock { state -> (PeerTable<Connection>.RegisterAction, [Waiter<Peer>]) in
             let action = state.table.register(.init(connection: connection, peer: peer, dialer: dialer, host: host))
+            state.version &+= 1
             switch action {
             case .connected:
                 for subscriber in state.subscribers.values { subscriber.yield(.connected(peer)) }
@@ -103,6 +110,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
         let (departure, waiters) = state.withLock { state -> (Departure?, [CheckedContinuation<Void, Never>]) in
             state.connections.remove(connection)
             guard let peer else { return (nil, []) }
+            state.version &+= 1
             switch state.table.remove(connection, peer: peer, handedOver: handedOver) {
             case .none: return (nil, [])
             case .handover(let peer): return (.handover(peer), [])
@@ -118,6 +126,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
     func expireHandover(of peer: PeerID, reason: DisconnectReason) -> Peer? {
         let (gone, waiters) = state.withLock { state -> (Peer?, [CheckedContinuation<Void, Never>]) in
             guard let gone = state.table.expireHandover(of: peer) else { return (nil, []) }
+            state.version &+= 1
             return (gone, state.reportGone(gone, reason: reason))
         }
         for waiter in waiters { waiter.resume() }

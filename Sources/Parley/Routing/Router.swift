@@ -59,7 +59,8 @@ final class Router: Sendable {
     }
 
     func dispatch(_ message: InboundMessage, from peer: Peer) async -> Outcome {
-        let unknown = Outcome.failed(.unknownType, "no handler for message type \"\(message.typeName)\"")
+        // Built only when needed: this runs for every message.
+        var unknown: Outcome { .failed(.unknownType, "no handler for message type \"\(message.typeName)\"") }
         let entry = handlers.withLock { $0[message.typeName] }
         if let entry, entry.localOnly, !peer.isLocal { return unknown }
         guard let handler = entry?.handler ?? fallback.withLock({ $0 }) else { return unknown }

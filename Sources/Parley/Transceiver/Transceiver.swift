@@ -99,6 +99,10 @@ public final class Transceiver: Service, Sendable {
     /// The peers currently connected, oldest first.
     public var peers: [Peer] { registry.peers }
 
+    /// Changes whenever peers connect or leave. A cache derived from ``peers`` (such as a routing decision) is
+    /// still right while this stays the same; read it before reading ``peers``.
+    public var peersVersion: UInt64 { registry.version }
+
     /// The connections open now, handshake completed or not: over TCP, and from local clients on the control socket.
     public var openConnections: (tcp: Int, local: Int) {
         let connections = registry.connections
