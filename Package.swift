@@ -67,7 +67,9 @@ let package = Package(
         .target(
             name: "Parley",
             dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging, serviceLifecycle],
-            swiftSettings: strict
+            // Its nonisolated async functions run on their caller's executor unless marked `@concurrent`: a message's
+            // way from the socket to its handler then hops executors nowhere (docs/performance.md, #15).
+            swiftSettings: strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
 
         // The discovery interface (advertise, browse, resolved services as events) and its value types; no C.

@@ -163,9 +163,14 @@ public enum PayloadProblem: Sendable, Hashable, CustomStringConvertible {
 
 /// JSON coding of typed payloads, in one place.
 enum PayloadCoding {
+    // One of each for every message: they are Sendable (their options are behind a lock, and each call encodes or
+    // decodes in state of its own), and making a new one per message cost a visible share of the typed path.
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
     static func encode<T: Encodable>(_ value: T, allocator: ByteBufferAllocator) throws -> ByteBuffer {
         do {
-            return try JSONEncoder().encodeAsByteBuffer(value, allocator: allocator)
+            return try encoder.encodeAsByteBuffer(value, allocator: allocator)
         } catch {
             throw TransceiverError.encodingFailed(type: messageTypeName(of: T.self), underlying: PayloadProblem(error))
         }
@@ -173,7 +178,7 @@ enum PayloadCoding {
 
     static func decode<T: Decodable>(_ type: T.Type, from message: InboundMessage) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: message.payload)
+            return try decoder.decode(T.self, from: message.payload)
         } catch {
             throw PayloadDecodingError(typeName: message.typeName, problem: PayloadProblem(error))
         }

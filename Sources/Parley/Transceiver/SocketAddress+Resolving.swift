@@ -15,7 +15,9 @@ extension SocketAddress {
 extension ClientBootstrap {
     /// Connects to `endpoint`: an address directly, with no lookup at all (see ``kernelNetworkCall(_:)`` for why
     /// lookups are avoided); a name through NIO's resolver, which looks up on a queue of its own and tries the
-    /// addresses found Happy-Eyeballs style.
+    /// addresses found Happy-Eyeballs style. `@concurrent`: the bootstrap is not Sendable, so it may not be handed
+    /// from the caller's executor to NIO's connect.
+    @concurrent
     public func connect<Output: Sendable>(
         to endpoint: Endpoint, channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Output>
     ) async throws -> Output {

@@ -131,7 +131,7 @@ extension Transceiver {
         while true {
             let next: Frame?
             do {
-                next = try await frames.next()
+                next = try await frames.next(isolation: #isolation)
             } catch let error as HandshakeError {
                 refuse(connection, error)
                 throw error
@@ -271,7 +271,7 @@ extension Transceiver {
         var endReason = DisconnectReason.peerClosed
         var protocolError: (ErrorCode, String)?
         do {
-            reading: while let frame = try await frames.next() {
+            reading: while let frame = try await frames.next(isolation: #isolation) {
                 switch frame {
                 case .message(let message):
                     let inbound = InboundMessage(header: message.header, payload: message.payload)

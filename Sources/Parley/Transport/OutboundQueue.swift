@@ -53,6 +53,10 @@ final class OutboundQueue: Sendable {
     static let maximumBatchBytes = 64 * 1024
 
     private let channel: any Channel
+    /// Frames the event loop has taken from `pending` in one go and not yet handed to NIO. Only the event loop
+    /// touches it, so its lock is never contended: senders and the writing loop meet on the state's lock for one
+    /// swap per batch instead of once per frame.
+    private let taken = Mutex(CircularBuffer<Frame>())
     private let highWatermark: Int
     private let lowWatermark: Int
     private let state: Mutex<State>
@@ -165,16 +169,34 @@ final class OutboundQueue: Sendable {
 
     /// Writes the next batch; once the kernel has taken all of it, the batch after that. Runs on the event loop.
     private func flush() {
-        let (batch, bytes) = state.withLock { state in
+        let (batch, bytes) = taken.withLock { taken -> ([Frame], Int) in
             var batch: [Frame] = []
             var bytes = 0
-            while batch.count < Self.maximumBatchFrames, let next = state.pending.first {
-                let size = Self.size(of: next)
-                if !batch.isEmpty && bytes + size > Self.maximumBatchBytes { break }
-                batch.append(state.pending.removeFirst())
-                bytes += size
+            /// Moves frames from `taken` into the batch; false once the batch is full.
+            func fill() -> Bool {
+                while let next = taken.first {
+                    let size = Self.size(of: next)
+                    if batch.count == Self.maximumBatchFrames || (!batch.isEmpty && bytes + size > Self.maximumBatchBytes) {
+                        return false
+                    }
+                    batch.append(taken.removeFirst())
+                    bytes += size
+                }
+                return true
             }
-            if batch.isEmpty { state.flushing = false }
+            if fill() {
+                // All taken frames are in the batch: take what the senders queued since, in one swap.
+                taken = state.withLock { state in
+                    if state.pending.isEmpty {
+                        if batch.isEmpty { state.flushing = false }
+                        return CircularBuffer()
+                    }
+                    var queued = CircularBuffer<Frame>()
+                    swap(&queued, &state.pending)
+                    return queued
+                }
+                _ = fill()
+            }
             return (batch, bytes)
         }
         guard let last = batch.last else { return }
@@ -193,10 +215,12 @@ final class OutboundQueue: Sendable {
     /// is written and the queue finished, ends the channel.
     private func written(_ bytes: Int) {
         if let budget { budget.budget.release(bytes, from: budget.account) }
+        // Frames taken but not yet written (only this event loop changes that).
+        let backlog = !taken.withLock { $0.isEmpty }
         let (woken, ending, more) = state.withLock { state -> ([Waiter], Ending?, Bool) in
             state.queuedBytes -= bytes
             state.lastProgress = channel.eventLoop.now
-            state.flushing = !state.pending.isEmpty
+            state.flushing = !state.pending.isEmpty || backlog
             let ending = state.queuedBytes == 0 && !state.flushing ? state.ending : nil
             guard state.queuedBytes < lowWatermark || state.closedError != nil else { return ([], ending, state.flushing) }
             defer { state.waiters.removeAll() }
