@@ -1,7 +1,7 @@
 import NIOCore
 
 /// One Parley frame: a ``FrameKind`` and its fields.
-public enum Frame: Sendable, Hashable {
+public indirect enum Frame: Sendable, Hashable {
     case hello(HelloFrame)
     /// A proof of the shared secret (an HMAC), exchanged during an authenticated handshake.
     case auth(ByteBuffer)
