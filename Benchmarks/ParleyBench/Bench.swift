@@ -42,6 +42,8 @@ struct Ping: Codable, Sendable, NamedMessage {
 
 let rawTypeName = "bench.Raw"
 let stallTypeName = "bench.Stall"
+/// Answered with the request's own payload: a round trip with no codec, like pyzmq's REQ/REP byte echo.
+let echoTypeName = "bench.Echo"
 
 func configuration(_ name: String, listen: Bool, secret: SharedSecret?) -> TransceiverConfiguration {
     TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: listen ? "127.0.0.1" : nil, port: 0, sharedSecret: secret)
@@ -75,6 +77,7 @@ func runReceiver(secretFile: String?) async throws -> Never {
     }
     parley.respond(to: CountQuery.self) { _, _ in tally.count }
     parley.respond(to: Ping.self) { ping, _ in ping }
+    parley.respondRaw(to: echoTypeName) { message, _ in (echoTypeName, message.payload) }
     try await parley.start()
     FileHandle.standardOutput.write(Data("READY port=\(parley.listeningPort!) id=\(parley.localPeerID!)\n".utf8))
     while true { try await Task.sleep(for: .seconds(3600)) }
@@ -121,6 +124,18 @@ func requestLatencies(_ parley: Transceiver, _ peer: Peer, count: Int) async thr
     for sequence in 0..<count {
         let start = ContinuousClock.now
         _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
+        latencies.append(seconds(ContinuousClock.now - start) * 1e6)
+    }
+    return latencies.sorted()
+}
+
+/// Round-trip times of `count` sequential pre-encoded requests echoed back, in microseconds, sorted.
+func rawRequestLatencies(_ parley: Transceiver, _ peer: Peer, payload: ByteBuffer, count: Int) async throws -> [Double] {
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    for _ in 0..<count {
+        let start = ContinuousClock.now
+        _ = try await parley.requestRaw(typeName: echoTypeName, payload: payload, from: peer.id)
         latencies.append(seconds(ContinuousClock.now - start) * 1e6)
     }
     return latencies.sorted()
@@ -212,6 +227,14 @@ func runBenchmarks(quick: Bool, encrypted: Bool) async throws {
             try await requestLatencies(parley, peer, count: pingCount)
         }
         print("request/reply latency, pinned:    \(percentiles(pinned))")
+        // The same without JSON: the 109-byte payload echoed back as it is.
+        for _ in 0..<1_000 { _ = try await parley.requestRaw(typeName: echoTypeName, payload: rawPayload, from: peer.id) }
+        let rawUnpinned = try await rawRequestLatencies(parley, peer, payload: rawPayload, count: pingCount)
+        print("pre-encoded request/reply latency: \(percentiles(rawUnpinned))")
+        let rawPinned = try await withTaskExecutorPreference(parley.taskExecutor(for: peer.id)) {
+            try await rawRequestLatencies(parley, peer, payload: rawPayload, count: pingCount)
+        }
+        print("pre-encoded request/reply, pinned: \(percentiles(rawPinned))")
 
         // 5. 4 MB typed messages: transport time against encode + decode alone.
         let large = LargeMessage(items: (0..<100_000).map { "item \($0) of a long shopping list" })
