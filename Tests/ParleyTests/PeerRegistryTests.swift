@@ -31,6 +31,21 @@ struct PeerRegistryTests {
         }
     }
 
+    /// What parleyd's routing cache relies on: a peer joining or leaving always changes the version.
+    @Test("the version changes when a peer registers or leaves, not when a connection merely opens")
+    func versionFollowsThePeers() {
+        let registry = PeerRegistry<Int>()
+        let initial = registry.version
+        #expect(registry.open(1))
+        #expect(registry.version == initial)
+        _ = registry.register(1, peer: Self.peer(Self.alice, name: "alice"), dialer: Self.me)
+        let withAlice = registry.version
+        #expect(withAlice != initial)
+        _ = registry.remove(1, peer: Self.alice, reason: .peerClosed)
+        #expect(registry.version != withAlice)
+        #expect(registry.peers.isEmpty)
+    }
+
     @Test("a retired duplicate ending reports nothing and leaves the peer connected")
     func duplicateEnds() {
         let registry = PeerRegistry<Int>()
