@@ -117,28 +117,30 @@ func waitUntil(_ expected: Int, counted count: () async throws -> Int) async thr
     while try await count() < expected { try await Task.sleep(for: .milliseconds(5)) }
 }
 
-/// Round-trip times of `count` sequential requests, in microseconds, sorted.
-func requestLatencies(_ parley: Transceiver, _ peer: Peer, count: Int) async throws -> [Double] {
+/// Times of `count` round trips made one after the other, in microseconds, sorted.
+func latencies(count: Int, of roundTrip: (Int) async throws -> Void) async throws -> [Double] {
     var latencies: [Double] = []
     latencies.reserveCapacity(count)
     for sequence in 0..<count {
         let start = ContinuousClock.now
-        _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
+        try await roundTrip(sequence)
         latencies.append(seconds(ContinuousClock.now - start) * 1e6)
     }
     return latencies.sorted()
 }
 
-/// Round-trip times of `count` sequential pre-encoded requests echoed back, in microseconds, sorted.
-func rawRequestLatencies(_ parley: Transceiver, _ peer: Peer, payload: ByteBuffer, count: Int) async throws -> [Double] {
-    var latencies: [Double] = []
-    latencies.reserveCapacity(count)
-    for _ in 0..<count {
-        let start = ContinuousClock.now
-        _ = try await parley.requestRaw(typeName: echoTypeName, payload: payload, from: peer.id)
-        latencies.append(seconds(ContinuousClock.now - start) * 1e6)
+/// Typed round trips: a `Ping` answered with itself (JSON both ways).
+func requestLatencies(_ parley: Transceiver, _ peer: Peer, count: Int) async throws -> [Double] {
+    try await latencies(count: count) { sequence in
+        _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self)
     }
-    return latencies.sorted()
+}
+
+/// Pre-encoded round trips: `payload` echoed back as it is.
+func rawRequestLatencies(_ parley: Transceiver, _ peer: Peer, payload: ByteBuffer, count: Int) async throws -> [Double] {
+    try await latencies(count: count) { _ in
+        _ = try await parley.requestRaw(typeName: echoTypeName, payload: payload, from: peer.id)
+    }
 }
 
 func percentiles(_ sorted: [Double]) -> String {

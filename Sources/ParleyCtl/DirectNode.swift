@@ -70,7 +70,7 @@ struct DirectNode {
             }
             let others = transceiver.peers
             if !others.isEmpty {
-                message += "; connected: " + others.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", ")
+                message += "; connected: " + others.map(\.label).joined(separator: ", ")
             }
             throw CtlFailure(.noPeer, message)
         }

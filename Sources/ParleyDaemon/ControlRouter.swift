@@ -34,7 +34,6 @@ final class ControlRouter: Sendable {
     private struct Route {
         var routed: RoutedType
         var targets: [Peer]
-        var candidates: [Peer]
     }
 
     init(transceiver: Transceiver, configuration: DaemonConfiguration, logger: Logger) {
@@ -126,9 +125,9 @@ final class ControlRouter: Sendable {
     /// A local client's `@<target>/<Type>`: a request goes to its one target and the reply comes back as it is;
     /// a one-way message goes to every target.
     private func forwardFromLocal(_ message: InboundMessage, client: Peer) async throws -> InboundMessage? {
-        let (routed, targets, candidates) = try route(message.typeName)
+        let (routed, targets) = try route(message.typeName)
         guard !targets.isEmpty else {
-            throw RoutingError.noMatchingPeer(routed.target, connected: candidates)
+            throw RoutingError.noMatchingPeer(routed.target, connected: lanPeers())
         }
         if message.expectsReply {
             guard targets.count == 1 else { throw RoutingError.severalTargets(routed.target, targets) }
@@ -147,14 +146,14 @@ final class ControlRouter: Sendable {
             do {
                 try await transceiver.sendRaw(typeName: routed.typeName, payload: message.payload, to: targets[0].id)
             } catch {
-                failures.append("\(targets[0].name) (\(targets[0].id.rawValue.prefix(8))): \(error)")
+                failures.append("\(targets[0].label): \(error)")
             }
         } else {
             let reached = Set(
                 try await transceiver.broadcastRaw(typeName: routed.typeName, payload: message.payload, among: targets.map(\.id))
             )
             failures = targets.filter { !reached.contains($0.id) }.map { target in
-                "\(target.name) (\(target.id.rawValue.prefix(8))): disconnected meanwhile, or dropped as too slow"
+                "\(target.label): disconnected meanwhile, or dropped as too slow"
             }
         }
         if !failures.isEmpty { throw RoutingError.sendFailed(routed.typeName, failures) }
@@ -163,22 +162,21 @@ final class ControlRouter: Sendable {
 
     /// The routed type of a local client's message and the peers it selects, from the cache while the peers have
     /// not changed.
-    private func route(_ wireName: String) throws -> (RoutedType, targets: [Peer], candidates: [Peer]) {
+    private func route(_ wireName: String) throws -> (RoutedType, targets: [Peer]) {
         // Read before the peers: if they change meanwhile, what is stored below is stale at once, never wrong.
         let version = transceiver.peersVersion
         if let cached = routes.withLock({ $0.version == version ? $0.routes[wireName] : nil }) {
-            return (cached.routed, cached.targets, cached.candidates)
+            return (cached.routed, cached.targets)
         }
         guard let routed = RoutedType(parsing: wireName) else { throw RoutingError.notRouted(wireName) }
-        let candidates = lanPeers()
-        let targets = PeerSelector.select(routed.target, among: candidates, id: \.id.rawValue, name: \.name)
+        let targets = PeerSelector.select(routed.target, among: lanPeers(), id: \.id.rawValue, name: \.name)
         routes.withLock { cache in
             if cache.version != version || cache.routes.count >= RouteCache.capacity {
                 cache = RouteCache(version: version)
             }
-            cache.routes[wireName] = Route(routed: routed, targets: targets, candidates: candidates)
+            cache.routes[wireName] = Route(routed: routed, targets: targets)
         }
-        return (routed, targets, candidates)
+        return (routed, targets)
     }
 
     /// A LAN message nothing handles: to every local client subscribed to its type (or to all types), as
@@ -240,9 +238,9 @@ enum RoutingError: Error, CustomStringConvertible {
             "no connected peer matches \"\(target)\""
                 + (connected.isEmpty
                     ? " (no LAN peer is connected)"
-                    : "; connected: " + connected.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", "))
+                    : "; connected: " + connected.map(\.label).joined(separator: ", "))
         case .severalTargets(let target, let peers):
-            "\"\(target)\" matches \(peers.count) peers (\(peers.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", "))); a request needs exactly one: give a peer id"
+            "\"\(target)\" matches \(peers.count) peers (\(peers.map(\.label).joined(separator: ", "))); a request needs exactly one: give a peer id"
         case .sendFailed(let type, let failures):
             "could not forward \(type) to \(failures.joined(separator: "; "))"
         }

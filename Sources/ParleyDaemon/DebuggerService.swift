@@ -364,6 +364,6 @@ enum DebuggerError: Error, CustomStringConvertible {
     }
 
     private static func list(_ apps: [Peer]) -> String {
-        apps.isEmpty ? " (no debugger app is connected)" : "; connected apps: " + apps.map { "\($0.name) (\($0.id.rawValue.prefix(8)))" }.joined(separator: ", ")
+        apps.isEmpty ? " (no debugger app is connected)" : "; connected apps: " + apps.map(\.label).joined(separator: ", ")
     }
 }

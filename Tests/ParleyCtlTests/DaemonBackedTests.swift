@@ -45,6 +45,18 @@ struct DaemonBackedTests {
             try await Child.run("parleyctl", arguments + ["--socket", socket])
         }
 
+        /// A transceiver of the tests' own: ephemeral id, not listening.
+        static func transceiver(_ name: String) -> Transceiver {
+            Transceiver(configuration: TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: nil, port: 0))
+        }
+
+        /// A running local client connected to parleyd's control socket, and parleyd as its peer.
+        func localClient() async throws -> (client: Transceiver, parleyd: Peer) {
+            let client = Self.transceiver("client")
+            try await client.start()
+            return (client, try await client.connect(toUnixSocket: socket))
+        }
+
         /// SIGTERM, expecting a clean exit; the directory is removed unless a restart is to reuse it.
         func stop(removing: Bool = true) async throws {
             #expect(try await child.stop(SIGTERM) == 0)
@@ -86,7 +98,7 @@ struct DaemonBackedTests {
             return listed.contains("\"listr\"") && listed.contains("\"listr-2\"")
         })
         // parleyd pages its peer list (#11): here one peer a page, ordered by id, the last page without a next.
-        let pager = Transceiver(configuration: TransceiverConfiguration(name: "pager", identity: .ephemeral, listenHost: nil))
+        let pager = Daemon.transceiver("pager")
         try await pager.start()
         let control = try await pager.connect(toUnixSocket: daemon.socket)
         let page1 = try await pager.request(Control.Peers(limit: 1), from: control, expecting: Control.PeerList.self)
@@ -122,7 +134,7 @@ struct DaemonBackedTests {
     @Test("to a LAN peer parleyd's control types do not exist, and a type nobody takes is unknown (code 5, not 7 or 8)")
     func lanPeerSeesProtocolCodes() async throws {
         let daemon = try await Daemon(staticPeer: nil)
-        let peer = Transceiver(configuration: TransceiverConfiguration(name: "lan-peer", identity: .ephemeral, listenHost: nil))
+        let peer = Daemon.transceiver("lan-peer")
         try await peer.start()
         let parleyd = try await peer.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
         #expect(!parleyd.accepts.contains { $0.hasPrefix("parley.control.") || $0.hasPrefix("parley.debugger.S") }, "\(parleyd.accepts)")
@@ -210,9 +222,7 @@ struct DaemonBackedTests {
     @Test("a local client's request for a peer parleyd does not have gets an error reply: no connected peer matches")
     func noMatchingPeer() async throws {
         let daemon = try await Daemon(staticPeer: nil)
-        let client = Transceiver(configuration: TransceiverConfiguration(name: "client", identity: .ephemeral, listenHost: nil, port: 0))
-        try await client.start()
-        let parleyd = try await client.connect(toUnixSocket: daemon.socket)
+        let (client, parleyd) = try await daemon.localClient()
         #expect(parleyd.name == "testd")
         await #expect {
             _ = try await client.requestRaw(typeName: "@nobody/test.X", payload: ByteBuffer(string: "{}"), from: parleyd.id, timeout: .seconds(5))
@@ -232,11 +242,9 @@ struct DaemonBackedTests {
     @Test("a routed type follows the peers: @name reaches the new peer of that name after the old one left")
     func routeFollowsPeers() async throws {
         let daemon = try await Daemon(staticPeer: nil)
-        let client = Transceiver(configuration: TransceiverConfiguration(name: "client", identity: .ephemeral, listenHost: nil, port: 0))
-        try await client.start()
-        let parleyd = try await client.connect(toUnixSocket: daemon.socket)
+        let (client, parleyd) = try await daemon.localClient()
         func echo(_ marker: String) -> Transceiver {
-            let peer = Transceiver(configuration: TransceiverConfiguration(name: "echo", identity: .ephemeral, listenHost: nil, port: 0))
+            let peer = Daemon.transceiver("echo")
             peer.respondRaw(to: "test.Who") { _, _ in ("test.Who", ByteBuffer(string: marker)) }
             return peer
         }

@@ -109,42 +109,40 @@ struct ParleyCtlTests {
         // The read end is closed before parleyctl starts: its first write to standard output fails, every time.
         let output = Pipe.forChild()
         try output.fileHandleForReading.close()
-        let errors = Pipe.forChild()
-        let process = Process()
-        process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("parleyctl")
-        process.arguments = ["send", "ListItemsCommand", "--reply"] + listr.peer
-        process.standardOutput = output
-        process.standardError = errors
-        let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
-        try process.runWithDefaultSignalMask()
-        try output.fileHandleForWriting.close()
-        var statuses = exited.stream.makeAsyncIterator()
-        let status = await statuses.next()
-        #expect(process.terminationReason == .exit && status == 0, "status \(String(describing: status)), \(process.terminationReason)")
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(stderr.isEmpty, "\(stderr)")
+        let ended = try await Self.runParleyctl(["send", "ListItemsCommand", "--reply"] + listr.peer, standardOutput: output.fileHandleForWriting)
+        #expect(ended.reason == .exit && ended.status == 0, "status \(ended.status), \(ended.reason)")
+        #expect(ended.stderr.isEmpty, "\(ended.stderr)")
         try await listr.stop()
     }
 
     @Test("output that cannot be written for any other reason than a reader gone (a full disk) is an error: status 1, saying why")
     func fullStandardOutput() async throws {
         let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let ended = try await Self.runParleyctl(["secret", "generate"], standardOutput: full)
+        #expect(ended.status == 1, "status \(ended.status); \(ended.stderr)")
+        #expect(ended.stderr.contains("cannot write to standard output: No space left on device"), "\(ended.stderr)")
+    }
+
+    /// Runs parleyctl with its standard output going to `output` (this process's copy of it is closed once parleyctl
+    /// runs), and waits for it to end: how, with what status, and what it wrote to standard error.
+    static func runParleyctl(
+        _ arguments: [String], standardOutput output: FileHandle
+    ) async throws -> (reason: Process.TerminationReason, status: Int32, stderr: String) {
         let errors = Pipe.forChild()
         let process = Process()
         process.executableURL = PeerProcess.productsDirectory.appendingPathComponent("parleyctl")
-        process.arguments = ["secret", "generate"]
-        process.standardOutput = full
+        process.arguments = arguments
+        process.standardOutput = output
         process.standardError = errors
         let exited = AsyncStream<Int32>.makeStream()
         process.terminationHandler = { exited.continuation.yield($0.terminationStatus) }
         try process.runWithDefaultSignalMask()
+        try output.close()
         try errors.fileHandleForWriting.close()
         var statuses = exited.stream.makeAsyncIterator()
-        let status = await statuses.next()
+        let status = await statuses.next() ?? -1
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(status == 1, "status \(String(describing: status)); \(stderr)")
-        #expect(stderr.contains("cannot write to standard output: No space left on device"), "\(stderr)")
+        return (process.terminationReason, status, stderr)
     }
 
     @Test("--version prints the release parleyd reports too, with status 0")

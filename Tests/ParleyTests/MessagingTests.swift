@@ -254,24 +254,26 @@ struct MessagingTests {
 
     @Test("IPv6 loopback works")
     func ipv6() async throws {
-        let server = makeTransceiver("server", listen: "::1")
-        let client = makeTransceiver("client", listen: nil)
-        server.respond(to: Echo.self) { echo, _ in echo }
-        try await withRunning([server, client]) {
-            let peer = try await client.connect(to: Endpoint(host: "::1", port: server.listeningPort!))
-            #expect(peer.address.hasPrefix("[::1]:"))
-            #expect(try await client.request(Echo(text: "v6"), from: peer, expecting: Echo.self).text == "v6")
-        }
+        let (peer, reply) = try await echoed("v6", listeningOn: "::1")
+        #expect(peer.address.hasPrefix("[::1]:"))
+        #expect(reply == "v6")
     }
 
     @Test("a host name is looked up, to listen on and to dial: localhost both ways")
     func hostNames() async throws {
-        let server = makeTransceiver("server", listen: "localhost")
+        let (_, reply) = try await echoed("named", listeningOn: "localhost")
+        #expect(reply == "named")
+    }
+
+    /// A server listening on `host`, a client dialling it by the same host and its port, and `text` echoed back:
+    /// the peer the client got, and the text that came back.
+    private func echoed(_ text: String, listeningOn host: String) async throws -> (peer: Peer, reply: String) {
+        let server = makeTransceiver("server", listen: host)
         let client = makeTransceiver("client", listen: nil)
         server.respond(to: Echo.self) { echo, _ in echo }
-        try await withRunning([server, client]) {
-            let peer = try await client.connect(to: Endpoint(host: "localhost", port: server.listeningPort!))
-            #expect(try await client.request(Echo(text: "named"), from: peer, expecting: Echo.self).text == "named")
+        return try await withRunning([server, client]) {
+            let peer = try await client.connect(to: Endpoint(host: host, port: server.listeningPort!))
+            return (peer, try await client.request(Echo(text: text), from: peer, expecting: Echo.self).text)
         }
     }
 

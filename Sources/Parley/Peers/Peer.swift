@@ -89,6 +89,8 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.id == rhs.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
     public var description: String { "\(name) (\(id.rawValue.prefix(8)), \(address))" }
+    /// The name and the start of the id, as messages that list peers show them: `listr (3f2a9c1e)`.
+    public var label: String { "\(name) (\(id.rawValue.prefix(8)))" }
 }
 
 /// A change in the set of connected peers.

@@ -204,7 +204,7 @@ extension Transceiver {
 
     /// Puts the peer in the registry; reports it, or retires whichever connection is the duplicate.
     private func register(_ connection: PeerConnection, peer: Peer, dialer: PeerID, logger: Logger) throws {
-        let host = connection.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey)
+        let host = connection.remoteHost
         switch registry.register(connection, peer: peer, dialer: dialer, host: host) {
         case .connected:
             logger.log(level: peer.isLocal ? .debug : .info, "peer connected", metadata: ["version": "\(peer.protocolVersion)"])
@@ -217,11 +217,7 @@ extension Transceiver {
             logger.info("peer already connected; this connection is closed as a duplicate")
             retire(connection)
             // Kept, but from another address than this newcomer: possibly dead since that peer moved.
-            if let kept = registry.connection(for: peer.id), let host,
-                kept.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey) != host
-            {
-                probe(kept)
-            }
+            if let kept = registry.connection(for: peer.id), let host, kept.remoteHost != host { probe(kept) }
         case .claimRefused(let connectedFrom):
             // Anyone can write any id in an open-mode hello: the connection that holds the id keeps it. Logged
             // (throttled) as a failed handshake by the caller.
@@ -238,10 +234,8 @@ extension Transceiver {
     /// Whether another connection to or from the same remote address is open (perhaps still in its handshake):
     /// what a peer that closed `connection` as a duplicate may have kept.
     private func hasOtherConnection(like connection: PeerConnection) -> Bool {
-        let host = connection.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey)
-        return registry.connections.contains { other in
-            other !== connection && other.channel.remoteAddress.flatMap(ConnectionAdmission.addressKey) == host
-        }
+        let host = connection.remoteHost
+        return registry.connections.contains { other in other !== connection && other.remoteHost == host }
     }
 
     /// Asks `connection`'s peer to show it is alive within a heartbeat interval (at least a second), or be closed.

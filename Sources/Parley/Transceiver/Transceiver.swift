@@ -106,7 +106,7 @@ public final class Transceiver: Service, Sendable {
     /// The connections open now, handshake completed or not: over TCP, and from local clients on the control socket.
     public var openConnections: (tcp: Int, local: Int) {
         let connections = registry.connections
-        let local = connections.filter { $0.channel.localAddress?.protocol == .unix }.count
+        let local = connections.filter { $0.channel.isLocalSocket }.count
         return (connections.count - local, local)
     }
 

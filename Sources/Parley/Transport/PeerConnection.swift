@@ -23,6 +23,9 @@ final class PeerConnection: Sendable, Hashable {
     private let secret: Mutex<SharedSecret?>
     /// The remote address; computed on use because a dialled channel is configured before it is connected.
     var remoteAddress: String { channel.remoteAddress.map(Self.describe) ?? "unknown" }
+    /// The remote IP address as ``ConnectionAdmission`` counts it (nil on a Unix socket): two connections with the
+    /// same key come from the same host.
+    var remoteHost: String? { channel.remoteAddress.flatMap(ConnectionAdmission.addressKey) }
     let outbound: OutboundQueue
     private let requests: PendingRequests
     private let peerBox = Mutex<Peer?>(nil)

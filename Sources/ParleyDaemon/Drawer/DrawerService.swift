@@ -143,7 +143,7 @@ final class DrawerService: Sendable {
         let found = PeerSelector.select(selector, among: declared, id: \.peer.id.rawValue, name: \.peer.name)
         guard let first = found.first else { throw .noSuchApp(selector, connected: declared.map(\.peer.name).sorted()) }
         guard found.count == 1 else {
-            throw .ambiguous(selector, matches: found.map { "\($0.peer.name) (\($0.peer.id.rawValue.prefix(8)))" }.sorted())
+            throw .ambiguous(selector, matches: found.map(\.peer.label).sorted())
         }
         return first
     }
