@@ -71,6 +71,11 @@ public struct HandshakeStateMachine: Sendable {
         localHello = HelloFrame(minimumVersion: minimumVersion, maximumVersion: maximumVersion, body: ByteBuffer(bytes: json))
     }
 
+    /// The peer's hello while its proof of the secret is awaited (nil before, and once the handshake is over).
+    public var pendingPeerHello: Hello? {
+        if case .awaitingProof(_, let hello) = state { hello } else { nil }
+    }
+
     /// Call once when the connection is up. The dialer sends its hello at once.
     public mutating func start() -> Action? {
         guard case .idle = state else { preconditionFailure("start() called twice") }

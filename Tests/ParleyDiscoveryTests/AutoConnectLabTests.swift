@@ -40,7 +40,10 @@ struct AutoConnectLabTests {
             let aConnected = a.events.filter { $0.event == "connected" }.count
             let aDisconnected = a.events.filter { $0.event == "disconnected" }.count
             let bConnected = b.events.filter { $0.event == "connected" }.count
-            #expect(aConnected == 1 && bConnected == 1 && aDisconnected == 0)
+            #expect(
+                aConnected == 1 && bConnected == 1 && aDisconnected == 0,
+                "A: \(a.events.map { "\($0.event) \($0.reason ?? "")" }) B: \(b.events.map { "\($0.event) \($0.reason ?? "")" })"
+            )
         }
     }
 

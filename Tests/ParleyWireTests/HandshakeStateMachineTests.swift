@@ -165,7 +165,7 @@ struct HandshakeStateMachineTests {
         return results
     }
 
-    @Test("with a secret the acceptor proves first, then the dialer; both end with the same transcript and keys")
+    @Test("with a secret the acceptor proves first, then the dialer; both end with the same transcript and keys; the peer's hello is known while its proof is awaited")
     func authenticated() throws {
         var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello, authenticator: FakeAuthenticator(secret: "k"))
         var acceptor = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
@@ -184,7 +184,10 @@ struct HandshakeStateMachineTests {
             return
         }
         #expect(String(buffer: acceptorProof) == "acceptor:k")
+        #expect(acceptor.pendingPeerHello?.name == "a")
+        #expect(dialer.pendingPeerHello == nil)
         #expect(dialer.receive(answer[0]) == .send([]))
+        #expect(dialer.pendingPeerHello?.peerID == Self.localHello.peerID)
         guard case .established(let outcome, let proof) = dialer.receive(answer[1]) else {
             Issue.record("the dialer did not accept the acceptor's proof")
             return
@@ -198,6 +201,7 @@ struct HandshakeStateMachineTests {
         }
         let hello = outcome.hello
         #expect(hello.name == "a" && none.isEmpty)
+        #expect(acceptor.pendingPeerHello == nil && dialer.pendingPeerHello == nil)
         let dialerKeys = try #require(dialer.frameProtection as? FakeProtection)
         let acceptorKeys = try #require(acceptor.frameProtection as? FakeProtection)
         #expect(dialerKeys.transcript == acceptorKeys.transcript)

@@ -326,14 +326,15 @@ def dialing_secret_parleyd(start_parleyd):
     listener.close()
 
 
-def accept_authenticated(conn, proof_secret=SECRET):
+def accept_authenticated(conn, proof_secret=SECRET, **hello_fields):
     """Acceptor side of §4.1: read the dialer's hello, answer with ours and our proof."""
     H_d = conn.recv_raw_frame(5)
     dialer_hello = wire.parse_body(H_d[5:], H_d)
     auth = dialer_hello.json["auth"]
     n_d, e_d = base64.b64decode(auth["nonce"]), base64.b64decode(auth["key"])
     offer = wire.Offer()
-    H_a = wire.send_hello(conn, wire.make_hello_json(name="py-acceptor", auth=offer.json()))
+    hello_fields.setdefault("name", "py-acceptor")
+    H_a = wire.send_hello(conn, wire.make_hello_json(auth=offer.json(), **hello_fields))
     schedule = wire.key_schedule(proof_secret, H_d, H_a, n_d, offer.nonce, e_d, offer.public, offer.private, e_d)
     conn.send_raw(wire.frame(wire.auth_body(schedule.proof["acceptor"])))
     return schedule
@@ -356,3 +357,54 @@ def test_as_dialer_parleyd_refuses_a_wrong_acceptor_proof_without_proving_itself
     close = conn.recv()
     assert (close.kind, close.code) == (wire.CLOSE, wire.AUTHENTICATION_FAILED), close
     assert conn.expect_eof(3) == b""
+
+
+def test_a_duplicate_close_hands_the_peer_over_to_a_connection_from_another_address(start_parleyd):
+    """§8: both sides dialled; we keep the connection we dialled (our id is the smaller) and close parleyd's with
+    duplicate-connection while ours is still in its handshake there, from another address (as when one side dials
+    IPv4 and the other IPv6). parleyd hands the peer over: it never reports it gone in between."""
+    peer_id = "00000000-0000-4000-8000-000000000000"
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    daemon = start_parleyd("--static-peer", f"127.0.0.1:{listener.getsockname()[1]}", "--log-level", "debug",
+                           secret=SECRET)
+    assert peer_id < daemon.peer_id.lower()
+    listener.settimeout(10)
+    sock, _ = listener.accept()
+    with wire.Connection(sock) as dialled_by_parleyd:
+        schedule = accept_authenticated(dialled_by_parleyd, peer_id=peer_id, name="handed-over")
+        proof = dialled_by_parleyd.recv()
+        assert proof.kind == wire.AUTH, proof
+        dialled_by_parleyd.sealer = wire.Sealer(schedule.key["acceptor"], schedule.iv["acceptor"])
+        dialled_by_parleyd.opener = wire.Sealer(schedule.key["dialer"], schedule.iv["dialer"])
+        dialled_by_parleyd.assert_alive()
+
+        # Ours, from 127.0.0.2: hellos exchanged, parleyd's proof read, ours held back.
+        with daemon.connect(source="127.0.0.2") as dialled_by_us:
+            offer = wire.Offer()
+            H_d = wire.send_hello(dialled_by_us, wire.make_hello_json(peer_id=peer_id, name="handed-over",
+                                                                      auth=offer.json()))
+            hello = dialled_by_us.recv()
+            assert hello.kind == wire.HELLO, hello
+            assert dialled_by_us.recv().kind == wire.AUTH
+            auth = hello.json["auth"]
+            n_a, e_a = base64.b64decode(auth["nonce"]), base64.b64decode(auth["key"])
+            ours = wire.key_schedule(SECRET, H_d, hello.raw, offer.nonce, n_a, offer.public, e_a, offer.private, e_a)
+
+            mark = daemon.mark()
+            dialled_by_parleyd.send(wire.close_body(wire.DUPLICATE_CONNECTION, "another connection is kept"))
+            dialled_by_parleyd.expect_eof()
+            dialled_by_parleyd.close()
+            # That connection is over, as far as parleyd is concerned, before ours completes.
+            daemon.wait_for_line("peer connection closed", start=mark)
+
+            dialled_by_us.send_raw(wire.frame(wire.auth_body(ours.proof["dialer"])))
+            switch_to_sealed(dialled_by_us, ours)
+            dialled_by_us.assert_alive()
+        # Events are logged in order: once this departure is, any earlier one would be too.
+        daemon.wait_for_line("peer disconnected", start=mark)
+    listener.close()
+    events = [line for line in daemon.log().splitlines() if f"peer-id={peer_id}" in line]
+    assert sum(": peer disconnected " in line for line in events) == 1, "\n".join(events)
+    assert sum(": peer connected " in line for line in events) == 1, "\n".join(events)

@@ -46,10 +46,11 @@ extension Transceiver {
     /// Tries a discovered service's addresses in order until one connects; returns the connected peer's id.
     func dial(_ service: DiscoveredService) async -> PeerID? {
         var failures: [String] = []
+        let advertised = service.peerID.flatMap(PeerID.init(rawValue:))
         for address in service.addresses {
             let endpoint = Endpoint(host: address.connectHost, port: Int(service.port))
             do {
-                return try await connect(to: endpoint).id
+                return try await connect(to: endpoint, expecting: advertised).id
             } catch {
                 failures.append("\(endpoint): \(error)")
             }

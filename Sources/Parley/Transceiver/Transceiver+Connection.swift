@@ -148,6 +148,7 @@ extension Transceiver {
             machine = running
             switch action {
             case .send(let frames):
+                if let hello = running.pendingPeerHello { connection.expectedPeer = PeerID(rawValue: hello.peerID) }
                 write(frames, on: connection)
             case .fail(let error, let notifyPeer):
                 if notifyPeer { refuse(connection, error) }
@@ -231,11 +232,15 @@ extension Transceiver {
         }
     }
 
-    /// Whether another connection to or from the same remote address is open (perhaps still in its handshake):
-    /// what a peer that closed `connection` as a duplicate may have kept.
+    /// Whether another connection to the same peer is open (perhaps still in its handshake): what a peer that
+    /// closed `connection` as a duplicate may have kept. The same peer: the same remote address, or, when the two
+    /// connections run over different addresses (one side dialled IPv4, the other IPv6), the same expected id.
     private func hasOtherConnection(like connection: PeerConnection) -> Bool {
         let host = connection.remoteHost
-        return registry.connections.contains { other in other !== connection && other.remoteHost == host }
+        let peer = connection.peer?.id
+        return registry.connections.contains { other in
+            other !== connection && (other.remoteHost == host || (peer != nil && other.expectedPeer == peer))
+        }
     }
 
     /// Asks `connection`'s peer to show it is alive within a heartbeat interval (at least a second), or be closed.

@@ -431,6 +431,11 @@ public final class Transceiver: Service, Sendable {
     /// each other at once and the other connection was kept.
     @discardableResult
     public func connect(to endpoint: Endpoint) async throws -> Peer {
+        try await connect(to: endpoint, expecting: nil)
+    }
+
+    /// Connects to `endpoint`, where discovery says peer `expected` listens (see ``PeerConnection/expectedPeer``).
+    func connect(to endpoint: Endpoint, expecting expected: PeerID?) async throws -> Peer {
         guard isRunning else { throw TransceiverError.notRunning }
         let configuration = self.configuration
         let setup = self.setup
@@ -448,6 +453,7 @@ public final class Transceiver: Service, Sendable {
         } catch {
             throw TransceiverError.connectFailed(endpoint, underlying: SocketFailure(error))
         }
+        channel.connection.expectedPeer = expected
         return try await handOver(channel, endpoint: endpoint)
     }
 

@@ -67,6 +67,17 @@ final class PeerConnection: Sendable, Hashable {
         endReasonBox.withLock { if $0 == nil { $0 = reason } }
     }
 
+    private let expectedPeerBox = Mutex<PeerID?>(nil)
+
+    /// Whom the connection leads to while its handshake runs: the id a discovered service advertised, when this
+    /// side dialled it, then the id in the remote's hello. Lets a peer whose other connection was closed as a
+    /// duplicate be handed over to this one even when the two run over different addresses (IPv4 one way, IPv6
+    /// the other).
+    var expectedPeer: PeerID? {
+        get { expectedPeerBox.withLock { $0 } }
+        set { expectedPeerBox.withLock { $0 = newValue } }
+    }
+
     private let handedOverFlag = Atomic<Bool>(false)
 
     /// The remote side closed this connection as a duplicate: it keeps another connection to us.
