@@ -39,8 +39,8 @@ struct QueueAndReplyHandlerTests {
     @Test("a reply completes its request on the loop and goes no further; other messages pass on in order")
     func repliesResolve() async throws {
         let (channel, _, requests, counters) = try Self.resolving(handshakeDone: true)
-        let slot = requests.register(MessageID(7), to: Self.alice)
-        let failed = requests.register(MessageID(8), to: Self.alice)
+        let slot = requests.register(MessageID(7), to: Self.alice, deadline: .distantFuture, timerOn: channel.eventLoop)
+        let failed = requests.register(MessageID(8), to: Self.alice, deadline: .distantFuture, timerOn: channel.eventLoop)
         try channel.writeInbound(Self.note(1))
         try channel.writeInbound(Self.note(2, inReplyTo: 7))
         try channel.writeInbound(Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(8), code: .handlerFailed, message: "no")))
@@ -72,10 +72,54 @@ struct QueueAndReplyHandlerTests {
         #expect(counters.lateReplies.load(ordering: .relaxed) == 2)
 
         let (early, _, requests, earlyCounters) = try Self.resolving(handshakeDone: false)
-        _ = requests.register(MessageID(7), to: Self.alice)
+        _ = requests.register(MessageID(7), to: Self.alice, deadline: .distantFuture, timerOn: early.eventLoop)
         try early.writeInbound(Self.note(2, inReplyTo: 7))
         #expect(try early.readInbound(as: Frame.self) == Self.note(2, inReplyTo: 7), "the handshake decides what an early frame is")
         #expect(earlyCounters.lateReplies.load(ordering: .relaxed) == 0)
+    }
+
+    // MARK: - Request deadlines
+
+    @Test("each request fails at its own deadline, not before, whatever order they were sent in; one answered in time does not")
+    func requestDeadlines() async throws {
+        let loop = EmbeddedEventLoop()
+        let requests = PendingRequests()
+        let bob = PeerID()
+        let start = loop.now
+        let slow = requests.register(MessageID(1), to: Self.alice, deadline: start + .seconds(3), timerOn: loop)
+        let answered = requests.register(MessageID(2), to: Self.alice, deadline: start + .seconds(2), timerOn: loop)
+        // Sent after the others, with a shorter timeout: due first.
+        let short = requests.register(MessageID(3), to: Self.alice, deadline: start + .seconds(1), timerOn: loop)
+        let toBob = requests.register(MessageID(4), to: bob, deadline: start + .seconds(1), timerOn: loop)
+
+        loop.advanceTime(to: start + .milliseconds(999))
+        #expect(requests.count == 4)
+        loop.advanceTime(to: start + .seconds(1))
+        await #expect(throws: TimeoutExpired.self) { try await short.value() }
+        await #expect(throws: TimeoutExpired.self) { try await toBob.value() }
+        #expect(requests.count == 2)
+
+        loop.advanceTime(to: start + .milliseconds(1500))
+        let reply = InboundMessage(header: MessageHeader(typeName: "test.Note", id: MessageID(9), inReplyTo: MessageID(2)), payload: ByteBuffer())
+        #expect(requests.resolve(MessageID(2), from: Self.alice, with: .success(.message(reply))))
+        guard case .message(let answer) = try await answered.value() else {
+            Issue.record("the answered request did not get its reply")
+            return
+        }
+        #expect(answer.header.id == MessageID(9))
+
+        // Due between the deadlines already known: the timer is re-armed for it.
+        let added = requests.register(MessageID(5), to: Self.alice, deadline: start + .milliseconds(2500), timerOn: loop)
+        loop.advanceTime(to: start + .milliseconds(2499))
+        #expect(requests.count == 2)
+        loop.advanceTime(to: start + .milliseconds(2500))
+        await #expect(throws: TimeoutExpired.self) { try await added.value() }
+        loop.advanceTime(to: start + .milliseconds(2999))
+        #expect(requests.count == 1)
+        loop.advanceTime(to: start + .seconds(3))
+        await #expect(throws: TimeoutExpired.self) { try await slow.value() }
+        #expect(requests.count == 0)
+        #expect(!requests.resolve(MessageID(1), from: Self.alice, with: .success(.message(reply))), "a timed-out request is gone")
     }
 
     // MARK: - ReadActivityHandler

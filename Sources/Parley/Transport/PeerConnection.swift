@@ -149,12 +149,10 @@ final class PeerConnection: Sendable, Hashable {
     }
 
     /// Sends a request and waits up to `timeout` for the frame that answers it (then throws ``TimeoutExpired``).
-    /// The deadline is a timer on the event loop rather than a racing task: a request costs no extra tasks.
+    /// The deadline is kept by ``PendingRequests`` rather than a racing task: a request costs no extra tasks.
     func request(_ header: MessageHeader, payload: ByteBuffer, to peer: PeerID, timeout: Duration) async throws -> Reply {
-        let slot = requests.register(header.id, to: peer)
+        let slot = requests.register(header.id, to: peer, deadline: channel.eventLoop.now + TimeAmount(timeout), timerOn: channel.eventLoop)
         defer { requests.remove(header.id, to: peer) }
-        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) { slot.fulfill(.failure(TimeoutExpired())) }
-        defer { deadline.cancel() }
         try await send(.message(MessageFrame(header: header, payload: payload)))
         return try await slot.value()
     }
