@@ -310,8 +310,9 @@ func throughDaemon(
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(directory)/parleyd.json"))
     let socket = "\(directory)/parleyd.sock"
+    // PARLEYD: another build of parleyd than the one beside this program (scripts/bench-compare: the installed kind).
     let daemon = try ChildProcess(
-        "parleyd",
+        ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd",
         ["--no-discovery", "--port", "0", "--name", "bench-parleyd", "--control-socket", socket, "--data-directory", directory,
          "--web-listen", "off", "--log-level", "notice", "--static-peer", "127.0.0.1:\(receiverPort)"],
         environment: ["PARLEY_CONFIG": "\(directory)/parleyd.json"])
