@@ -22,10 +22,10 @@ def secret_parleyd(start_parleyd):
     return start_parleyd("--handshake-timeout", "1s", "--max-frame-size", "1024", secret=SECRET)
 
 
-def start_authenticated(conn, offer=None):
+def start_authenticated(conn, offer=None, **hello_fields):
     """Sends our hello with an offer, reads the acceptor's hello and proof; returns the key schedule."""
     offer = offer or wire.Offer()
-    H_d = wire.send_hello(conn, wire.make_hello_json(auth=offer.json()))
+    H_d = wire.send_hello(conn, wire.make_hello_json(auth=offer.json(), **hello_fields))
     hello = conn.recv()
     assert hello.kind == wire.HELLO, hello
     proof = conn.recv()
@@ -36,9 +36,11 @@ def start_authenticated(conn, offer=None):
     return schedule, proof
 
 
-def switch_to_sealed(conn, schedule):
-    conn.sealer = wire.Sealer(schedule.key["dialer"], schedule.iv["dialer"])
-    conn.opener = wire.Sealer(schedule.key["acceptor"], schedule.iv["acceptor"])
+def switch_to_sealed(conn, schedule, role="dialer"):
+    """From now on `conn` seals what it sends with `role`'s key and opens what it reads with the other side's."""
+    other = "acceptor" if role == "dialer" else "dialer"
+    conn.sealer = wire.Sealer(schedule.key[role], schedule.iv[role])
+    conn.opener = wire.Sealer(schedule.key[other], schedule.iv[other])
 
 
 # ------------------------------------------------------------------------------------------- the document
@@ -311,19 +313,23 @@ def test_a_secret_file_readable_by_others_is_refused(tmp_path):
 
 # ------------------------------------------------------------------------------------------- parleyd dials
 
+def parleyd_dialing_us(start_parleyd, *args):
+    """A parleyd with a secret and our listener as its static peer (plus `args`), and the connection it dialled."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        daemon = start_parleyd("--static-peer", f"127.0.0.1:{listener.getsockname()[1]}", *args, secret=SECRET)
+        listener.settimeout(10)
+        sock, _ = listener.accept()
+    return daemon, wire.Connection(sock)
+
+
 @pytest.fixture
 def dialing_secret_parleyd(start_parleyd):
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(4)
-    daemon = start_parleyd("--static-peer", f"127.0.0.1:{listener.getsockname()[1]}", secret=SECRET)
-    listener.settimeout(10)
-    sock, _ = listener.accept()
-    conn = wire.Connection(sock)
+    daemon, conn = parleyd_dialing_us(start_parleyd)
     yield daemon, conn
     conn.close()
     daemon.stop()
-    listener.close()
 
 
 def accept_authenticated(conn, proof_secret=SECRET, **hello_fields):
@@ -345,8 +351,7 @@ def test_as_dialer_parleyd_proves_only_after_the_acceptors_proof_verifies(dialin
     schedule = accept_authenticated(conn)
     proof = conn.recv()
     assert proof.kind == wire.AUTH and hmac.compare_digest(proof.proof, schedule.proof["dialer"]), proof
-    conn.sealer = wire.Sealer(schedule.key["acceptor"], schedule.iv["acceptor"])
-    conn.opener = wire.Sealer(schedule.key["dialer"], schedule.iv["dialer"])
+    switch_to_sealed(conn, schedule, role="acceptor")
     conn.assert_alive()
 
 
@@ -364,33 +369,18 @@ def test_a_duplicate_close_hands_the_peer_over_to_a_connection_from_another_addr
     duplicate-connection while ours is still in its handshake there, from another address (as when one side dials
     IPv4 and the other IPv6). parleyd hands the peer over: it never reports it gone in between."""
     peer_id = "00000000-0000-4000-8000-000000000000"
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(4)
-    daemon = start_parleyd("--static-peer", f"127.0.0.1:{listener.getsockname()[1]}", "--log-level", "debug",
-                           secret=SECRET)
+    daemon, dialled_by_parleyd = parleyd_dialing_us(start_parleyd, "--log-level", "debug")
     assert peer_id < daemon.peer_id.lower()
-    listener.settimeout(10)
-    sock, _ = listener.accept()
-    with wire.Connection(sock) as dialled_by_parleyd:
+    with dialled_by_parleyd:
         schedule = accept_authenticated(dialled_by_parleyd, peer_id=peer_id, name="handed-over")
         proof = dialled_by_parleyd.recv()
         assert proof.kind == wire.AUTH, proof
-        dialled_by_parleyd.sealer = wire.Sealer(schedule.key["acceptor"], schedule.iv["acceptor"])
-        dialled_by_parleyd.opener = wire.Sealer(schedule.key["dialer"], schedule.iv["dialer"])
+        switch_to_sealed(dialled_by_parleyd, schedule, role="acceptor")
         dialled_by_parleyd.assert_alive()
 
         # Ours, from 127.0.0.2: hellos exchanged, parleyd's proof read, ours held back.
         with daemon.connect(source="127.0.0.2") as dialled_by_us:
-            offer = wire.Offer()
-            H_d = wire.send_hello(dialled_by_us, wire.make_hello_json(peer_id=peer_id, name="handed-over",
-                                                                      auth=offer.json()))
-            hello = dialled_by_us.recv()
-            assert hello.kind == wire.HELLO, hello
-            assert dialled_by_us.recv().kind == wire.AUTH
-            auth = hello.json["auth"]
-            n_a, e_a = base64.b64decode(auth["nonce"]), base64.b64decode(auth["key"])
-            ours = wire.key_schedule(SECRET, H_d, hello.raw, offer.nonce, n_a, offer.public, e_a, offer.private, e_a)
+            ours, _ = start_authenticated(dialled_by_us, peer_id=peer_id, name="handed-over")
 
             mark = daemon.mark()
             dialled_by_parleyd.send(wire.close_body(wire.DUPLICATE_CONNECTION, "another connection is kept"))
@@ -404,7 +394,6 @@ def test_a_duplicate_close_hands_the_peer_over_to_a_connection_from_another_addr
             dialled_by_us.assert_alive()
         # Events are logged in order: once this departure is, any earlier one would be too.
         daemon.wait_for_line("peer disconnected", start=mark)
-    listener.close()
     events = [line for line in daemon.log().splitlines() if f"peer-id={peer_id}" in line]
     assert sum(": peer disconnected " in line for line in events) == 1, "\n".join(events)
     assert sum(": peer connected " in line for line in events) == 1, "\n".join(events)

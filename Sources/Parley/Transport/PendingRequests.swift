@@ -10,17 +10,33 @@ import Synchronization
 ///
 /// Deadlines share one timer: a request costs no timer of its own to schedule on the event loop, and none to
 /// cancel when its reply comes (two crossings to the loop per round trip, each a wake-up when the loop sleeps).
-/// The timer is armed for the earliest deadline; when it fires it fails what is due and re-arms for the next.
+/// The timer is armed for the earliest deadline; when it fires it fails what is due and re-arms for the next. A
+/// request due sooner than the armed timer arms a new one; the one it replaces does nothing when it fires, so
+/// there is one chain of timers however the deadlines arrive.
 final class PendingRequests: Sendable {
     private struct Pending {
         var slot: ReplySlot
         var deadline: NIODeadline
     }
 
+    private struct Timer {
+        var deadline: NIODeadline
+        /// Which arming this is: a timer that fires with another number was replaced, and does nothing.
+        var generation: UInt64
+    }
+
     private struct State {
         var slots: [PeerID: [MessageID: Pending]] = [:]
-        /// When the earliest timer that is armed fires; nil when none is.
-        var timer: NIODeadline?
+        /// The timer that counts (earlier ones were replaced); nil when none is armed.
+        var timer: Timer?
+        var generations: UInt64 = 0
+
+        mutating func arm(at deadline: NIODeadline) -> Timer {
+            generations &+= 1
+            let timer = Timer(deadline: deadline, generation: generations)
+            self.timer = timer
+            return timer
+        }
     }
 
     private let state = Mutex(State())
@@ -37,24 +53,25 @@ final class PendingRequests: Sendable {
     /// on `loop`, unless one that fires earlier is already armed).
     func register(_ id: MessageID, to peer: PeerID, deadline: NIODeadline, timerOn loop: any EventLoop) -> ReplySlot {
         let slot = ReplySlot()
-        let arm = state.withLock { state -> Bool in
+        let timer = state.withLock { state -> Timer? in
             state.slots[peer, default: [:]][id] = Pending(slot: slot, deadline: deadline)
-            if let armed = state.timer, armed <= deadline { return false }
-            state.timer = deadline
-            return true
+            if let armed = state.timer, armed.deadline <= deadline { return nil }
+            return state.arm(at: deadline)
         }
-        if arm { schedule(at: deadline, on: loop) }
+        if let timer { schedule(timer, on: loop) }
         return slot
     }
 
-    private func schedule(at deadline: NIODeadline, on loop: any EventLoop) {
-        loop.scheduleTask(deadline: deadline) { self.expire(on: loop) }
+    private func schedule(_ timer: Timer, on loop: any EventLoop) {
+        loop.scheduleTask(deadline: timer.deadline) { self.expire(timer, on: loop) }
     }
 
-    /// Fails the requests whose deadline has passed and arms the timer for the next deadline.
-    private func expire(on loop: any EventLoop) {
+    /// Fails the requests whose deadline has passed and arms the timer for the next deadline; nothing if `fired`
+    /// was replaced by a timer due sooner.
+    private func expire(_ fired: Timer, on loop: any EventLoop) {
         let now = loop.now
-        let (due, next) = state.withLock { state -> ([ReplySlot], NIODeadline?) in
+        let (due, next) = state.withLock { state -> ([ReplySlot], Timer?) in
+            guard state.timer?.generation == fired.generation else { return ([], nil) }
             var due: [ReplySlot] = []
             var next: NIODeadline?
             for (peer, requests) in state.slots {
@@ -69,11 +86,11 @@ final class PendingRequests: Sendable {
                 }
                 state.slots[peer] = waiting.isEmpty ? nil : waiting
             }
-            state.timer = next
-            return (due, next)
+            state.timer = nil
+            return (due, next.map { state.arm(at: $0) })
         }
         for slot in due { slot.fulfill(.failure(TimeoutExpired())) }
-        if let next { schedule(at: next, on: loop) }
+        if let next { schedule(next, on: loop) }
     }
 
     func remove(_ id: MessageID, to peer: PeerID) {
