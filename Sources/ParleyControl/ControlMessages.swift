@@ -62,7 +62,7 @@ public enum Control {
         public var name: String
         public var id: String
         public var address: String
-        /// `parley` or `legacyDebugger`.
+        /// `parley`, or `original` for an app in the original Swift Talk debugger framing.
         public var kind: String
         /// ISO 8601, UTC.
         public var connectedAt: String

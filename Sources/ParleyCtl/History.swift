@@ -94,7 +94,7 @@ struct History: AsyncParsableCommand {
             offset = max(0, total - wanted)
         }
         repeat {
-            let pageSize = min(500, (limit ?? .max) - printed)
+            let pageSize = min(DebuggerControl.History.pageSize, (limit ?? .max) - printed)
             let request = DebuggerControl.History(
                 session: session, filter: textFilter, after: after, limit: pageSize, offset: offset, since: since)
             offset = nil

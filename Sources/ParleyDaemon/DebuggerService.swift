@@ -196,9 +196,11 @@ final class DebuggerService: Sendable {
             let page = Array(found.prefix(limit))
             return DebuggerControl.SessionList(sessions: page, nextAfter: found.count > limit ? page.last?.id : nil)
         }
-        local(DebuggerControl.History.self) { [self] request in
+        // A page holds up to 500 action texts of up to 16 KiB each: coded off the event loops too.
+        local(DebuggerControl.History.self, heavy: true) { [self] request in
+            // Whatever a client asks for, a page stays one that fits a frame.
             let query = EntryQuery(
-                session: request.session, filter: request.filter, after: request.after, offset: request.offset ?? 0, limit: request.limit,
+                session: request.session, filter: request.filter, after: request.after, offset: request.offset ?? 0, limit: request.pageLimit,
                 since: request.since)
             return DebuggerControl.Entries(page: try await store.entries(query, namedFilters: filters.withLock { $0 }))
         }

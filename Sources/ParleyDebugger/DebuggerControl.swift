@@ -32,6 +32,10 @@ public enum DebuggerControl {
     /// `after` and `limit` page through.
     public struct History: Codable, Sendable, NamedMessage {
         public static let messageType = "parley.debugger.History"
+        /// The most entries a page holds; parleyd answers a larger `limit` with this many.
+        public static let pageSize = 500
+        /// The page parleyd answers with: `limit` within 1 ... ``pageSize``, whatever the client asked for.
+        public var pageLimit: Int { min(max(1, limit), Self.pageSize) }
         public var session: Int64?
         /// Names (`{"filter": "noisy"}`) are resolved against the filters saved in parleyd's configuration.
         public var filter: ActionTextFilter?
@@ -42,7 +46,7 @@ public enum DebuggerControl {
         /// Only entries recorded at or after this time.
         public var since: Date?
         public init(
-            session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, limit: Int = 500, offset: Int? = nil,
+            session: Int64? = nil, filter: ActionTextFilter? = nil, after: Int64? = nil, limit: Int = Self.pageSize, offset: Int? = nil,
             since: Date? = nil
         ) {
             self.session = session

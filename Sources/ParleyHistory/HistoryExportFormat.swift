@@ -23,7 +23,8 @@ import ParleyDebugger
 ///   recorded bytes exactly.
 /// * `screenshot` is the PNG in padded base64 (RFC 4648), `""` for none.
 /// * Times are UTC with milliseconds, the precision the history keeps. `ended` is `null` for a session that was
-///   still open when exported. `kind` is `parley` or `legacy`.
+///   still open when exported. `kind` is `parley` or `original` (files of Parley 0.x say `legacy`, read as
+///   `original`).
 /// * `sequence` is the entry's number in the exporting history, for reference; import numbers entries anew.
 /// * `entries` counts the entry lines, so that import recognises a truncated file.
 ///

@@ -9,7 +9,7 @@ public final class LogCapture: Sendable {
         public var metadata: [String: String]
     }
 
-    private let records = Mutex<[Record]>([])
+    private let records = Observed<[Record]>([])
 
     public init() {}
 
@@ -19,17 +19,28 @@ public final class LogCapture: Sendable {
         return logger
     }
 
-    public var all: [Record] { records.withLock { $0 } }
+    public var all: [Record] { records.value }
 
     /// Records at `level` or above whose message or metadata mention `text`.
     public func records(atLeast level: Logger.Level = .warning, mentioning text: String) -> [Record] {
-        all.filter { record in
+        Self.matching(records.value, atLeast: level, mentioning: text)
+    }
+
+    /// Whether such a record is logged within `timeout`: at once if one already is, else when it is appended.
+    public func logged(atLeast level: Logger.Level = .warning, mentioning text: String, timeout: Duration = .seconds(30)) async -> Bool {
+        (try? await records.wait(for: "a log record mentioning \(text)", timeout: timeout) { records in
+            Self.matching(records, atLeast: level, mentioning: text).isEmpty ? nil : true
+        }) ?? false
+    }
+
+    private static func matching(_ records: [Record], atLeast level: Logger.Level, mentioning text: String) -> [Record] {
+        records.filter { record in
             record.level >= level
                 && (record.message.contains(text) || record.metadata.values.contains { $0.contains(text) })
         }
     }
 
-    fileprivate func append(_ record: Record) { records.withLock { $0.append(record) } }
+    fileprivate func append(_ record: Record) { records.update { $0.append(record) } }
 
     private struct Handler: LogHandler {
         let capture: LogCapture

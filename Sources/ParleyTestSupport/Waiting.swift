@@ -53,7 +53,23 @@ public func withDeadline<T: Sendable>(
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+/// Whether `condition` holds of `transceiver`'s connected peers within `timeout`: checked now and again at each peer
+/// event (the registry announces a connect or a departure after changing its table), never polled.
+public func eventually(
+    peersOf transceiver: Transceiver, timeout: Duration = .seconds(30), _ condition: @escaping @Sendable ([Peer]) -> Bool
+) async -> Bool {
+    // Subscribed before the first look, so no change can fall between the look and the wait.
+    let events = transceiver.peerEvents
+    if condition(transceiver.peers) { return true }
+    let held = try? await withDeadline(timeout, what: "the peers to match") {
+        for await _ in events where condition(transceiver.peers) { return true }
+        return condition(transceiver.peers)
+    }
+    return held ?? condition(transceiver.peers)
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held. For state that announces no
+/// change (counters, queue depths, another process's output); prefer an event where there is one.
 public func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () async -> Bool) async -> Bool {
     StallWatch.startIfRequested()
     let deadline = ContinuousClock.now + timeout

@@ -22,6 +22,9 @@ public protocol WebDebuggerBackend: Sendable {
     /// it is not in the session.
     func position(of sequence: Int64, session: Int64, filter: ActionTextFilter?) async throws -> (offset: Int, matches: Bool)?
     func entry(_ sequence: Int64) async throws -> WebEntry
+    /// Names the history the entries come from, and changes when it does (another data directory, a new
+    /// database): what a browser keeps of entry 7 is then never taken for another history's entry 7.
+    var historyIdentity: String { get }
     /// The state, byte for byte as the app sent it.
     func state(of sequence: Int64) async throws -> ByteBuffer
     /// The PNG; empty when the entry has none.

@@ -22,6 +22,7 @@ struct WebDebuggerTests {
         let directory: URL
         let store: HistoryStore
         let debugger: DebuggerService
+        let backend: DaemonWebBackend
         let server: WebServer
 
         init(token: String? = nil, host: String = "127.0.0.1") async throws {
@@ -38,9 +39,10 @@ struct WebDebuggerTests {
             let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
             let metrics = DaemonMetrics(transceiver: transceiver, store: store)
             let drawer = DrawerService(transceiver: transceiver, dataDirectory: directory.path, events: debugger.events, logger: logger)
+            backend = DaemonWebBackend(debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: false)
             server = WebServer(
                 configuration: WebConfiguration(host: host, port: 0, token: token),
-                backend: DaemonWebBackend(debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: false),
+                backend: backend,
                 events: debugger.events, metricsFactory: metrics.factory, keepAliveInterval: .seconds(3600), logger: logger
             )
         }
@@ -175,7 +177,19 @@ struct WebDebuggerTests {
             try await client.execute(uri: "/api/entries/\(recorded.sequences[1])/state", method: .get) { response in
                 #expect(String(buffer: response.body) == #"{"count": 1, "items": ["item 0"], "title": "<b>list</b>"}"#)
                 #expect(response.headers[.contentType] == "application/json")
-                #expect(response.headers[.cacheControl]?.contains("immutable") == true)
+                #expect(response.headers[.cacheControl] == "private, no-cache")
+            }
+            // Kept by the browser and revalidated by its tag, which names the history as well as the entry.
+            let stateURI = "/api/entries/\(recorded.sequences[1])/state"
+            let tag = try await client.execute(uri: stateURI, method: .get) { try #require($0.headers[.eTag]) }
+            #expect(tag.contains(fixture.backend.historyIdentity))
+            #expect(try await Fixture().backend.historyIdentity != fixture.backend.historyIdentity, "another data directory, another history")
+            try await client.execute(uri: stateURI, method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .notModified)
+                #expect(response.body.readableBytes == 0)
+            }
+            try await client.execute(uri: stateURI, method: .get, headers: [.ifNoneMatch: "\"another-history-state-\(recorded.sequences[1])\""]) {
+                #expect($0.status == .ok)
             }
             try await client.execute(uri: "/api/entries/\(recorded.sequences[1])/screenshot", method: .get) { response in
                 #expect(response.headers[.contentType] == "image/png")
@@ -203,9 +217,16 @@ struct WebDebuggerTests {
                 #expect(byPath["items[1]"]?["new"] as? String == #""item 1""#)
                 #expect(byPath["title"] == nil)
             }
-            try await client.execute(uri: "/api/diff?from=\(recorded.sequences[0])&to=\(recorded.sequences[2])", method: .get) { response in
+            let fixedPair = "/api/diff?from=\(recorded.sequences[0])&to=\(recorded.sequences[2])"
+            let tag = try await client.execute(uri: fixedPair, method: .get) { response in
                 #expect(response.status == .ok)
-                #expect(response.headers[.cacheControl]?.contains("immutable") == true)
+                #expect(response.headers[.cacheControl] == "private, no-cache")
+                #expect((try Self.json(response.body)["changes"] as? [Any])?.isEmpty == false)
+                return try #require(response.headers[.eTag])
+            }
+            try await client.execute(uri: fixedPair, method: .get, headers: [.ifNoneMatch: tag]) { #expect($0.status == .notModified) }
+            try await client.execute(uri: "/api/diff?to=\(recorded.sequences[2])", method: .get) { response in
+                #expect(response.headers[.cacheControl] == "no-store", "the predecessor may change: never kept")
             }
             try await client.execute(uri: "/api/diff?to=\(recorded.sequences[0])", method: .get) { response in
                 #expect(response.status == .badRequest)
@@ -322,6 +343,17 @@ struct WebDebuggerTests {
             }
             let etag = try await client.execute(uri: "/", method: .get) { try #require($0.headers[.eTag]) }
             try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: etag]) { #expect($0.status == .notModified) }
+            // Each kind of file with its type; every page file revalidated (a new parleyd serves new pages at once).
+            for (path, type) in [
+                ("/assets/main.js", "text/javascript; charset=utf-8"), ("/assets/app.css", "text/css; charset=utf-8"),
+                ("/assets/favicon.svg", "image/svg+xml"), ("/", "text/html; charset=utf-8"),
+            ] {
+                try await client.execute(uri: path, method: .get) { response in
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(response.headers[.contentType] == type, "\(path)")
+                    #expect(response.headers[.cacheControl] == "no-cache", "\(path)")
+                }
+            }
             try await client.execute(uri: "/assets/nothing.js", method: .get) { #expect($0.status == .notFound) }
             try await client.execute(uri: "/api/sessions", method: .head) { response in
                 #expect(response.status == .ok)
@@ -395,14 +427,18 @@ struct WebDebuggerTests {
         try await body(port)
     }
 
-    @Test("a request naming a host parleyd does not answer to gets 421 (DNS rebinding); loopback names are answered")
+    @Test("a request naming a host parleyd does not answer to gets 421 (DNS rebinding); loopback names and IP addresses are answered")
     func hostCheck() async throws {
         let fixture = try await Fixture()
         try await Self.serving(fixture) { port in
             let url = "http://127.0.0.1:\(port)/api/sessions"
             let rebound = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: evil.example:\(port)", url])
             #expect(rebound.stdout == "421")
-            for host in ["localhost:\(port)", "127.0.0.1:\(port)", "[::1]:\(port)"] {
+            for name in ["192.0.2.7.evil.example", "[evil.example]", "1.2.3"] {
+                let refused = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: \(name):\(port)", url])
+                #expect(refused.stdout == "421", "\(name)")
+            }
+            for host in ["localhost:\(port)", "127.0.0.1:\(port)", "[::1]:\(port)", "192.0.2.7:\(port)", "[fe80::1%25eth0]:\(port)", "[2001:db8::7]"] {
                 let answered = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: \(host)", url])
                 #expect(answered.stdout == "200", "\(host)")
             }

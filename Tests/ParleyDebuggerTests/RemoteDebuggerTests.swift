@@ -152,7 +152,7 @@ struct RemoteDebuggerTests {
         #expect(records.map(\.action) == (0..<20).map { "tick(\($0))" })
         client.write(action: .reset, state: sampleState(0))
         #expect(client.droppedCount == 1)
-        #expect(await eventually { debugger.transceiver.peers.isEmpty })
+        #expect(await eventually(peersOf: debugger.transceiver) { $0.isEmpty })
         await debugger.stop()
     }
 
@@ -200,7 +200,7 @@ struct RemoteDebuggerTests {
             group.cancelAll()
             try await group.waitForAll()
         }
-        #expect(await eventually { debugger.transceiver.peers.isEmpty })
+        #expect(await eventually(peersOf: debugger.transceiver) { $0.isEmpty })
         #expect(!client.isConnected)
         #expect(throws: RemoteDebuggerError.alreadyStarted) { try client.start() }
         await debugger.stop()
@@ -218,7 +218,7 @@ struct RemoteDebuggerTests {
             try await group.waitForAll()
         }
         #expect(try await debugger.records(1).map(\.action) == ["reset"])
-        #expect(await eventually { debugger.transceiver.peers.isEmpty })
+        #expect(await eventually(peersOf: debugger.transceiver) { $0.isEmpty })
         await debugger.stop()
     }
 

@@ -42,3 +42,15 @@ struct StateRecordTests {
         #expect(throws: StateRecordError.actionNotUTF8) { try StateRecord(decoding: payload) }
     }
 }
+
+@Suite("Debugger control requests")
+struct DebuggerControlTests {
+    @Test("a history page is at most 500 entries and at least one, whatever limit a client asks for")
+    func historyPageLimit() {
+        #expect(DebuggerControl.History(limit: 1_000_000).pageLimit == 500)
+        #expect(DebuggerControl.History(limit: 20).pageLimit == 20)
+        #expect(DebuggerControl.History(limit: 0).pageLimit == 1)
+        #expect(DebuggerControl.History(limit: -5).pageLimit == 1)
+        #expect(DebuggerControl.History().pageLimit == DebuggerControl.History.pageSize)
+    }
+}

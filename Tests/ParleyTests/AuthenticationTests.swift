@@ -36,7 +36,7 @@ struct AuthenticationTests {
         try await withRunning([server, client]) {
             let peer = try await client.connect(to: server.loopbackEndpoint)
             #expect(try await client.request(Echo(text: "hi"), from: peer, expecting: Echo.self).text == "hi!")
-            #expect(await eventually { server.peers.contains { $0.name == "client" } })
+            #expect(await eventually(peersOf: server) { $0.contains { $0.name == "client" } })
         }
         #expect(!serverLogs.records(atLeast: .info, mentioning: "shared secret").isEmpty, "the start-up line names the mode")
         Self.expectSecretNotLogged(secret, in: serverLogs)
@@ -59,7 +59,7 @@ struct AuthenticationTests {
                 #expect(error == .wrongSecret)
                 #expect("\(error)".contains("the peer does not know this node's shared secret"))
             }
-            #expect(await eventually { !serverLogs.records(mentioning: "the peer does not know this node's shared secret").isEmpty })
+            #expect(await serverLogs.logged(mentioning: "the peer does not know this node's shared secret"))
             #expect(!clientLogs.records(mentioning: "the peer does not know this node's shared secret").isEmpty)
             #expect(server.peers.isEmpty && client.peers.isEmpty)
         }
@@ -86,7 +86,7 @@ struct AuthenticationTests {
                 #expect("\(error)".contains("requires a shared secret"))
             }
             let serverReason = serverHasSecret ? "this node requires a shared secret" : "the peer requires a shared secret; configure secretFile"
-            #expect(await eventually { !serverLogs.records(mentioning: serverReason).isEmpty })
+            #expect(await serverLogs.logged(mentioning: serverReason))
             #expect(server.peers.isEmpty && client.peers.isEmpty)
         }
         Self.expectSecretNotLogged(secret, in: serverLogs)
@@ -115,7 +115,7 @@ struct AuthenticationTests {
             #expect(frames.count == 3, "\(frames)")
             guard frames.count == 3, case .hello = frames[0], case .auth = frames[1], case .close(let close) = frames[2] else { return }
             #expect(close.code == .protocolViolation && close.message.contains("proof of the shared secret"))
-            #expect(await eventually { !logs.records(mentioning: "expected the peer's auth frame").isEmpty })
+            #expect(await logs.logged(mentioning: "expected the peer's auth frame"))
         }
         #expect(handled.count == 0)
     }
@@ -153,7 +153,7 @@ struct AuthenticationTests {
             } else {
                 let (bytes, closed) = try await socket.bytes()
                 #expect(closed && bytes.isEmpty, "the app must get nothing it cannot parse")
-                #expect(await eventually { !logs.records(mentioning: "cannot authenticate").isEmpty })
+                #expect(await logs.logged(mentioning: "cannot authenticate"))
                 #expect(server.peers.isEmpty)
             }
         }
@@ -177,7 +177,9 @@ struct AuthenticationTests {
 
     @Test("a control-socket client is not asked for the secret")
     func controlSocketIsOpen() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-auth-\(UUID().uuidString.prefix(8)).sock").path
+        // A directory of its own: parleyd refuses one others may write to, such as /tmp itself.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-auth-\(UUID().uuidString.prefix(8))")
+        let path = directory.appendingPathComponent("node.sock").path
         let server = Self.node("server", secret: .generate()) { $0.controlSocketPath = path }
         let client = Self.node("local-tool", secret: nil, listen: nil)
         server.respond(to: Echo.self) { echo, _ in echo }
@@ -185,6 +187,6 @@ struct AuthenticationTests {
             let peer = try await client.connect(toUnixSocket: path)
             #expect(try await client.request(Echo(text: "local"), from: peer, expecting: Echo.self).text == "local")
         }
-        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -70,7 +70,7 @@ struct BackpressureTests {
         try await withRunning([hub, stalled, healthy]) {
             try await stalled.connect(to: hub.loopbackEndpoint)
             try await healthy.connect(to: hub.loopbackEndpoint)
-            #expect(await eventually { hub.peers.count == 2 })
+            #expect(await eventually(peersOf: hub) { $0.count == 2 })
             let blob = RawBlob.payload(size: 256 * 1024)
             var rounds = 0
             while hub.statistics.slowPeersDropped == 0 && rounds < 400 {
@@ -78,7 +78,7 @@ struct BackpressureTests {
                 rounds += 1
             }
             #expect(hub.statistics.slowPeersDropped == 1)
-            #expect(await eventually { hub.peers.map(\.name) == ["healthy"] }, "peers: \(hub.peers.map(\.name)), \(hub.statistics)")
+            #expect(await eventually(peersOf: hub) { $0.map(\.name) == ["healthy"] }, "peers: \(hub.peers.map(\.name)), \(hub.statistics)")
             let broadcasts = rounds
             #expect(await eventually { healthyCount.count == broadcasts }, "healthy received \(healthyCount.count) of \(broadcasts)")
             gate.open()

@@ -103,7 +103,7 @@ struct BusyPeerTests {
         }
         try await withRunning([hub, reader]) {
             try await reader.connect(to: hub.loopbackEndpoint)
-            #expect(await eventually { hub.peers.count == 1 })
+            #expect(await eventually(peersOf: hub) { $0.count == 1 })
             let blob = RawBlob.payload(size: 64 * 1024)
             let total = 450  // 29 MB: more than the kernel's buffers and the queue hold, so broadcast has to wait
             for _ in 0..<total {

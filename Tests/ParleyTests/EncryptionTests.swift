@@ -86,8 +86,9 @@ struct EncryptionTests {
             let handled = Counter()
             server.receive(Echo.self) { _, _ in handled.increment() }
             try await client.send(Echo(text: "altered on the way"), to: peer)
-            #expect(await eventually { !serverLogs.records(mentioning: "frame failed authentication: altered or forged").isEmpty })
-            #expect(await eventually { server.peers.isEmpty && client.peers.isEmpty })
+            #expect(await serverLogs.logged(mentioning: "frame failed authentication: altered or forged"))
+            #expect(await eventually(peersOf: server) { $0.isEmpty })
+            #expect(await eventually(peersOf: client) { $0.isEmpty })
             #expect(handled.count == 0)
         }
     }
@@ -99,8 +100,9 @@ struct EncryptionTests {
             let handled = Counter()
             server.receive(Echo.self) { _, _ in handled.increment() }
             try await client.send(Echo(text: "once"), to: peer)
-            #expect(await eventually { !serverLogs.records(mentioning: "frame failed authentication").isEmpty })
-            #expect(await eventually { server.peers.isEmpty && client.peers.isEmpty })
+            #expect(await serverLogs.logged(mentioning: "frame failed authentication"))
+            #expect(await eventually(peersOf: server) { $0.isEmpty })
+            #expect(await eventually(peersOf: client) { $0.isEmpty })
             #expect(handled.count == 1)
         }
     }

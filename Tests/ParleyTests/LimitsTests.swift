@@ -79,7 +79,7 @@ struct LimitsTests {
             var holders = [try RawSocket(port: server.listeningPort!), try RawSocket(port: server.listeningPort!)]
             for holder in holders { holder.write(rawHello()) }
             // The limit counts connections that completed their handshake: wait for the holders' hellos to be taken.
-            #expect(await eventually { server.peers.filter { $0.name == "raw" }.count == 2 })
+            #expect(await eventually(peersOf: server) { $0.filter { $0.name == "raw" }.count == 2 })
 
             let parley = try RawSocket(port: server.listeningPort!)
             parley.write(rawHello())
@@ -132,7 +132,7 @@ struct LimitsTests {
             let second = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
             first.write(rawHello())
             second.write(rawHello())
-            #expect(await eventually { server.peers.filter { $0.address.hasPrefix("127.0.0.2:") }.count == 2 })
+            #expect(await eventually(peersOf: server) { $0.filter { $0.address.hasPrefix("127.0.0.2:") }.count == 2 })
 
             let third = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
             third.write(rawHello())
@@ -183,18 +183,18 @@ struct LimitsTests {
                     try await idler.connect(to: server.loopbackEndpoint)
                     let raw = try RawSocket(port: server.listeningPort!)
                     raw.write(rawHello())
-                    #expect(await eventually { server.peers.count == 4 })
+                    #expect(await eventually(peersOf: server) { $0.count == 4 })
                     group.addTask { try await raw.frames() }
                     let result = try await group.next()!!
                     // The busy loop ran across the idle timeout; wait for the idler's turn, then stop it.
-                    #expect(await eventually { !server.peers.contains { $0.name == "idler" } })
+                    #expect(await eventually(peersOf: server) { !$0.contains { $0.name == "idler" } })
                     group.cancelAll()
                     return result
                 }
                 #expect(closed)
                 #expect(Self.closeCodes(frames) == [.idleTimeout], "\(frames)")
                 // The raw peer read its close frame; the server notes the end a moment later.
-                #expect(await eventually { Set(server.peers.map(\.name)) == ["before", "listener"] }, "\(server.peers)")
+                #expect(await eventually(peersOf: server) { Set($0.map(\.name)) == ["before", "listener"] }, "\(server.peers)")
                 let line = try #require(logs.records(mentioning: "idle timeout").first)
                 #expect(line.metadata["limit"] == "idleTimeout=6 s", "\(line)")
                 #expect(server.statistics.idleConnectionsClosed == 2)
@@ -239,7 +239,7 @@ struct LimitsTests {
             before.receiveRaw(typeName: RawBlob.typeName) { _, _ in received.increment() }
             let stalled = try RawSocket(port: server.listeningPort!)
             stalled.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"stalled","capabilities":[],"accepts":[]}"#))
-            #expect(await eventually { server.peers.contains { $0.name == "stalled" } })
+            #expect(await eventually(peersOf: server) { $0.contains { $0.name == "stalled" } })
             let stalledID = try #require(server.peers.first { $0.name == "stalled" }).id
             let blob = RawBlob.payload(size: blobSize)
 
@@ -263,7 +263,7 @@ struct LimitsTests {
             }
             #expect(server.statistics.slowPeersDropped == 1)
             #expect(!logs.records(mentioning: "disconnecting slow peer").isEmpty)
-            #expect(await eventually { !server.peers.contains { $0.name == "stalled" } })
+            #expect(await eventually(peersOf: server) { !$0.contains { $0.name == "stalled" } })
             await #expect(throws: (any Error).self) { try await sender.value }
             let broadcasts = rounds
             #expect(await eventually { received.count == broadcasts })
@@ -281,7 +281,7 @@ struct LimitsTests {
             let (frames, closed) = try await socket.frames()
             #expect(closed)
             #expect(Self.closeCodes(frames) == [.frameTooLarge], "\(frames)")
-            #expect(await eventually { !logs.records(mentioning: "exceeds the maximum of 1024 bytes").isEmpty })
+            #expect(await logs.logged(mentioning: "exceeds the maximum of 1024 bytes"))
         }
     }
 
@@ -293,7 +293,7 @@ struct LimitsTests {
             let (frames, closed) = try await socket.frames()
             #expect(closed)
             #expect(Self.closeCodes(frames) == [.handshakeTimeout], "\(frames)")
-            #expect(await eventually { !logs.records(mentioning: "no hello within 1.0 s").isEmpty })
+            #expect(await logs.logged(mentioning: "no hello within 1.0 s"))
         }
     }
 }

@@ -17,7 +17,7 @@ struct LogThrottleTests {
         let written = logs.all.filter { $0.message == "handshake failed; connection closed" }
         #expect(written.map { $0.metadata["attempt"] } == ["0", "1", "2"])
         #expect(logs.all.filter { $0.message == "protocol error; connection closed" }.count == 1)
-        #expect(await eventually(timeout: .seconds(10)) { !logs.records(mentioning: "log lines held back").isEmpty })
+        #expect(await logs.logged(mentioning: "log lines held back", timeout: .seconds(10)))
         let summaries = logs.records(mentioning: "log lines held back")
         #expect(summaries.count == 1)
         #expect(summaries.first?.metadata["line"] == "handshake failed; connection closed")

@@ -63,17 +63,63 @@ struct MemoryBudgetTests {
     }
 
     static func pipeline(_ budget: MemoryBudget, stall: TimeAmount?) throws -> EmbeddedChannel {
+        try queuedPipeline(budget, stall: stall, queued: false).channel
+    }
+
+    /// As ChannelSetup builds it: the read activity the stall timer watches is noted right after the charge; with
+    /// `queued`, the reply resolver charges large frames again as they leave for their handler (the channel's
+    /// inbound buffer here).
+    static func queuedPipeline(_ budget: MemoryBudget, stall: TimeAmount?, queued: Bool = true) throws -> (channel: EmbeddedChannel, tap: BudgetTap) {
         let channel = try Self.connected()
         let tap = BudgetTap(budget: budget, channel: channel)
         let activity = ReadActivity()
-        // As ChannelSetup builds it: the read activity the stall timer watches is noted right after the charge.
         try channel.pipeline.syncOperations.addHandlers([
             InboundBudgetHandler(tap: tap, activity: activity, stallTimeout: stall),
             ReadActivityHandler(activity),
             ByteToMessageHandler(FrameDecoder()),
             DecodedBudgetHandler<Frame>(tap: tap, wireSize: \.wireSize),
         ])
-        return channel
+        if queued {
+            let connection = PeerConnection(
+                channel: channel, role: .acceptor, sharedSecret: nil, requests: PendingRequests(),
+                configuration: TransceiverConfiguration(name: "test"), budget: tap
+            )
+            try channel.pipeline.syncOperations.addHandler(ReplyResolver(connection: connection, counters: StatisticsCounters()))
+        }
+        return (channel, tap)
+    }
+
+    @Test("a large frame waiting for its handler stays charged until it is handled; a small one is bounded by count instead")
+    func queuedFrames() throws {
+        let (budget, _) = Self.budget(1 << 20)
+        let (channel, tap) = try Self.queuedPipeline(budget, stall: nil)
+        let large = Self.frame(100_000)
+        let size = large.readableBytes
+        try channel.writeInbound(large)
+        #expect(budget.used == size, "complete, waiting for its handler: still held")
+        let waiting = try #require(try channel.readInbound(as: Frame.self))
+        tap.handled(waiting)
+        #expect(budget.used == 0)
+
+        try channel.writeInbound(Self.frame(100))
+        #expect(budget.used == 0)
+        tap.handled(try #require(try channel.readInbound(as: Frame.self)))
+        #expect(budget.used == 0)
+    }
+
+    @Test("frames a busy handler has not taken count against the budget: when it fills, their connection is closed")
+    func queuedFramesOverBudget() throws {
+        let (budget, _) = Self.budget(250_000)
+        let (busy, _) = try Self.queuedPipeline(budget, stall: nil)
+        let (other, _) = try Self.queuedPipeline(budget, stall: nil)
+        try busy.writeInbound(Self.frame(100_000))
+        try busy.writeInbound(Self.frame(100_000))
+        try other.writeInbound(Self.frame(1_000).getSlice(at: 0, length: 500)!)
+        #expect(budget.used > 200_000)
+        // Another 100 000 bytes would not fit: the connection whose handler is behind holds the most.
+        #expect(throws: ConnectionLimitExceeded.self) { try busy.writeInbound(Self.frame(100_000)) }
+        #expect(Self.evicted(other) == nil)
+        #expect(budget.used == 500)
     }
 
     static func frame(_ bytes: Int) -> ByteBuffer {

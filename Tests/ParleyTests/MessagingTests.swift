@@ -33,7 +33,7 @@ struct MessagingTests {
         }
         try await withRunning([hub] + spokes) {
             for spoke in spokes { try await spoke.connect(to: hub.loopbackEndpoint) }
-            #expect(await eventually { hub.peers.count == 3 })
+            #expect(await eventually(peersOf: hub) { $0.count == 3 })
             #expect(try await hub.broadcast(Echo(text: "all")) == 3)
             let received = try await inbox.take(3)
             #expect(Set(received) == ["spoke-1:all", "spoke-2:all", "spoke-3:all"])

@@ -29,7 +29,7 @@ struct PeerGateTests {
         try await withRunning([server, wrong, right]) {
             async let gated = server.waitForPeer(timeout: .seconds(10), description: "debugger") { $0.name == "debugger" }
             _ = try await wrong.connect(to: server.loopbackEndpoint)
-            #expect(await eventually { server.peers.count == 1 })
+            #expect(await eventually(peersOf: server) { $0.count == 1 })
             _ = try await right.connect(to: server.loopbackEndpoint)
             #expect(try await gated.name == "debugger")
         }

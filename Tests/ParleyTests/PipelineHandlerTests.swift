@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOEmbedded
+import NIOPosix
 @testable import Parley
 import ParleyTestSupport
 import ParleyWire
@@ -104,6 +105,36 @@ struct PipelineHandlerTests {
         }
         #expect(try channel.readInbound(as: Frame.self) == nil)
         #expect(logs.records(mentioning: "not understood").count == 1)
+    }
+
+    @Test("a large body is translated off the event loop; later frames, reads and the connection's end wait for it, in order")
+    func bridgeOffloadsLargeBodies() async throws {
+        let gate = Latch()
+        let translator = GatedTranslator(gate: gate)
+        let seen = Observed<[String]>([])
+        let reads = Observed(0)
+        let channel = NIOAsyncTestingChannel()
+        try await channel.testingEventLoop.executeInContext {
+            try channel.pipeline.syncOperations.addHandlers([
+                ReadCounter(reads: reads),
+                OriginalFramingBridge(translator: translator, logger: LogCapture().logger, logThrottle: LogThrottle(), pool: .singleton),
+                FrameRecorder(seen: seen),
+            ])
+        }
+        let large = ByteBuffer(repeating: UInt8(ascii: "x"), count: OriginalFramingBridge.offloadMinimum)
+        try await channel.writeInbound(large)
+        try await channel.writeInbound(ByteBuffer(string: "small"))
+        channel.read()
+        channel.pipeline.fireChannelInactive()
+        // The loop is free while the large body is being read (the translator is held at its gate) ...
+        try await channel.testingEventLoop.executeInContext {}
+        _ = try await translator.started.wait(for: "the translation to start") { $0 ? true : nil }
+        #expect(seen.value == ["hello"], "nothing after the large body goes up before it")
+        #expect(reads.value == 0, "no more reading while a body is being translated")
+        // ... and when it is done, everything follows in the order it came.
+        gate.open()
+        let all = try await seen.wait(for: "the frames and the end") { $0.count == 4 ? $0 : nil }
+        #expect(all == ["hello", "message 1: \(large.readableBytes) bytes", "message 2: 5 bytes", "inactive"])
     }
 
     @Test("out of the bridge goes only what the app can read; a request it cannot receive is answered with unknown-type")
@@ -396,5 +427,58 @@ struct PipelineHandlerTests {
         #expect(inet_pton(AF_INET6, "fe80::1", &linkLocal.sin6_addr) == 1)
         linkLocal.sin6_scope_id = if_nametoindex("lo")
         #expect(PeerConnection.describe(SocketAddress(linkLocal, host: "")) == "[fe80::1%lo]:7206")
+    }
+}
+
+/// Translates like ``VerbatimTranslator``, but holds a large body at a gate (on the pool's thread) until the test
+/// opens it.
+private struct GatedTranslator: OriginalFramingTranslator {
+    let gate: Latch
+    let started = Observed(false)
+    var accepts: [String] { [] }
+
+    func message(fromFrameBody body: ByteBuffer) throws -> (typeName: String, payload: ByteBuffer) {
+        if body.readableBytes >= OriginalFramingBridge.offloadMinimum {
+            started.update { $0 = true }
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                try? await gate.wait()
+                done.signal()
+            }
+            done.wait()
+        }
+        return (VerbatimTranslator.inbound, body)
+    }
+
+    func frameBody(forMessage typeName: String, payload: ByteBuffer) -> ByteBuffer? { nil }
+}
+
+/// Records what reaches the business end of a pipeline.
+private final class FrameRecorder: ChannelInboundHandler, Sendable {
+    typealias InboundIn = Frame
+    let seen: Observed<[String]>
+    init(seen: Observed<[String]>) { self.seen = seen }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let entry = switch unwrapInboundIn(data) {
+        case .hello: "hello"
+        case .message(let message): "message \(message.header.id): \(message.payload.readableBytes) bytes"
+        default: "other"
+        }
+        seen.update { $0.append(entry) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) { seen.update { $0.append("inactive") } }
+}
+
+/// Counts the reads that reach the socket end of a pipeline.
+private final class ReadCounter: ChannelOutboundHandler, Sendable {
+    typealias OutboundIn = Any
+    let reads: Observed<Int>
+    init(reads: Observed<Int>) { self.reads = reads }
+
+    func read(context: ChannelHandlerContext) {
+        reads.update { $0 += 1 }
+        context.read()
     }
 }

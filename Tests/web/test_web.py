@@ -211,6 +211,14 @@ def test_peers_arrive_and_leave_live(parleyd, app, browser):
     try:
         other.send("hello", {"other": True})
         wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 2, message="a connecting app did not appear on the peers page")
+        # What the page says of a peer: its address as typed, the types it accepts, whether it proved a secret.
+        local_port = other.sock.getsockname()[1]
+        row = wait(browser, lambda d: next((r for r in css(d, "tr.peer-row.connected") if f"127.0.0.1:{local_port}" in r.text), None),
+                   message="the new app's address is not shown")
+        cells = row.find_elements(By.CSS_SELECTOR, "td")
+        assert "parley.debugger.restore" in row.find_element(By.CSS_SELECTOR, ".accepts").text
+        assert cells[7].text == "no", "an app in the original framing, open mode: not authenticated"
+        assert cells[3].text == "original"
     finally:
         other.close()
     wait(browser, lambda d: len(css(d, "tr.peer-row.connected")) == 1, message="a leaving app did not leave the peers page")
@@ -315,11 +323,25 @@ def test_search_reveals_a_node_and_a_pin_follows_it(parleyd, app, browser):
     browser.find_element(By.CSS_SELECTOR, ".tl-viewport").send_keys("j")
     wait(browser, lambda d: "changed since" in wait_css(d, ".pin-panel .pin-status").text and "unchanged" not in wait_css(d, ".pin-panel .pin-status").text)
 
-    # Copying a path: the page says what it copied (the clipboard or its fallback).
+    # Copying a path and a value: what reaches the clipboard (its writer observed in the page), and the word of it.
+    browser.execute_script("window.__copied = []; navigator.clipboard.writeText = async (text) => { window.__copied.push(text); };")
     pin_row = tree_row(browser, ["items", 950])  # the next entry's tree (the expanded nodes kept)
     ActionChains(browser).move_to_element(pin_row).perform()
     pin_row.find_element(By.CSS_SELECTOR, "button[data-act='copy-path']").click()
     wait(browser, lambda d: any("Copied the path" in toast.text for toast in css(d, ".toast")), message="no word of the copy")
+    pin_row = tree_row(browser, ["items", 950])
+    ActionChains(browser).move_to_element(pin_row).perform()
+    pin_row.find_element(By.CSS_SELECTOR, "button[data-act='copy-value']").click()
+    copied = wait(browser, lambda d: (lambda c: c if len(c) == 2 else None)(d.execute_script("return window.__copied")))
+    assert copied[0] == "items[950]"
+    assert json.loads(copied[1]) == {"title": "item 950", "done": True}
+
+    # Search by path: the node whose path matches, found as a path (not by its value).
+    search = wait_css(browser, ".search-input")
+    search.clear()
+    search.send_keys("items[951].done", Keys.ENTER)
+    wait(browser, lambda d: next((b for b in css(d, ".search-hit") if b.text.startswith("items[951].done")), None),
+         message="searching a path found no node")
 
 
 def test_every_view_url_loads_directly(parleyd, app, browser):

@@ -127,6 +127,19 @@ struct BudgetTap: Sendable {
     }
 }
 
+extension BudgetTap {
+    /// Frames from this size on stay charged while they wait for their handler and while it runs
+    /// (``ReplyResolver`` charges them as they join the handlers' queue, ``handled(_:)`` returns the charge). Smaller ones are bounded by
+    /// count instead: at most 16 wait per connection, so under 64 KiB a connection outside the budget.
+    static let queuedFrameMinimum = 4096
+
+    /// A frame taken from the channel's queue has been dealt with (handled, or read by the handshake).
+    func handled(_ frame: Frame) {
+        let size = frame.wireSize
+        if size >= Self.queuedFrameMinimum { budget.release(size, from: account) }
+    }
+}
+
 /// Bytes read and not yet part of a decoded frame: the frame in progress.
 final class InboundProgress {
     var partial = 0
@@ -209,8 +222,8 @@ final class InboundBudgetHandler: ChannelInboundHandler {
     }
 }
 
-/// Returns a frame's bytes to the budget once the decoder has completed it: from here on it is a message on its
-/// way to a handler, bounded by the channel's backpressure (16 frames), not a partial frame.
+/// Returns a frame's bytes to the budget once the decoder has completed it: from here on it is a complete frame,
+/// which ``ReplyResolver`` charges again if it is large and goes on to wait for a handler.
 final class DecodedBudgetHandler<Decoded>: ChannelInboundHandler {
     typealias InboundIn = Decoded
     typealias InboundOut = Decoded
@@ -230,7 +243,13 @@ final class DecodedBudgetHandler<Decoded>: ChannelInboundHandler {
         let size = wireSize(unwrapInboundIn(data))
         let progress = tap.progress.value
         progress.partial = max(0, progress.partial - size)
-        completed += size
+        if size >= BudgetTap.queuedFrameMinimum {
+            // At once: it is charged again as a whole frame if it goes on to wait for a handler, and must not be
+            // held twice meanwhile.
+            tap.budget.release(size, from: tap.account)
+        } else {
+            completed += size
+        }
         context.fireChannelRead(data)
     }
 

@@ -142,6 +142,7 @@ extension Transceiver {
             guard let frame = next else {
                 throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake")
             }
+            connection.budget?.handled(frame)
 
             var running = machine ?? makeHandshake(for: connection)
             let action = running.receive(frame)
@@ -271,6 +272,7 @@ extension Transceiver {
         var protocolError: (ErrorCode, String)?
         do {
             reading: while let frame = try await frames.next(isolation: #isolation) {
+                defer { connection.budget?.handled(frame) }
                 switch frame {
                 case .message(let message):
                     let inbound = InboundMessage(header: message.header, payload: message.payload)

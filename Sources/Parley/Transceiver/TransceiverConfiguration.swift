@@ -173,7 +173,7 @@ extension TransceiverConfiguration.Identity {
             if let text = try? String(contentsOf: url, encoding: .utf8) {
                 let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard let id = PeerID(rawValue: trimmed) else {
-                    throw IdentityError(path: path, reason: "it holds \"\(trimmed.prefix(60))\", not a UUID; delete it to get a new id")
+                    throw IdentityError.notAPeerID(path: path, contents: String(trimmed.prefix(60)))
                 }
                 return id
             }
@@ -182,7 +182,7 @@ extension TransceiverConfiguration.Identity {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data((id.rawValue + "\n").utf8).write(to: url, options: .atomic)
             } catch {
-                throw IdentityError(path: path, reason: "cannot create it: \(error.localizedDescription)")
+                throw IdentityError.cannotCreate(path: path, reason: error.localizedDescription)
             }
             return id
         }
@@ -190,10 +190,25 @@ extension TransceiverConfiguration.Identity {
 }
 
 /// The persisted peer id file exists but cannot be used, or cannot be created.
-public struct IdentityError: Error, Sendable, CustomStringConvertible {
-    public let path: String
-    public let reason: String
-    public var description: String { "peer id file \(path): \(reason)" }
+public enum IdentityError: Error, Sendable, CustomStringConvertible {
+    /// The file holds something other than a peer id (its first 60 characters).
+    case notAPeerID(path: String, contents: String)
+    /// The file (or its directory) could not be written; `reason` is the system's.
+    case cannotCreate(path: String, reason: String)
+
+    public var path: String {
+        switch self {
+        case .notAPeerID(let path, _), .cannotCreate(let path, _): path
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notAPeerID(let path, let contents):
+            "peer id file \(path): it holds \"\(contents.escapedForPeople())\", not a UUID; delete it to get a new id"
+        case .cannotCreate(let path, let reason): "peer id file \(path): cannot create it: \(reason)"
+        }
+    }
 }
 
 /// How a transceiver takes in apps of the original Swift Talk debugger framing (see ``OriginalFraming``).

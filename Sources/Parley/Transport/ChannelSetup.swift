@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import ParleySecurity
 import ParleyWire
 
@@ -10,7 +11,7 @@ struct ConnectionChannel: Sendable {
 
 /// The pipeline of every connection, TCP or Unix socket:
 /// bytes ⇄ read activity ⇄ framing ⇄ [rate limit] ⇄ handshake deadline ⇄ heartbeats ⇄ [idle timeout]
-/// ⇄ reply resolution ⇄ async frames.
+/// ⇄ reply resolution (and the budget of frames waiting for handlers) ⇄ async frames.
 ///
 /// The framing part is FrameDecoder/FrameEncoder (and, on connections that authenticate with a shared secret, the
 /// sealing handler) for Parley. On an accepted TCP connection a ``FramingSniffer`` holds its place until the first
@@ -123,7 +124,7 @@ struct ChannelSetup: Sendable {
                 OriginalFrameEncoder(),
                 OriginalFramingBridge(
                     translator: support.translator, logger: configuration.logger,
-                    logThrottle: logThrottle
+                    logThrottle: logThrottle, pool: NIOThreadPool.singleton
                 ),
             ]
         }

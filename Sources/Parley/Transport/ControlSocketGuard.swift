@@ -35,7 +35,7 @@ public enum ControlSocketProblem: Error, Sendable, Hashable, CustomStringConvert
 }
 
 /// Checks, before binding, that the control socket's directory is safe the way ssh-agent and tmux check theirs:
-/// a real directory (not a symlink), owned by this user (or root), not writable by anyone else unless sticky. A
+/// a real directory (not a symlink), owned by this user (or root), not writable by anyone else, sticky or not. A
 /// missing directory is created with mode 0700. A socket file that is there already is taken over only if nobody
 /// answers on it: a live one belongs to a running process.
 enum ControlSocketGuard {
@@ -67,9 +67,9 @@ enum ControlSocketGuard {
         if type == S_IFLNK { throw .directoryIsSymlink(directory) }
         guard type == S_IFDIR else { throw .notADirectory(directory) }
         guard info.st_uid == geteuid() || info.st_uid == 0 else { throw .directoryOwnedByOther(directory, owner: info.st_uid) }
-        // A sticky directory (like /tmp) lets others add files but not remove or rename ours.
-        let sticky = info.st_mode & S_ISVTX != 0
-        if info.st_mode & 0o022 != 0 && !sticky { throw .directoryWritableByOthers(directory, mode: UInt32(info.st_mode)) }
+        // Sticky or not (like /tmp): others who may add files there may bind a socket of their own at the path in
+        // the moment between our removing a dead socket file and binding ours, as tmux and ssh-agent also reason.
+        if info.st_mode & 0o022 != 0 { throw .directoryWritableByOthers(directory, mode: UInt32(info.st_mode)) }
     }
 
     /// Whether something accepts connections on the Unix socket at `path` now.

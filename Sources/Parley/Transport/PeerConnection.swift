@@ -27,6 +27,8 @@ final class PeerConnection: Sendable, Hashable {
     /// same key come from the same host.
     var remoteHost: String? { channel.remoteAddress.flatMap(ConnectionAdmission.addressKey) }
     let outbound: OutboundQueue
+    /// The connection's place in the node's memory budget (nil outside it: the control socket).
+    let budget: BudgetTap?
     private let requests: PendingRequests
     private let peerBox = Mutex<Peer?>(nil)
     private let endReasonBox = Mutex<DisconnectReason?>(nil)
@@ -42,6 +44,7 @@ final class PeerConnection: Sendable, Hashable {
         self.requests = requests
         self.role = role
         self.secret = Mutex(sharedSecret)
+        self.budget = budget
         self.outbound = OutboundQueue(
             channel: channel,
             highWatermark: configuration.outboundHighWatermark,

@@ -33,14 +33,14 @@ public struct SystemdNotifier: Sendable {
         let abstract = pathBytes.first == UInt8(ascii: "@")
         if abstract { pathBytes[0] = 0 }  // abstract namespace: a leading NUL, and no terminating one
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard pathBytes.count < capacity else { return .failure(NotifyError(message: "NOTIFY_SOCKET is too long", code: 0)) }
+        guard pathBytes.count < capacity else { return .failure(.pathTooLong(socketPath)) }
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             buffer.copyBytes(from: pathBytes)
         }
         let length = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + pathBytes.count + (abstract ? 0 : 1)
 
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .failure(NotifyError(message: "socket", code: errno)) }
+        guard fd >= 0 else { return .failure(.socketFailed(errno: errno)) }
         defer { close(fd) }
         let payload = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
@@ -50,13 +50,24 @@ public struct SystemdNotifier: Sendable {
                 }
             }
         }
-        guard sent == payload.count else { return .failure(NotifyError(message: "sendto \(socketPath)", code: errno)) }
+        guard sent == payload.count else { return .failure(.sendFailed(socketPath, errno: errno)) }
         return .success(())
     }
 
-    public struct NotifyError: Error, Sendable, CustomStringConvertible {
-        public var message: String
-        public var code: Int32
-        public var description: String { code == 0 ? message : "\(message): \(String(cString: strerror(code)))" }
+    public enum NotifyError: Error, Sendable, CustomStringConvertible {
+        /// `NOTIFY_SOCKET` names a path longer than a Unix socket address holds.
+        case pathTooLong(String)
+        /// No datagram socket could be made.
+        case socketFailed(errno: Int32)
+        /// The datagram was not sent (systemd gone, or its socket full).
+        case sendFailed(String, errno: Int32)
+
+        public var description: String {
+            switch self {
+            case .pathTooLong(let path): "NOTIFY_SOCKET is too long for a socket address: \(path)"
+            case .socketFailed(let code): "cannot create a socket to notify systemd: \(String(cString: strerror(code)))"
+            case .sendFailed(let path, let code): "cannot notify systemd at \(path): \(String(cString: strerror(code)))"
+            }
+        }
     }
 }

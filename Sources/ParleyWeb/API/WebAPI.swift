@@ -26,15 +26,19 @@ struct WebAPI<Context: RequestContext> {
         api.get("sessions/:id/position") { request, context in try await position(request, session: try id(context)) }
         api.get("sessions/:id/export") { _, context in try await export(session: try id(context)) }
         api.get("entries/:seq") { _, context in try json(try await backend.entry(try sequence(context))) }
-        api.get("entries/:seq/state") { _, context in
-            let state = try await backend.state(of: try sequence(context))
-            return Response(status: .ok, headers: Self.immutable(contentType: "application/json"), body: .init(byteBuffer: state))
-        }
-        api.get("entries/:seq/screenshot") { _, context in
+        api.get("entries/:seq/state") { request, context in
             let sequence = try sequence(context)
-            let png = try await backend.screenshot(of: sequence)
-            guard png.readableBytes > 0 else { throw WebProblem.notFound("entry \(sequence) has no screenshot") }
-            return Response(status: .ok, headers: Self.immutable(contentType: "image/png"), body: .init(byteBuffer: png))
+            return try await stored(request, tag: "state-\(sequence)", contentType: "application/json") {
+                try await backend.state(of: sequence)
+            }
+        }
+        api.get("entries/:seq/screenshot") { request, context in
+            let sequence = try sequence(context)
+            return try await stored(request, tag: "screenshot-\(sequence)", contentType: "image/png") {
+                let png = try await backend.screenshot(of: sequence)
+                guard png.readableBytes > 0 else { throw WebProblem.notFound("entry \(sequence) has no screenshot") }
+                return png
+            }
         }
         api.post("entries/:seq/replay") { request, context in try await replay(request, sequence: try sequence(context)) }
         api.get("diff") { request, _ in try await diff(request) }
@@ -97,10 +101,15 @@ struct WebAPI<Context: RequestContext> {
     private func diff(_ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         guard let to = try optionalInteger(query, "to") else { throw WebProblem.badRequest("give the entry to compare: ?to=N (and ?from=M)") }
-        let result = try await backend.diff(from: try optionalInteger(query, "from"), to: to)
-        let changes = result.diff.changes.map(DiffChange.init)
         // With `from` given both entries are fixed, so is their diff; without, retention may change the predecessor.
-        return try json(DiffAnswer(from: result.from, to: result.to, changes: changes), cacheable: query.contains { $0.key == "from" })
+        guard let from = try optionalInteger(query, "from") else {
+            let result = try await backend.diff(from: nil, to: to)
+            return try json(DiffAnswer(from: result.from, to: result.to, changes: result.diff.changes.map(DiffChange.init)))
+        }
+        return try await stored(request, tag: "diff-\(from)-\(to)", contentType: "application/json") {
+            let result = try await backend.diff(from: from, to: to)
+            return try WebJSON.encode(DiffAnswer(from: result.from, to: result.to, changes: result.diff.changes.map(DiffChange.init)))
+        }
     }
 
     private func replay(_ request: Request, sequence: Int64) async throws -> Response {
@@ -258,19 +267,27 @@ struct WebAPI<Context: RequestContext> {
 
     // MARK: - Answers
 
-    private func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, cacheable: Bool = false) throws -> Response {
+    private func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
-        headers[.cacheControl] = cacheable ? "private, max-age=31536000, immutable" : "no-store"
+        headers[.cacheControl] = "no-store"
         return Response(status: status, headers: headers, body: .init(byteBuffer: try WebJSON.encode(value)))
     }
 
-    /// Entries never change once stored, so a browser may keep their contents.
-    static func immutable(contentType: String) -> HTTPFields {
+    /// What never changes once stored (an entry's state and screenshot, the diff of two entries): a browser keeps
+    /// it and asks again with its tag, answered 304 without reading the history. The tag names the history as
+    /// well as the entry, because entry numbers start again in another data directory behind the same address.
+    private func stored(
+        _ request: Request, tag: String, contentType: String, _ body: () async throws -> ByteBuffer
+    ) async throws -> Response {
         var headers = HTTPFields()
+        headers[.eTag] = "\"\(backend.historyIdentity)-\(tag)\""
+        headers[.cacheControl] = "private, no-cache"
+        if let offered = request.headers[.ifNoneMatch], offered.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == headers[.eTag] }) {
+            return Response(status: .notModified, headers: headers)
+        }
         headers[.contentType] = contentType
-        headers[.cacheControl] = "private, max-age=31536000, immutable"
-        return headers
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: try await body()))
     }
 
     struct SessionPage: Encodable {

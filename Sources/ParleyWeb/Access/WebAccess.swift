@@ -4,8 +4,9 @@ import Hummingbird
 
 /// Who may use the web debugger, checked before any route runs:
 ///
-/// * `Host` must be a name parleyd answers to (421 otherwise): a page on another site cannot reach parleyd by
-///   rebinding its own DNS name to 127.0.0.1.
+/// * `Host` must be a name parleyd answers to, or an IP address (421 otherwise): a page on another site cannot reach
+///   parleyd by rebinding its own DNS name to 127.0.0.1. An address cannot be rebound, and one listening on every
+///   interface (`0.0.0.0`) is opened by whichever of the machine's addresses a person types.
 /// * With a token, every request carries it (`Authorization: Bearer`) or the session cookie a browser gets by
 ///   opening `/?token=…` once; otherwise 401 and nothing else.
 /// * Without a token (loopback only), reading is open; a request that changes something (any method but GET and
@@ -20,10 +21,10 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
     static var cookieName: String { "parley_web" }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let authority = request.head.authority, allowedHosts.contains(Self.hostName(of: authority)) else {
+        guard let authority = request.head.authority, Self.answers(to: Self.hostName(of: authority), allowedHosts: allowedHosts) else {
             throw WebProblem(
                 .misdirectedRequest, "Unknown host",
-                detail: "this server answers to \(allowedHosts.sorted().joined(separator: ", ")) only; open the URL that parleyctl web prints"
+                detail: "this server answers to \(allowedHosts.sorted().joined(separator: ", ")) and IP addresses only; open the URL that parleyctl web prints"
             )
         }
         let hasSession = request.cookies[Self.cookieName].map { constantTimeEqual($0.value, sessionSecret) } ?? false
@@ -78,6 +79,19 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
         if lower.hasPrefix("[") { return lower.firstIndex(of: "]").map { String(lower[...$0]) } ?? lower }
         if let colon = lower.lastIndex(of: ":") { return String(lower[..<colon]) }
         return lower
+    }
+
+    /// Whether `host` (as ``hostName(of:)`` gives it) is one of `allowedHosts` or an IPv4 or bracketed IPv6 address.
+    static func answers(to host: String, allowedHosts: Set<String>) -> Bool {
+        if allowedHosts.contains(host) { return true }
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            var address = in6_addr()
+            // A zone (`%eth0`, written `%25eth0` in a URL) names an interface, not a host.
+            let literal = host.dropFirst().dropLast().split(separator: "%", maxSplits: 1).first.map(String.init) ?? ""
+            return inet_pton(AF_INET6, literal, &address) == 1
+        }
+        var address = in_addr()
+        return inet_pton(AF_INET, host, &address) == 1
     }
 
     /// The names a request may carry in `Host`: loopback, the listen address, and the ones configured.
