@@ -27,7 +27,7 @@ public enum Parleyd {
         // A fixed mmap threshold: buffers of 1 MiB and more (large frames) get pages of their own, returned to the
         // system when freed. glibc's default raises the threshold after each such free, after which big buffers
         // come from the heap and stay resident when freed: with the memory budget full of slow frames that made
-        // parleyd's peak 815 MiB against a 256 MiB budget; with this, 337 MiB (scripts/measure-slow-frames).
+        // parleyd's peak 815 MiB against a 256 MiB budget; with this, 337 MiB (scripts/measure-attacks 1).
         _ = parley_set_mmap_threshold(1 << 20)
         let options: CommandLineOptions
         do {
