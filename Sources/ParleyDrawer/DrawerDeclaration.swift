@@ -5,11 +5,26 @@ import Foundation
 public struct DrawerDeclaration: Sendable, Hashable {
     public private(set) var items: [DrawerItem]
 
+    // The limits of docs/drawer.md (Items). Bytes are UTF-8 bytes.
     public static let maximumItems = 256
+    /// An item's id, and a choice option's id: 1 to this many bytes.
     public static let maximumIDBytes = 128
+    /// An item's label, its section, and a choice option's label.
     public static let maximumLabelBytes = 256
     public static let maximumOptions = 256
+    /// An info item's value.
+    public static let maximumInfoBytes = 4096
     public static let defaultMaxTextLength = 4096
+    /// The largest `maxLength` a text may declare (code points).
+    public static let maximumTextLength = 65536
+    /// A `parley.drawer.Declare` payload, as JSON on the wire: 256 KiB. parleyd refuses a larger one before
+    /// decoding it.
+    public static let maximumDeclareBytes = 256 * 1024
+
+    /// That a `Declare` payload of `bytes` bytes is within ``maximumDeclareBytes``.
+    public static func checkDeclareSize(_ bytes: Int) throws(DrawerError) {
+        guard bytes <= maximumDeclareBytes else { throw .declarationTooLarge(bytes: bytes) }
+    }
 
     /// Checks the declaration itself: ids unique and of a sane size, values of the right kind.
     public init(items: [DrawerItem]) throws(DrawerError) {
@@ -29,8 +44,27 @@ public struct DrawerDeclaration: Sendable, Hashable {
                 guard let options = item.options, !options.isEmpty, options.count <= Self.maximumOptions else {
                     throw .invalidDeclaration("choice \"\(item.id)\" needs 1–\(Self.maximumOptions) options")
                 }
+                for option in options {
+                    guard !option.id.isEmpty, option.id.utf8.count <= Self.maximumIDBytes else {
+                        throw .invalidDeclaration("choice \"\(item.id)\": an option id must be 1–\(Self.maximumIDBytes) bytes")
+                    }
+                    guard option.label.utf8.count <= Self.maximumLabelBytes else {
+                        throw .invalidDeclaration("choice \"\(item.id)\": option labels are at most \(Self.maximumLabelBytes) bytes")
+                    }
+                }
                 guard Set(options.map(\.id)).count == options.count else {
                     throw .invalidDeclaration("choice \"\(item.id)\" lists an option twice")
+                }
+            }
+            if let maxLength = item.maxLength, !(0...Self.maximumTextLength).contains(maxLength) {
+                throw .invalidDeclaration("text \"\(item.id)\": maxLength must be 0–\(Self.maximumTextLength)")
+            }
+            if item.kind == .info, let value = item.value {
+                guard case .string(let text) = value else {
+                    throw .invalidDeclaration("info \"\(item.id)\": its value is \(value.typeName); info is text")
+                }
+                guard text.utf8.count <= Self.maximumInfoBytes else {
+                    throw .invalidDeclaration("info \"\(item.id)\": its value is \(text.utf8.count) bytes, above \(Self.maximumInfoBytes)")
                 }
             }
             if let min = item.min, let max = item.max, min > max {
@@ -132,6 +166,8 @@ public enum DrawerError: Error, Sendable, Hashable, CustomStringConvertible {
     case offStep(item: String, Double, step: Double, base: Double)
     case tooLong(item: String, length: Int, limit: Int)
     case invalidDeclaration(String)
+    /// A `Declare` payload above ``DrawerDeclaration/maximumDeclareBytes``.
+    case declarationTooLarge(bytes: Int)
 
     public var description: String {
         switch self {
@@ -153,6 +189,8 @@ public enum DrawerError: Error, Sendable, Hashable, CustomStringConvertible {
             "the text for \"\(id)\" is \(length) characters (code points), above its limit of \(limit)"
         case .invalidDeclaration(let problem):
             "the drawer declaration is not valid: \(problem)"
+        case .declarationTooLarge(let bytes):
+            "the drawer declaration is too large: \(bytes) bytes of JSON, above the limit of \(DrawerDeclaration.maximumDeclareBytes) (256 KiB)"
         }
     }
 }

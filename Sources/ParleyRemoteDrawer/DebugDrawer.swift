@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Parley
 import ParleyDrawer
@@ -16,7 +17,8 @@ import Synchronization
 /// ```
 ///
 /// The drawer is declared to every connected peer that hosts drawers (parleyd), again whenever an item is added,
-/// and each value the app changes itself (`setting.set(_:)`) is reported. A value set from outside is checked
+/// and each value the app changes itself (`setting.set(_:)`) is reported, in the order it happened (one queue per
+/// host): parleyd ends with the value the app set last. A value set from outside is checked
 /// against the declaration here as well as in parleyd before the setting changes. Items marked `remember` get
 /// the value parleyd remembered for this app's name when the app connects.
 public final class DebugDrawer: Sendable {
@@ -29,8 +31,8 @@ public final class DebugDrawer: Sendable {
         /// Applies a value already checked against the declaration.
         var apply: [String: @Sendable (DrawerValue) -> Void] = [:]
         var actions: [String: @Sendable () async throws -> String?] = [:]
-        /// Connected peers that host drawers.
-        var hosts: [PeerID: Peer] = [:]
+        /// Connected peers that host drawers, once greeted.
+        var hosts: [PeerID: Host] = [:]
         var watcher: Task<Void, Never>?
     }
 
@@ -57,7 +59,12 @@ public final class DebugDrawer: Sendable {
         state.withLock { $0.watcher = watcher }
     }
 
-    deinit { state.withLock { $0.watcher?.cancel() } }
+    deinit {
+        state.withLock { state in
+            state.watcher?.cancel()
+            for host in state.hosts.values { host.outbox.cancel() }
+        }
+    }
 
     // MARK: - Items
 
@@ -68,16 +75,47 @@ public final class DebugDrawer: Sendable {
         )
     }
 
-    /// One of the cases of `Value`; the options are its cases, named on the wire by their raw values.
-    public func choice<Value: CaseIterable & Codable & RawRepresentable & Sendable>(
+    /// One of the cases of `Value`, a `CaseIterable` enum; the options are its cases. An option's id (what
+    /// `parleyctl set` takes, and what goes on the wire) is the case's JSON encoding when that is a string, else
+    /// the case's name as `String(describing:)` gives it: `Speed.fast` of `enum Speed: Int` is `fast`, as is a
+    /// plain `enum Speed: Codable` case. The ids must differ (parleyd refuses a choice that lists one twice).
+    /// An enum with `String` raw values takes the other `choice`, which names options by their raw values.
+    public func choice<Value: CaseIterable & Codable & Sendable & Equatable>(
+        _ id: String, _ label: String, default initial: Value, section: String? = nil, remember: Bool = false,
+        optionLabel: @escaping @Sendable (Value) -> String = { "\($0)" }
+    ) -> DrawerSetting<Value> {
+        choice(id, label, default: initial, optionID: Self.optionID, section: section, remember: remember, optionLabel: optionLabel)
+    }
+
+    /// One of the cases of `Value`, an enum with `String` raw values; the options are its cases, named on the wire
+    /// by their raw values.
+    public func choice<Value: CaseIterable & Codable & Sendable & Equatable & RawRepresentable>(
         _ id: String, _ label: String, default initial: Value, section: String? = nil, remember: Bool = false,
         optionLabel: @escaping @Sendable (Value) -> String = { "\($0)" }
     ) -> DrawerSetting<Value> where Value.RawValue == String {
-        let options = Value.allCases.map { DrawerItem.Option(id: $0.rawValue, label: optionLabel($0)) }
+        choice(id, label, default: initial, optionID: { $0.rawValue }, section: section, remember: remember, optionLabel: optionLabel)
+    }
+
+    private func choice<Value: CaseIterable & Sendable & Equatable>(
+        _ id: String, _ label: String, default initial: Value, optionID: (Value) -> String, section: String?, remember: Bool,
+        optionLabel: @escaping @Sendable (Value) -> String
+    ) -> DrawerSetting<Value> {
+        let cases = Value.allCases.map { (id: optionID($0), value: $0) }
+        let options = cases.map { DrawerItem.Option(id: $0.id, label: optionLabel($0.value)) }
+        let encode: @Sendable (Value) -> DrawerValue = { value in .string(cases.first { $0.value == value }?.id ?? "\(value)") }
         return add(
-            DrawerItem(id: id, label: label, kind: .choice, value: .string(initial.rawValue), options: options, remember: remember, section: section),
-            initial: initial, encode: { .string($0.rawValue) }, decode: { if case .string(let raw) = $0 { Value(rawValue: raw) } else { nil } }
+            DrawerItem(id: id, label: label, kind: .choice, value: encode(initial), options: options, remember: remember, section: section),
+            initial: initial, encode: encode,
+            decode: { value in if case .string(let option) = value { cases.first { $0.id == option }?.value } else { nil } }
         )
+    }
+
+    /// The JSON encoding of `value` if it is a string (a `String` raw value, or a custom encoding), else its name.
+    static func optionID<Value: Encodable>(_ value: Value) -> String {
+        if let data = try? JSONEncoder().encode(value), let text = try? JSONDecoder().decode(String.self, from: data) {
+            return text
+        }
+        return String(describing: value)
     }
 
     public func text(
@@ -107,8 +145,8 @@ public final class DebugDrawer: Sendable {
             state.items.removeAll { $0.id == id }
             state.items.append(DrawerItem(id: id, label: label, kind: .action, section: section))
             state.actions[id] = perform
+            Self.declare(state)
         }
-        declareToHosts()
     }
 
     /// Read-only text (a version, a build, a commit).
@@ -116,8 +154,8 @@ public final class DebugDrawer: Sendable {
         state.withLock { state in
             state.items.removeAll { $0.id == id }
             state.items.append(DrawerItem(id: id, label: label, kind: .info, value: .string(value), section: section))
+            Self.declare(state)
         }
-        declareToHosts()
     }
 
     /// The items as declared now, with their current values.
@@ -136,8 +174,8 @@ public final class DebugDrawer: Sendable {
             state.apply[item.id] = { value in
                 if let decoded = decode(value) { setting.apply(decoded) }
             }
+            Self.declare(state)
         }
-        declareToHosts()
         return setting
     }
 
@@ -165,59 +203,107 @@ public final class DebugDrawer: Sendable {
 
     // MARK: - Hosts
 
+    /// A connected peer that hosts drawers (parleyd), once greeted, with the outbox that sends it, in order, what
+    /// the app declares and changes.
+    struct Host: Sendable {
+        var peer: Peer
+        var outbox: DrawerOutbox<Outgoing>
+    }
+
+    enum Outgoing: Sendable {
+        case declare(DrawerMessage.Declare)
+        case changed(DrawerMessage.Changed)
+    }
+
     private func handle(_ event: PeerEvent) async {
         switch event {
         case .connected(let peer):
             guard peer.accepts.contains(DrawerMessage.Declare.messageType) else { return }
-            state.withLock { $0.hosts[peer.id] = peer }
             await greet(peer)
         case .disconnected(let peer, _):
-            _ = state.withLock { $0.hosts.removeValue(forKey: peer.id) }
+            let gone = state.withLock { state -> Host? in
+                guard state.hosts[peer.id]?.peer.connectionID == peer.connectionID else { return nil }
+                return state.hosts.removeValue(forKey: peer.id)
+            }
+            gone?.outbox.cancel()
         }
     }
 
-    /// Takes the values the host remembered for this app (items marked `remember`), then declares the drawer.
+    /// Takes the values the host remembered for this app (items marked `remember`), then declares the drawer. The
+    /// host gets its outbox only now, with the declaration as its first message, taken in the same critical
+    /// section: changes made before are in that declaration, changes made after are queued behind it.
     private func greet(_ host: Peer) async {
+        var remembered: [String: DrawerValue] = [:]
         do {
-            let remembered = try await transceiver.request(DrawerMessage.Remembered(), from: host, expecting: DrawerMessage.Values.self)
-            for (id, value) in remembered.values.sorted(by: { $0.key < $1.key }) {
-                guard state.withLock({ state in state.items.first { $0.id == id }?.remember == true }) else { continue }
+            remembered = try await transceiver.request(DrawerMessage.Remembered(), from: host, expecting: DrawerMessage.Values.self).values
+        } catch {
+            logger.debug("no remembered drawer values", metadata: ["peer-id": "\(host.id)", "reason": "\(error)"])
+        }
+        let outbox = Self.outbox(to: host, transceiver: transceiver, logger: logger)
+        let (applied, replaced) = state.withLock { state -> ([(@Sendable (DrawerValue) -> Void, DrawerValue)], Host?) in
+            var applied: [(@Sendable (DrawerValue) -> Void, DrawerValue)] = []
+            for (id, value) in remembered.sorted(by: { $0.key < $1.key }) {
+                guard let index = state.items.firstIndex(where: { $0.id == id }), state.items[index].remember == true else { continue }
                 do {
-                    _ = try applyFromOutside(id, value)
+                    let checked = try DrawerDeclaration(items: state.items).validateSet(id, value)
+                    state.items[index].value = checked
+                    if let apply = state.apply[id] { applied.append((apply, checked)) }
                 } catch {
                     logger.warning("remembered drawer value no longer fits; ignored", metadata: ["item": "\(id)", "reason": "\(error)"])
                 }
             }
-        } catch {
-            logger.debug("no remembered drawer values", metadata: ["peer-id": "\(host.id)", "reason": "\(error)"])
+            outbox.enqueue(.declare(DrawerMessage.Declare(items: state.items)))
+            // An earlier connection of the same peer whose end has not been reported yet: its queue is stale.
+            let replaced = state.hosts.updateValue(Host(peer: host, outbox: outbox), forKey: host.id)
+            return (applied, replaced)
         }
-        await declare(to: host)
+        replaced?.outbox.cancel()
+        for (apply, value) in applied { apply(value) }
     }
 
-    private func declare(to host: Peer) async {
-        let items = state.withLock { $0.items }
+    /// Sends to `host`, on its connection, each message in turn. Captures neither the drawer nor its state.
+    private static func outbox(to host: Peer, transceiver: Transceiver, logger: Logger) -> DrawerOutbox<Outgoing> {
+        DrawerOutbox { message in
+            do {
+                switch message {
+                case .declare(let declare):
+                    // parleyd refuses a drawer that breaks the rules of docs/drawer.md and says why in its own log;
+                    // the app's author reads this one.
+                    if let problem = Self.problem(with: declare) {
+                        logger.warning("this drawer breaks the rules of docs/drawer.md; parleyd will list no drawer for this app", metadata: ["reason": "\(problem)"])
+                    }
+                    try await transceiver.send(declare, to: host)
+                case .changed(let changed):
+                    try await transceiver.send(changed, to: host)
+                }
+            } catch {
+                logger.debug("drawer message not sent", metadata: ["peer-id": "\(host.id)", "reason": "\(error)"])
+            }
+        }
+    }
+
+    private static func problem(with declare: DrawerMessage.Declare) -> String? {
         do {
-            try await transceiver.send(DrawerMessage.Declare(items: items), to: host)
+            _ = try DrawerDeclaration(items: declare.items)
+            try DrawerDeclaration.checkDeclareSize(JSONEncoder().encode(declare).count)
+            return nil
         } catch {
-            logger.debug("drawer not declared", metadata: ["peer-id": "\(host.id)", "reason": "\(error)"])
+            return "\(error)"
         }
     }
 
-    private func declareToHosts() {
-        let hosts = state.withLock { Array($0.hosts.values) }
-        guard !hosts.isEmpty else { return }
-        Task { for host in hosts { await self.declare(to: host) } }
+    /// Queues the drawer as it is now to every host; called in the critical section that changed it.
+    private static func declare(_ state: State) {
+        guard !state.hosts.isEmpty else { return }
+        let declare = DrawerMessage.Declare(items: state.items)
+        for host in state.hosts.values { host.outbox.enqueue(.declare(declare)) }
     }
 
     private func changedByApp(_ id: String, _ value: DrawerValue) {
-        let hosts = state.withLock { state -> [Peer] in
-            if let index = state.items.firstIndex(where: { $0.id == id }) { state.items[index].value = value }
-            return Array(state.hosts.values)
-        }
-        guard !hosts.isEmpty else { return }
-        let transceiver = self.transceiver
-        Task {
-            for host in hosts { try? await transceiver.send(DrawerMessage.Changed(item: id, value: value), to: host) }
+        state.withLock { state in
+            guard let index = state.items.firstIndex(where: { $0.id == id }) else { return }
+            state.items[index].value = value
+            for host in state.hosts.values { host.outbox.enqueue(.changed(DrawerMessage.Changed(item: id, value: value))) }
         }
     }
 }
@@ -253,15 +339,19 @@ public final class DrawerSetting<Value: Sendable>: Sendable {
 
     /// The app changes the value itself; parleyd and the open web pages are told.
     public func set(_ value: Value) {
-        apply(value)
-        report(id, encode(value))
+        // In one critical section: of two threads setting at once, the one whose value stays is the one reported
+        // last. (The report only queues a message; it never calls back into the setting.)
+        current.withLock { state in
+            state.value = value
+            for observer in state.observers.values { observer.yield(value) }
+            report(id, encode(value))
+        }
     }
 
     func apply(_ value: Value) {
-        let observers = current.withLock { state in
+        current.withLock { state in
             state.value = value
-            return Array(state.observers.values)
+            for observer in state.observers.values { observer.yield(value) }
         }
-        for observer in observers { observer.yield(value) }
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 import Parley
-import ParleyRemoteDrawer
+import ParleyDrawer
+@testable import ParleyRemoteDrawer
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 /// The debug drawer end to end: an app using the Swift API (`DebugDrawer`) connected to a real parleyd, driven by
@@ -13,6 +15,32 @@ struct DrawerTests {
 
     enum Theme: String, CaseIterable, Codable, Sendable {
         case light, dark
+    }
+
+    /// Int raw values: options named by the cases' names, not by the numbers.
+    enum Speed: Int, CaseIterable, Codable, Sendable {
+        case slow = 1, fast = 2
+    }
+
+    /// No raw values (synthesized Codable encodes a case as an object): named by the cases' names.
+    enum Mood: CaseIterable, Codable, Sendable {
+        case calm, busy
+    }
+
+    /// The drawer events for the app called `app` in the text of the live stream (curl), in order.
+    static func drawerEvents(in text: String, app: String) -> [AppDrawer] {
+        var events: [AppDrawer] = []
+        var event = ""
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("event: ") {
+                event = String(line.dropFirst(7))
+            } else if line.hasPrefix("data: "), event == "drawer",
+                let drawer = try? JSONDecoder().decode(AppDrawer.self, from: Data(line.dropFirst(6).utf8)), drawer.peer.name == app
+            {
+                events.append(drawer)
+            }
+        }
+        return events
     }
 
     /// An app named `name` with a drawer, not listening (it dials parleyd).
@@ -68,6 +96,9 @@ struct DrawerTests {
         let slow = drawer.toggle("network.slow", "Simulate a slow network", default: false, remember: true)
         let theme = drawer.choice("theme", "Theme", default: Theme.light)
         let latency = drawer.number("latency", "Latency (ms)", default: 0, range: 0...5000, step: 100)
+        let greeting = drawer.text("greeting", "Greeting", default: "Hello", maxLength: 8)
+        let speed = drawer.choice("speed", "Speed", default: Speed.slow)
+        let mood = drawer.choice("mood", "Mood", default: Mood.calm)
         drawer.action("reset", "Reset") { "3 items removed" }
         drawer.info("build", "Build", value: "1.0 (test)")
         try await withRunning([app]) {
@@ -76,7 +107,9 @@ struct DrawerTests {
 
             let listed = try await daemon.ctl(["drawer", "drawer-app", "--json"])
             #expect(listed.status == 0, "\(listed)")
-            for id in ["network.slow", "theme", "latency", "reset", "build"] { #expect(listed.stdout.contains(#""id":"\#(id)""#), "\(id)") }
+            for id in ["network.slow", "theme", "latency", "greeting", "speed", "mood", "reset", "build"] {
+                #expect(listed.stdout.contains(#""id":"\#(id)""#), "\(id)")
+            }
 
             var slowValues = slow.values.makeAsyncIterator()
             #expect(await slowValues.next() == false)
@@ -86,18 +119,37 @@ struct DrawerTests {
             #expect(try await daemon.ctl(["set", "drawer-app", "theme", "dark"]).stdout == "theme = dark\n")
             #expect(theme.value == .dark)
 
+            // A text: set from parleyctl, seen by the app (as text, even when it looks like JSON), up to its limit.
+            var greetings = greeting.values.makeAsyncIterator()
+            #expect(await greetings.next() == "Hello")
+            #expect(try await daemon.ctl(["set", "drawer-app", "greeting", "Hi there"]).stdout == "greeting = Hi there\n")
+            #expect(await greetings.next() == "Hi there")
+            #expect(try await daemon.ctl(["set", "drawer-app", "greeting", "42"]).status == 0)
+            #expect(await greetings.next() == "42")
+            #expect(greeting.value == "42")
+
+            // Choices of enums without String raw values, by the cases' names.
+            #expect(try await daemon.ctl(["set", "drawer-app", "speed", "fast"]).stdout == "speed = fast\n")
+            #expect(speed.value == .fast)
+            #expect(try await daemon.ctl(["set", "drawer-app", "mood", "busy"]).stdout == "mood = busy\n")
+            #expect(mood.value == .busy)
+
             // Refused before the app sees anything.
             for (item, value, reason) in [
                 ("latency", "150", "steps of 100"), ("latency", "6000", "outside the range"), ("latency", "\"fast\"", "takes a number"),
                 ("theme", "blue", "no option \"blue\""), ("nothing", "1", "no item \"nothing\""), ("reset", "true", "is an action"),
                 ("build", "\"2.0\"", "read-only"),
+                ("greeting", "Too long!", "9 characters (code points), above its limit of 8"), ("greeting", "ééééééééé", "above its limit of 8"),
+                ("speed", "2", "no option \"2\"; its options: slow, fast"), ("mood", "{}", "no option"),
             ] {
                 let refused = try await daemon.ctl(["set", "drawer-app", item, value])
                 #expect(refused.status == 1 && refused.stderr.contains(reason), "\(item) \(value): \(refused)")
             }
             let nobody = try await daemon.ctl(["set", "nobody", "theme", "dark"])
             #expect(nobody.status == 1 && nobody.stderr.contains("no connected app with a drawer matches \"nobody\""), "\(nobody)")
-            #expect(latency.value == 0 && theme.value == .dark)
+            #expect(latency.value == 0 && theme.value == .dark && greeting.value == "42" && speed.value == .fast && mood.value == .busy)
+            let unchanged = try await daemon.ctl(["drawer", "drawer-app", "--json"])
+            #expect(unchanged.stdout.contains(#""value":"42""#) && unchanged.stdout.contains(#""value":"fast""#), "\(unchanged)")
 
             let invoked = try await daemon.ctl(["invoke", "drawer-app", "reset"])
             #expect(invoked.status == 0 && invoked.stdout == "3 items removed\n", "\(invoked)")
@@ -127,6 +179,90 @@ struct DrawerTests {
         try await daemon.stop()
     }
 
+    @Test("the app's own quick changes, values and added items, reach parleyd in the order they were made: it ends with the last")
+    func quickChangesInOrder() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
+
+        let app = Self.app("quick-app")
+        let drawer = DebugDrawer(transceiver: app)
+        let counter = drawer.number("counter", "Counter", default: 0)
+        let changes = 300, every = 30
+        try await withRunning([app]) {
+            _ = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+            _ = try await events.waitFor { Self.drawerEvents(in: $0, app: "quick-app").isEmpty ? nil : true }
+            let before = Self.drawerEvents(in: events.stdout, app: "quick-app").count
+
+            // As fast as the app can: each value a Changed, each added item a Declare (with the value of then).
+            for n in 1...changes {
+                counter.set(Double(n))
+                if n % every == 0 { drawer.info("mark.\(n)", "Mark \(n)", value: "\(n)") }
+            }
+            // parleyd tells the open pages of each message it takes, in the order it takes them: wait for all.
+            let expected = before + changes + changes / every
+            let seen = try await events.waitFor { text in
+                // Counting the app's name is cheap; decoding every event on every read is not.
+                text.components(separatedBy: #""name":"quick-app""#).count - 1 >= expected
+                    ? Array(Self.drawerEvents(in: text, app: "quick-app").dropFirst(before)) : nil
+            }
+            let counters = seen.map { drawer -> Double in
+                if case .number(let n) = drawer.items.first(where: { $0.id == "counter" })?.value { n } else { -1 }
+            }
+            let sizes = seen.map(\.items.count)
+            /// Where parleyd heard something older after something newer: (what came first, what came next).
+            func backwards<T: Comparable>(_ list: [T]) -> [(T, T)] { zip(list, list.dropFirst()).filter { $0.1 < $0.0 } }
+            #expect(seen.count == changes + changes / every)
+            #expect(backwards(counters).isEmpty, "values out of order: \(backwards(counters))")
+            #expect(backwards(sizes).isEmpty, "declarations out of order (item counts): \(backwards(sizes))")
+            #expect(counters.last == Double(changes) && sizes.last == 1 + changes / every)
+
+            let listed = try await daemon.ctl(["drawer", "quick-app", "--json"])
+            let final = try JSONDecoder().decode(AppDrawer.self, from: Data(listed.stdout.utf8))
+            #expect(final.items.first { $0.id == "counter" }?.value == .number(Double(changes)), "\(listed)")
+            #expect(final.items.count == 1 + changes / every)
+        }
+        _ = try await events.stop()
+        try await daemon.stop()
+    }
+
+    @Test("labels and values holding terminal escapes (CSI, OSC 52, U+2028) are shown escaped by parleyctl drawer, and exact with --json")
+    func escapesInTheDrawer() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
+
+        let red = "\u{1b}[31mred\u{1b}[0m"
+        let clipboard = "\u{1b}]52;c;cm0gLXJmIH4K\u{07}"
+        let separated = "one\u{2028}two"
+        let app = Self.app("escape-app")
+        let drawer = DebugDrawer(transceiver: app)
+        _ = drawer.toggle("paint", "Paint \(red)", default: false)
+        drawer.info("clip", "Clip \(clipboard)", value: clipboard)
+        _ = drawer.text("note", "Note", default: separated)
+        try await withRunning([app]) {
+            _ = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+            _ = try await events.waitFor { Self.drawerEvents(in: $0, app: "escape-app").isEmpty ? nil : true }
+
+            let text = try await daemon.ctl(["drawer", "escape-app"])
+            #expect(text.status == 0, "\(text)")
+            #expect(!text.stdout.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{07}" || $0 == "\u{2028}" }, "\(text.stdout)")
+            let lines = text.stdout.split(separator: "\n")
+            #expect(lines.contains { $0.hasPrefix("paint ") && $0.hasSuffix(#"Paint \x1b[31mred\x1b[0m"#) }, "\(text.stdout)")
+            #expect(lines.contains { $0.hasPrefix("clip ") && $0.contains(#"\x1b]52;c;cm0gLXJmIH4K\x07"#) && $0.hasSuffix(#"Clip \x1b]52;c;cm0gLXJmIH4K\x07"#) },
+                "\(text.stdout)")
+            #expect(lines.contains { $0.hasPrefix("note ") && $0.contains(#"one\u2028two"#) }, "\(text.stdout)")
+
+            let json = try await daemon.ctl(["drawer", "escape-app", "--json"])
+            #expect(!json.stdout.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{07}" || $0 == "\u{2028}" }, "\(json.stdout)")
+            let items = try JSONDecoder().decode(AppDrawer.self, from: Data(json.stdout.utf8)).items
+            #expect(items.map(\.label) == ["Paint \(red)", "Clip \(clipboard)", "Note"])
+            #expect(items.map(\.value) == [.bool(false), .string(clipboard), .string(separated)])
+        }
+        _ = try await events.stop()
+        try await daemon.stop()
+    }
+
     @Test("the Listr example's drawer: listed, a style switched changes its answers, the list emptied by an action")
     func listr() async throws {
         let listr = try await ParleyCtlTests.Listr()
@@ -150,5 +286,100 @@ struct DrawerTests {
         _ = try await events.stop()
         try await daemon.stop()
         try await listr.stop()
+    }
+}
+
+/// The app's side alone, without parleyd: how a choice names its options, and the outbox that keeps what goes to
+/// parleyd in order.
+@Suite("Debug drawer in the app")
+struct DebugDrawerUnitTests {
+    enum Contrast: String, CaseIterable, Codable, Sendable {
+        case normal, highContrast = "high-contrast"
+    }
+
+    /// String raw values, and a Codable encoding of its own that differs: the raw values name the options.
+    enum Legacy: String, CaseIterable, Codable, Sendable {
+        case alpha, beta
+        init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let value = Self(rawValue: String(text.dropFirst(2))) else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: text)) }
+            self = value
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode("x-" + rawValue)
+        }
+    }
+
+    /// No raw values, encoded as a string of its own: that string names the option.
+    enum Region: CaseIterable, Codable, Sendable {
+        case euWest, usEast
+        var code: String { self == .euWest ? "eu-west" : "us-east" }
+        init(from decoder: any Decoder) throws {
+            let code = try decoder.singleValueContainer().decode(String.self)
+            guard let region = Self.allCases.first(where: { $0.code == code }) else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: code)) }
+            self = region
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(code)
+        }
+    }
+
+    @Test("a choice of any CaseIterable & Codable enum: options by String raw value, by a string encoding, else by case name")
+    func choiceOptions() {
+        let drawer = DebugDrawer(transceiver: DrawerTests.app("choices"))
+        _ = drawer.choice("theme", "Theme", default: DrawerTests.Theme.dark)
+        _ = drawer.choice("contrast", "Contrast", default: Contrast.highContrast)
+        _ = drawer.choice("legacy", "Legacy", default: Legacy.beta)
+        _ = drawer.choice("speed", "Speed", default: DrawerTests.Speed.fast)
+        _ = drawer.choice("mood", "Mood", default: DrawerTests.Mood.busy)
+        _ = drawer.choice("region", "Region", default: Region.usEast, optionLabel: { $0.code.uppercased() })
+        let items = Dictionary(uniqueKeysWithValues: drawer.items.map { ($0.id, $0) })
+        func options(_ id: String) -> [String] { items[id]?.options?.map(\.id) ?? [] }
+        #expect(options("theme") == ["light", "dark"] && items["theme"]?.value == .string("dark"))
+        #expect(options("contrast") == ["normal", "high-contrast"] && items["contrast"]?.value == .string("high-contrast"))
+        #expect(options("legacy") == ["alpha", "beta"] && items["legacy"]?.value == .string("beta"))
+        #expect(options("speed") == ["slow", "fast"] && items["speed"]?.value == .string("fast"))
+        #expect(options("mood") == ["calm", "busy"] && items["mood"]?.value == .string("busy"))
+        #expect(options("region") == ["eu-west", "us-east"] && items["region"]?.value == .string("us-east"))
+        #expect(items["region"]?.options?.map(\.label) == ["EU-WEST", "US-EAST"])
+        #expect(items["mood"]?.options?.map(\.label) == ["calm", "busy"])
+        // The whole drawer is one parleyd takes.
+        #expect(throws: Never.self) { try DrawerDeclaration(items: drawer.items) }
+    }
+
+    @Test("an outbox sends one message at a time, in the order they were queued, however long each send takes")
+    func outboxKeepsOrder() async {
+        let sent = Mutex<[Int]>([])
+        let outbox = DrawerOutbox<Int> { n in
+            // Sends that take different times, as on a connection: a task per message would finish out of order.
+            for _ in 0..<(n % 5) { await Task.yield() }
+            sent.withLock { $0.append(n) }
+        }
+        for n in 1...2000 { outbox.enqueue(n) }
+        outbox.finish()
+        await outbox.drained()
+        #expect(sent.withLock { $0 } == Array(1...2000))
+    }
+
+    @Test("a cancelled outbox finishes the send under way and drops the rest")
+    func outboxCancel() async {
+        let sent = Mutex<[Int]>([])
+        let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
+        let release = Latch()
+        let outbox = DrawerOutbox<Int> { n in
+            startedContinuation.yield()
+            // (Cancelled, the wait ends at once: the send under way completes all the same.)
+            try? await release.wait()
+            sent.withLock { $0.append(n) }
+        }
+        for n in 1...3 { outbox.enqueue(n) }
+        var iterator = started.makeAsyncIterator()
+        _ = await iterator.next()
+        outbox.cancel()
+        release.open()
+        await outbox.drained()
+        #expect(sent.withLock { $0 } == [1])
     }
 }

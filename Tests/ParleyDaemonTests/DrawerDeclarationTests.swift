@@ -51,4 +51,44 @@ struct DrawerDeclarationTests {
             try DrawerDeclaration(items: (0...DrawerDeclaration.maximumItems).map { DrawerItem(id: "t\($0)", label: "", kind: .toggle) })
         }
     }
+
+    @Test("each field is bounded as docs/drawer.md says: just within the limit taken, just over it refused")
+    func fieldLimits() throws {
+        func choice(_ option: String, label: String = "A") -> DrawerItem {
+            DrawerItem(id: "c", label: "C", kind: .choice, value: .string(option), options: [.init(id: option, label: label)])
+        }
+        func info(_ value: DrawerValue) -> DrawerItem { DrawerItem(id: "i", label: "I", kind: .info, value: value) }
+        func text(maxLength: Int) -> DrawerItem { DrawerItem(id: "t", label: "T", kind: .text, value: .string(""), maxLength: maxLength) }
+        func toggle(section: String) -> DrawerItem { DrawerItem(id: "s", label: "S", kind: .toggle, value: .bool(false), section: section) }
+        let fitting = [
+            choice(String(repeating: "a", count: 128)), choice("a", label: String(repeating: "L", count: 256)),
+            info(.string(String(repeating: "é", count: 2048))), text(maxLength: 65536), text(maxLength: 0),
+            toggle(section: String(repeating: "S", count: 256)),
+        ]
+        for item in fitting { _ = try DrawerDeclaration(items: [item]) }
+        let over: [(DrawerItem, String)] = [
+            (choice(String(repeating: "a", count: 129)), "an option id must be 1–128 bytes"),
+            (choice(""), "an option id must be 1–128 bytes"),
+            (choice("a", label: String(repeating: "L", count: 257)), "option labels are at most 256 bytes"),
+            (info(.string(String(repeating: "é", count: 2049))), "4098 bytes, above 4096"),
+            (info(.number(3)), "info is text"),
+            (text(maxLength: 65537), "maxLength must be 0–65536"),
+            (text(maxLength: -1), "maxLength must be 0–65536"),
+            (toggle(section: String(repeating: "S", count: 257)), "at most 256 bytes"),
+        ]
+        for (item, reason) in over {
+            #expect {
+                try DrawerDeclaration(items: [item])
+            } throws: { error in
+                "\(error)".contains(reason)
+            }
+        }
+    }
+
+    @Test("a Declare payload is at most 256 KiB")
+    func declareSize() throws {
+        try DrawerDeclaration.checkDeclareSize(256 * 1024)
+        #expect(throws: DrawerError.declarationTooLarge(bytes: 256 * 1024 + 1)) { try DrawerDeclaration.checkDeclareSize(256 * 1024 + 1) }
+        #expect("\(DrawerError.declarationTooLarge(bytes: 300_000))".contains("300000 bytes of JSON, above the limit of 262144 (256 KiB)"))
+    }
 }

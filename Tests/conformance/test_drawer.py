@@ -595,6 +595,106 @@ def test_an_invalid_declaration_is_not_listed(daemon):
             conn.close()
 
 
+DECLARE_LIMIT = 256 * 1024
+
+
+def declare_payload(size: int) -> bytes:
+    """A Declare of exactly `size` bytes whose every field is within its own limit: info items of up to 4096
+    bytes each, the last one's value cut to make up the size (at least 64 bytes over 256 KiB needs 65 items)."""
+    items, used = [], 0
+    template = lambda i, value: {"id": f"info{i:03d}", "label": "Info", "kind": "info", "value": value}
+    overhead = len(json.dumps({"items": []}).encode())
+    while True:
+        i = len(items)
+        empty = len(json.dumps(template(i, "")).encode()) + (2 if items else 0)   # ", " between items
+        room = size - overhead - used - empty
+        assert room >= 0, "no room for another item"
+        if room <= 4096:
+            items.append(template(i, "x" * room))
+            break
+        items.append(template(i, "x" * 4000))
+        used += empty + 4000
+    payload = json.dumps({"items": items}).encode()
+    assert len(payload) == size, (len(payload), size)
+    return payload
+
+
+def test_a_declaration_up_to_256_kib_is_taken_and_a_larger_one_refused(daemon):
+    """docs/drawer.md, Items: a Declare payload is at most 256 KiB. One of exactly 262144 bytes is listed; one
+    byte more, every field still within its own limit, is refused: the drawer taken before is no longer listed
+    (a refused Declare replaces it), parleyd logs why, and an app that sent it as a request is answered why
+    (Messages: handler-failed, or undecodable-payload for what is not a declaration)."""
+    name = f"raw-{uuid.uuid4().hex[:8]}"
+    conn = raw_app(daemon, name)
+    try:
+        conn.send_message(DECLARE, declare_payload(DECLARE_LIMIT))
+        drawer = wait_until(lambda: drawer_of(daemon, name), "the declaration of 256 KiB")
+        assert len(drawer["items"]) == len(json.loads(declare_payload(DECLARE_LIMIT))["items"])
+
+        mark = daemon.mark()
+        conn.send_message(DECLARE, declare_payload(DECLARE_LIMIT + 1))
+        line = daemon.wait_for_line("drawer declaration refused", start=mark)
+        assert "262145 bytes" in line and "256 KiB" in line, line
+        assert drawer_of(daemon, name) is None, "the drawer before the refused declaration is still listed"
+
+        # As a request: the error reply says why.
+        rid = conn.send_message(DECLARE, declare_payload(DECLARE_LIMIT + 1), request=True)
+        answer = conn.recv_answer(rid)
+        assert answer.kind == wire.ERROR_REPLY and answer.code == wire.HANDLER_FAILED, answer
+        assert "262145 bytes" in answer.text and "256 KiB" in answer.text, answer.text
+        # A valid one sent as a request is taken, and answered as any one-way type asked for a reply.
+        rid = conn.send_message(DECLARE, json.dumps({"items": RAW_ITEMS}).encode(), request=True)
+        answer = conn.recv_answer(rid)
+        assert answer.kind == wire.ERROR_REPLY and answer.code == wire.NO_RESPONDER, answer
+        assert [item["id"] for item in drawer_of(daemon, name)["items"]] == [item["id"] for item in RAW_ITEMS]
+        # Not a declaration at all: undecodable-payload, and no drawer either.
+        rid = conn.send_message(DECLARE, b'{"items": 3}', request=True)
+        answer = conn.recv_answer(rid)
+        assert answer.kind == wire.ERROR_REPLY and answer.code == wire.UNDECODABLE_PAYLOAD, answer
+        assert drawer_of(daemon, name) is None
+        conn.assert_alive()
+    finally:
+        conn.close()
+
+
+def choice(option_id: str, label: str = "A") -> dict:
+    return {"id": "c", "label": "C", "kind": "choice", "value": option_id, "options": [{"id": option_id, "label": label}]}
+
+
+@pytest.mark.parametrize("item, fitting, words", [
+    (choice("a", "L" * 257), choice("a", "L" * 256), ["option labels", "256"]),
+    (choice("a" * 129), choice("a" * 128), ["option id", "128"]),
+    (choice(""), None, ["option id"]),
+    ({"id": "i", "label": "I", "kind": "info", "value": "é" * 2049},    # 2049 characters, 4098 bytes
+     {"id": "i", "label": "I", "kind": "info", "value": "é" * 2048}, ["4098 bytes", "4096"]),
+    ({"id": "i", "label": "I", "kind": "info", "value": 3}, None, ["info", "text"]),
+    ({"id": "t", "label": "T", "kind": "text", "value": "", "maxLength": 65537},
+     {"id": "t", "label": "T", "kind": "text", "value": "", "maxLength": 65536}, ["maxLength", "65536"]),
+    ({"id": "t", "label": "T", "kind": "text", "value": "", "maxLength": -1}, None, ["maxLength"]),
+    ({"id": "s", "label": "S", "kind": "toggle", "value": False, "section": "S" * 257},
+     {"id": "s", "label": "S", "kind": "toggle", "value": False, "section": "S" * 256}, ["256"]),
+])
+def test_a_field_over_its_limit_is_refused(daemon, item, fitting, words):
+    """docs/drawer.md, Items: option ids (1–128 bytes) and labels (≤ 256 bytes), info values (text, ≤ 4096
+    bytes), maxLength (0–65536), sections (≤ 256 bytes). An app that asks is answered why; nothing is listed. Just
+    within the limit, the same item is taken."""
+    name = f"raw-{uuid.uuid4().hex[:8]}"
+    conn = raw_app(daemon, name)
+    try:
+        rid = conn.send_message(DECLARE, json.dumps({"items": [item]}).encode(), request=True)
+        answer = conn.recv_answer(rid)
+        assert answer.kind == wire.ERROR_REPLY and answer.code == wire.HANDLER_FAILED, answer
+        for word in words:
+            assert word in answer.text, (word, answer.text)
+        assert drawer_of(daemon, name) is None
+        if fitting is not None:
+            rid = conn.send_message(DECLARE, json.dumps({"items": [fitting]}).encode(), request=True)
+            assert conn.recv_answer(rid).code == wire.NO_RESPONDER
+            assert drawer_of(daemon, name)["items"] == [fitting]
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize("type_name, payload", [
     ("parley.drawer.control.Drawers", {}),
     ("parley.drawer.control.Set", {"app": "{app}", "item": "network.slow", "value": True}),

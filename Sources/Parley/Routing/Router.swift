@@ -11,6 +11,13 @@ public struct InboundMessage: Sendable {
     public var typeName: String { header.typeName }
     /// The sender waits for a reply (a request).
     public var expectsReply: Bool { header.flags.contains(.expectsReply) }
+
+    /// The payload decoded as `T`, as ``Transceiver/receive(_:handler:)`` decodes it: for a raw handler that looks
+    /// at the payload first (its size). Thrown out of the handler, a payload that does not decode is answered, if
+    /// it was a request, with `undecodable-payload`, as for a typed handler.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try PayloadCoding.decode(T.self, from: self)
+    }
 }
 
 /// Type name → handler for one transceiver. Never shared between transceivers: each owns its router.

@@ -34,16 +34,19 @@ final class DrawerService: Sendable {
 
     /// Registers the app messages and the control requests. Call before the transceiver starts.
     func install() {
-        transceiver.receive(DrawerMessage.Declare.self) { [self] declare, peer in
+        // Raw, to measure the payload before decoding it: a Declare is at most 256 KiB (docs/drawer.md).
+        transceiver.receiveRaw(typeName: DrawerMessage.Declare.messageType) { [self] message, peer in
             // Local clients (parleyctl) have no drawer; only apps on the network.
             guard !peer.isLocal else { return }
             let declaration: DrawerDeclaration
             do {
-                declaration = try DrawerDeclaration(items: declare.items)
+                try DrawerDeclaration.checkDeclareSize(message.payload.readableBytes)
+                declaration = try DrawerDeclaration(items: message.decode(DrawerMessage.Declare.self).items)
             } catch {
                 // A declaration replaces the previous one, also when it is refused: no stale drawer stays listed.
-                logger.warning("drawer declaration refused; the app has no drawer until a valid one comes", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
+                // Thrown on, the reason is the error reply's text if the app sent the Declare as a request.
                 peerDisconnected(peer)
+                logger.warning("drawer declaration refused; the app has no drawer until a valid one comes", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
                 throw error
             }
             drawers.withLock { $0[peer.id] = Declared(peer: peer, declaration: declaration) }
