@@ -192,7 +192,8 @@ public struct DaemonService: Sendable {
         )
     }
 
-    static func status(peerCount: Int) -> String { "\(peerCount) peers connected" }
+    /// systemd's `STATUS=`: `0 peers connected`, `1 peer connected`, `2 peers connected`.
+    static func status(peerCount: Int) -> String { "\(peerCount) \(peerCount == 1 ? "peer" : "peers") connected" }
 
     /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.
     private func logAuthenticationMode(port: Int) {

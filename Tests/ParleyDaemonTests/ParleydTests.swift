@@ -152,22 +152,30 @@ struct ParleydTests {
         #expect(notify.lines.contains("STATUS=0 peers connected"), "\(notify.lines)")
         #expect(notify.lines.contains("MAINPID=\(daemon.process.processIdentifier)"), "\(notify.lines)")
 
-        // A peer connects: the count goes to 1; it leaves: back to 0.
-        let client = Transceiver(configuration: TransceiverConfiguration(name: "test-client", identity: .ephemeral, listenHost: nil))
-        try await client.start()
-        try await client.connect(to: Endpoint(host: "127.0.0.1", port: port))
-        try await notify.waitFor("STATUS=1") { $0 == "STATUS=1 peers connected" }
-        // A local tool on the control socket is not a peer to an operator: while it stays connected, the LAN peer
-        // leaving still brings the count to 0 (were it counted, STATUS would say 2, then 1).
+        // A peer connects: "1 peer" (singular); a second: "2 peers"; both leave: back to 0.
+        func lanPeer(_ name: String) async throws -> Transceiver {
+            let client = Transceiver(configuration: TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: nil))
+            try await client.start()
+            try await client.connect(to: Endpoint(host: "127.0.0.1", port: port))
+            return client
+        }
+        let client = try await lanPeer("test-client")
+        try await notify.waitFor("STATUS=1") { $0 == "STATUS=1 peer connected" }
+        let second = try await lanPeer("test-client-2")
+        try await notify.waitFor("STATUS=2") { $0 == "STATUS=2 peers connected" }
+        // A local tool on the control socket is not a peer to an operator: while it stays connected, the LAN peers
+        // leaving still bring the count to 0 (were it counted, STATUS would say 3, then 2, then 1).
         let tool = Transceiver(configuration: TransceiverConfiguration(name: "parleyctl", identity: .ephemeral, listenHost: nil))
         try await tool.start()
         let daemonPeer = try await tool.connect(toUnixSocket: scratch.url.appendingPathComponent("parleyd.sock").path)
         _ = try await tool.request(Control.Status(), from: daemonPeer, expecting: Control.StatusReport.self)
+        await second.stop()
         await client.stop()
-        try await notify.waitForLines("STATUS=0 after the peer left") { lines in
+        try await notify.waitForLines("STATUS=0 after the peers left") { lines in
             lines.filter { $0.hasPrefix("STATUS=") }.last == "STATUS=0 peers connected"
         }
-        #expect(!notify.lines.contains("STATUS=2 peers connected"), "\(notify.lines)")
+        #expect(!notify.lines.contains { $0.hasPrefix("STATUS=3 ") }, "\(notify.lines)")
+        #expect(!notify.lines.contains("STATUS=1 peers connected"), "\(notify.lines)")
         await tool.stop()
 
         daemon.signal(SIGTERM)
