@@ -307,6 +307,36 @@ struct DaemonBackedTests {
         try await daemon.stop()
     }
 
+    @Test("parleyctl calls leave nothing above debug level in parleyd's log: a local tool's comings and goings are not news")
+    func perCallLinesAreDebug() async throws {
+        let daemon = try await Daemon(staticPeer: nil, arguments: ["--log-level", "debug"])
+        let calls = [["peers"], ["status"], ["sessions"]]
+        for call in calls {
+            let result = try await daemon.ctl(call)
+            #expect(result.status == 0, "\(call): \(result)")
+        }
+        // parleyd logs a connection's close last, once it has seen it: when every call's is there, all their lines are.
+        @Sendable func afterReady(_ text: String) -> [Substring] {
+            // Whole lines only: the last may still be on its way.
+            let lines = text.split(separator: "\n").dropLast(text.hasSuffix("\n") ? 0 : 1)
+            return Array(lines.drop { !$0.contains("parleyd ready") }.dropFirst())
+        }
+        let count = calls.count
+        let lines = try await daemon.child.waitFor(in: \.stderr) { text -> [Substring]? in
+            let lines = afterReady(text)
+            let closed = lines.filter { $0.contains(" debug ") && $0.contains("peer connection closed") && $0.contains("peer-name=parleyctl") }
+            return closed.count >= count ? lines : nil
+        }
+        // The human format: `<time> <level> <label>: <message> <metadata>`.
+        let loud = lines.filter { line in
+            let level = line.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            return !["trace", "debug"].contains(level)
+        }
+        #expect(loud.isEmpty, "lines above debug level for parleyctl calls:\n\(loud.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains(" debug ") && $0.contains("peer connected") && $0.contains("peer-name=parleyctl") }, "\(lines)")
+        try await daemon.stop()
+    }
+
     @Test("without --direct and no parleyd at --socket, every daemon-backed command exits 5 saying where and how to start it")
     func daemonNotReachable() async throws {
         let missing = "/tmp/parleyctl-no-such-\(UUID().uuidString.prefix(8)).sock"
