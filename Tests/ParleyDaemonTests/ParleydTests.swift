@@ -18,6 +18,29 @@ struct ParleydTests {
         #expect(version.status == 0 && version.stdout == Parleyd.version + "\n", "\(version)")
     }
 
+    @Test("the man page (generated: scripts/generate-docs) has every option --help lists, SIGNALS, ENVIRONMENT and FILES, and no subcommands")
+    func manPage() async throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = try String(contentsOf: repository.appendingPathComponent("docs/man/parleyd.8"), encoding: .utf8)
+        let help = try await ChildProcess.run("parleyd", ["--help"])
+        let options = Set(help.stdout.split(whereSeparator: { " \n,;.</()".contains($0) })
+            .filter { $0.hasPrefix("--") && $0.count > 2 }.map { String($0.drop { $0 == "-" }) })
+        #expect(options.contains("control-socket") && options.contains("version"), "\(options)")
+        for option in options {
+            // `.It Fl -port Ar port`; `.It Fl h , -help`.
+            #expect(page.contains("Fl -\(option)") || page.contains(" , -\(option)"), "docs/man/parleyd.8 lacks --\(option): run scripts/generate-docs")
+        }
+        for section in [".Sh SIGNALS", ".Sh ENVIRONMENT", ".Sh FILES", ".Sh \"EXIT STATUS\"", ".Sh SEE ALSO"] {
+            #expect(page.contains("\n\(section)\n"), "\(section)")
+        }
+        for name in ["SIGHUP", "SIGTERM", "PARLEY_CONFIG", "/etc/parley/parleyd.json", "parleyd.lock", "parleyd.sock"] {
+            #expect(page.contains(name), "\(name)")
+        }
+        // parleyd has no subcommands (the parser's implicit `help` is not one to document).
+        #expect(!page.contains("subcommand"), "\(page)")
+        #expect(page.contains(".Dt PARLEYD 8"))
+    }
+
     @Test("an unknown key in the config file stops start-up with status 2, naming the key")
     func unknownKey() async throws {
         let scratch = try Scratch()
