@@ -210,7 +210,7 @@ _parleyctl_browse() {
 
 _parleyctl_send() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --reply --json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --reply --force --json --verbose --no-color --version -h --help)
     repeating_options=(--peer)
     non_repeating_options=(--service-type --name --secret-file --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2

@@ -36,7 +36,8 @@ struct ErrorText {
             message = "the connection closed before the answer came: \(reason)"
             causes = ["peer \(peer)"]
         case .replyTimedOut(let type, let peer, let timeout):
-            message = "no reply to \(type) within \(timeout.components.seconds) s; is the peer busy or stuck? Raise --timeout to wait longer"
+            // `send` says which option waits longer (--reply-timeout); other requests have fixed bounds.
+            message = "no reply to \(type) within \(timeout.secondsText); is the peer busy or stuck?"
             causes = ["peer \(peer)"]
         default:
             message = error.description

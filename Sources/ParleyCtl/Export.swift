@@ -30,18 +30,11 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var display: DisplayOptions
 
+    /// To a file, the export is written beside it and takes its place only when complete (``PendingFile``): a
+    /// failed export (no such session, parleyd gone) leaves an existing FILE as it was and creates none. To
+    /// standard output, chunks go out as they come, through ``Output`` (a reader gone is a quiet end).
     func run() async throws {
-        let handle: FileHandle
-        if file == "-" {
-            handle = FileHandle.standardOutput
-        } else {
-            try OutputFile.refuseToOverwrite(file, force: force)
-            guard FileManager.default.createFile(atPath: file, contents: nil), let opened = FileHandle(forWritingAtPath: file) else {
-                throw CtlFailure(.error, "cannot create \(file)")
-            }
-            handle = opened
-        }
-        defer { if file != "-" { try? handle.close() } }
+        let file: PendingFile? = self.file == "-" ? nil : try PendingFile(replacing: self.file, force: force)
         let entries = try await daemon.session { client in
             var cursor: String?
             var lines = 0
@@ -50,12 +43,16 @@ struct Export: AsyncParsableCommand {
                     DebuggerControl.Export(session: session, cursor: cursor), expecting: DebuggerControl.ExportChunk.self,
                     timeout: .seconds(60)
                 )
-                try handle.write(contentsOf: Data(chunk.lines.utf8))
+                let data = Data(chunk.lines.utf8)
+                if let file { try file.write(data) } else { Output.bytes(data) }
                 lines += chunk.lines.utf8.count(where: { $0 == UInt8(ascii: "\n") })
                 cursor = chunk.cursor
             } while cursor != nil
             return lines - 1
         }
-        if file != "-" { Output.error("session \(session): \(entries) entries written to \(file)") }
+        if let file {
+            try file.commit()
+            Output.error("session \(session): \(entries) entries written to \(file.path)")
+        }
     }
 }

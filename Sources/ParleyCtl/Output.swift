@@ -148,20 +148,136 @@ enum JSONText {
     }
 }
 
-/// Files parleyctl writes for the user (`export FILE`, `show --image FILE`): an existing file is kept unless the
-/// user said `--force`, as `cp -n` and `curl -o` users expect; a lost export is not something to find out later.
+/// Files parleyctl writes for the user (`export FILE`, `show --image FILE`, `send --output FILE`): an existing file
+/// is kept unless the user said `--force`, as `cp -n` and `curl -o` users expect; a lost export is not something to
+/// find out later. The new content goes to a temporary file beside FILE and takes FILE's place only once it is
+/// complete (see ``PendingFile``): a failure half-way (parleyd gone, a full disk, no such session) leaves the old
+/// file as it was, or no file at all.
 enum OutputFile {
     static func refuseToOverwrite(_ path: String, force: Bool) throws {
-        guard !force, FileManager.default.fileExists(atPath: path) else { return }
-        throw CtlFailure(.error, "\(path) exists; give --force to overwrite it, or another file name")
+        guard !force, exists(path) else { return }
+        throw alreadyExists(path)
+    }
+
+    /// The refusal: the same words for every command that writes a file.
+    static func alreadyExists(_ path: String) -> CtlFailure {
+        CtlFailure(.error, "\(path) exists; give --force to overwrite it, or another file name")
     }
 
     static func write(_ data: Data, to path: String, force: Bool) throws {
-        try refuseToOverwrite(path, force: force)
-        do {
-            try data.write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw CtlFailure(.error, "cannot write \(path): \(error.localizedDescription)")
+        let file = try PendingFile(replacing: path, force: force)
+        try file.write(data)
+        try file.commit()
+    }
+
+    /// Whether anything is at `path`, a dangling symbolic link included (replacing it would still lose something).
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+}
+
+/// A file written in full under a temporary name in FILE's directory (so that the rename cannot cross file
+/// systems), then renamed over FILE: readers see the old content or the new, never part of it. Not committed, it
+/// is removed (``discard()``, and when it goes out of scope).
+final class PendingFile {
+    let path: String
+    private let temporaryPath: String
+    private let force: Bool
+    private var fd: Int32
+
+    /// Refuses an existing `path` unless `force`; creates the temporary file with the mode a new file gets (0666
+    /// less the umask) or, when replacing, the replaced file's permissions.
+    init(replacing path: String, force: Bool) throws {
+        try OutputFile.refuseToOverwrite(path, force: force)
+        let created = try Self.createTemporaryFile(besides: path)
+        temporaryPath = created.path
+        fd = created.fd
+        self.path = path
+        self.force = force
+        var replaced = stat()
+        if stat(path, &replaced) == 0 { _ = fchmod(fd, replaced.st_mode & 0o7777) }
+    }
+
+    deinit { discard() }
+
+    /// A new file in `path`'s directory: hidden, named after it (cut, so that the name stays within NAME_MAX), unique.
+    private static func createTemporaryFile(besides path: String) throws -> (path: String, fd: Int32) {
+        let url = URL(fileURLWithPath: path)
+        let prefix = url.deletingLastPathComponent().path + "/." + String(url.lastPathComponent.prefix(40)) + ".parleyctl-"
+        while true {
+            let candidate = prefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            if fd >= 0 { return (candidate, fd) }
+            guard errno == EEXIST else { throw CtlFailure(.error, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    func write(_ data: Data) throws {
+        let failure: Int32? = data.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return nil }
+            var offset = 0
+            while offset < bytes.count {
+                let count = Glibc.write(fd, base + offset, bytes.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += count
+            }
+            return nil
+        }
+        if let failure { throw CtlFailure(.error, "cannot write \(path): \(String(cString: strerror(failure)))") }
+    }
+
+    /// Puts the file in place: on the disk first (a crash right after must not leave an empty FILE), then in
+    /// FILE's place. With `force`, renamed over it. Without, linked to FILE's name, which fails if a FILE
+    /// appeared since ``init(replacing:force:)`` looked: what is there is still not replaced.
+    func commit() throws {
+        guard fd >= 0, !finished else { return }
+        let synced = fsync(fd) == 0 ? nil : errno
+        let closed = close(fd) == 0 ? nil : errno
+        fd = -1
+        if let failure = synced ?? closed { throw failed(failure) }
+        if force {
+            guard rename(temporaryPath, path) == 0 else { throw failed(errno) }
+            finished = true
+            return
+        }
+        if link(temporaryPath, path) == 0 {
+            discard()  // FILE is the other name of the same file now
+            return
+        }
+        if errno == EEXIST { throw cleanedUp(OutputFile.alreadyExists(path)) }
+        // A file system without hard links: check again, as close to the rename as can be.
+        guard errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == EXDEV else { throw failed(errno) }
+        if OutputFile.exists(path) { throw cleanedUp(OutputFile.alreadyExists(path)) }
+        guard rename(temporaryPath, path) == 0 else { throw failed(errno) }
+        finished = true
+    }
+
+    /// A failure to write FILE, after removing the temporary file.
+    private func failed(_ code: Int32) -> CtlFailure {
+        cleanedUp(CtlFailure(.error, "cannot write \(path): \(String(cString: strerror(code)))"))
+    }
+
+    private func cleanedUp<Failure: Error>(_ error: Failure) -> Failure {
+        discard()
+        return error
+    }
+
+    /// Committed or discarded: the temporary file is gone either way.
+    private var finished = false
+
+    /// Removes the temporary file (unless it already became FILE).
+    func discard() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+        if !finished {
+            unlink(temporaryPath)
+            finished = true
         }
     }
 }

@@ -18,15 +18,15 @@ struct Secret: ParsableCommand {
                 same file to every node that should talk to this one: parleyd's
                 secretFile (--secret-file, PARLEY_SECRET_FILE), owned by the user parleyd
                 runs as (under systemd: LoadCredential=, see docs/operations.md), or
-                parleyctl --direct --secret-file. Without --output, prints the secret on
-                standard output.
+                parleyctl --direct --secret-file. Without --output, or with --output -,
+                prints the secret on standard output.
 
                 Examples:
                   parleyctl secret generate --output /etc/parley/secret
                 """
         )
 
-        @Option(help: ArgumentHelp("Write the secret to this file (mode 0600).", valueName: "file"))
+        @Option(help: ArgumentHelp("Write the secret to this file (mode 0600); - for standard output.", valueName: "file"))
         var output: String?
 
         @Flag(help: "Replace the file if it exists.")
@@ -35,12 +35,12 @@ struct Secret: ParsableCommand {
         @OptionGroup var display: DisplayOptions
 
         func validate() throws {
-            if force && output == nil { throw ValidationError("--force only applies with --output FILE") }
+            if force && (output == nil || output == "-") { throw ValidationError("--force only applies with --output FILE") }
         }
 
         func run() throws {
             let secret = SharedSecret.generate()
-            guard let output else {
+            guard let output, output != "-" else {
                 Output.line(secret.fileText.trimmingCharacters(in: .newlines))
                 return
             }

@@ -11,12 +11,15 @@ struct Send: AsyncParsableCommand {
         discussion: """
             Goes through parleyd's control socket (--socket), or with --direct runs
             its own transceiver. Waits up to --wait-peer seconds for a connected
-            peer (matching --to, if given), resolves a short TYPE against the types the peer accepts
+            peer: the one --to names, else one whose hello accepts TYPE (when several
+            do, send names them and asks for --to; with --direct --peer, the first to
+            answer there). Resolves a short TYPE against the types the peer accepts
             (AddItemCommand -> listr.AddItemCommand when that is the only match),
             checks that the payload is JSON and sends it unchanged. With --reply it
             sends a request and prints the reply: the text of a CLIResponse
             {"message": ...}; the bytes of a CLIResponse {"data": ...} go to
-            --output FILE; any other reply is printed as its JSON.
+            --output FILE (- for standard output; an existing FILE is replaced only
+            with --force); any other reply is printed as its JSON.
 
             Examples:
               parleyctl send AddItemCommand '{"title":"milk"}' --reply
@@ -37,7 +40,13 @@ struct Send: AsyncParsableCommand {
 
     @OptionGroup var daemon: DaemonOptions
 
-    @Option(help: "Send to the peer with this name or peer-id prefix (default: the first connected peer).", completion: LiveCompletions.peerNames)
+    @Option(
+        help: ArgumentHelp(
+            "Send to the peer with this name or peer-id prefix (default: the peer whose hello accepts TYPE; when several do, send names them and asks for --to).",
+            valueName: "name|id"
+        ),
+        completion: LiveCompletions.peerNames
+    )
     var to: String?
 
     @Option(help: "Seconds to wait for a connected peer.")
@@ -52,6 +61,9 @@ struct Send: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --reply: write the bytes of a data reply to this file (- for standard output).", valueName: "file"))
     var output: String?
 
+    @Flag(help: "With --output FILE: overwrite FILE if it exists.")
+    var force = false
+
     @OptionGroup var format: OutputOptions
 
     func validate() throws {
@@ -60,9 +72,12 @@ struct Send: AsyncParsableCommand {
         let length = type.utf8.count
         guard (1...1024).contains(length) else { throw ValidationError("TYPE must be 1…1024 bytes of UTF-8") }
         if output != nil, !reply { throw ValidationError("--output needs --reply") }
+        if force, output == nil { throw ValidationError("--force only applies with --output FILE") }
     }
 
     func run() async throws {
+        // Before anything is sent: a request may change something on the peer, and its answer would have nowhere to go.
+        if let output, output != "-" { try OutputFile.refuseToOverwrite(output, force: force) }
         let payloadBytes = try await readPayload()
         guard connection.direct else {
             try await DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel).run { client in
@@ -76,9 +91,9 @@ struct Send: AsyncParsableCommand {
             let typeName = try resolveType(for: peer.name, accepts: peer.accepts)
             let buffer = ByteBuffer(bytes: payloadBytes)
             if reply {
-                let answer = try await node.transceiver.requestRaw(
-                    typeName: typeName, payload: buffer, from: peer.id, timeout: seconds(replyTimeout)
-                )
+                let answer = try await awaitingReply(to: typeName, from: peer.name, id: peer.id.rawValue) {
+                    try await node.transceiver.requestRaw(typeName: typeName, payload: buffer, from: peer.id, timeout: seconds(replyTimeout))
+                }
                 try show(answer.typeName, Data(answer.payload.readableBytesView), from: PeerRecord(peer))
             } else {
                 try await node.transceiver.sendRaw(typeName: typeName, payload: buffer, to: peer.id)
@@ -97,13 +112,8 @@ struct Send: AsyncParsableCommand {
         let record = PeerRecord(name: peer.name, id: peer.id, address: peer.address)
         guard let daemonPeer = client.daemon else { return }
         if reply {
-            let answer: InboundMessage
-            do {
-                answer = try await client.transceiver.requestRaw(
-                    typeName: routed, payload: buffer, from: daemonPeer.id, timeout: seconds(replyTimeout)
-                )
-            } catch TransceiverError.replyTimedOut {
-                throw CtlFailure(.noReply, "no reply to \(typeName) from \(peer.name) (\(peer.id.prefix(8))) within \(seconds(replyTimeout).secondsText)")
+            let answer = try await awaitingReply(to: typeName, from: peer.name, id: peer.id) {
+                try await client.transceiver.requestRaw(typeName: routed, payload: buffer, from: daemonPeer.id, timeout: seconds(replyTimeout))
             }
             try show(answer.typeName, Data(answer.payload.readableBytesView), from: record)
         } else {
@@ -112,8 +122,21 @@ struct Send: AsyncParsableCommand {
         }
     }
 
-    /// The full type name for this peer (see ``resolveTypeName(_:accepts:)``), with a warning when the peer does
-    /// not list it.
+    /// A request's reply; none within --reply-timeout is exit status 4, saying which option waits longer.
+    private func awaitingReply(
+        to typeName: String, from peerName: String, id: String, _ request: () async throws -> InboundMessage
+    ) async throws -> InboundMessage {
+        do {
+            return try await request()
+        } catch TransceiverError.replyTimedOut {
+            throw CtlFailure(
+                .noReply,
+                "no reply to \(typeName) from \(peerName.shown) (\(id.prefix(8))) within \(seconds(replyTimeout).secondsText); "
+                    + "is the peer busy or stuck? --reply-timeout SECONDS waits longer"
+            )
+        }
+    }
+
     /// The peer to wait for: the one `--to` names; else, with `--peer`, whoever answers there (the user chose it);
     /// else one whose hello says it accepts TYPE, so that another parleyd on the LAN is not picked by accident.
     private var wanted: WantedPeer {
@@ -121,6 +144,8 @@ struct Send: AsyncParsableCommand {
         return WantedPeer(selector: to, acceptingType: chosen ? nil : type)
     }
 
+    /// The full type name for this peer (see ``resolveTypeName(_:accepts:)``), with a warning when the peer does
+    /// not list it.
     private func resolveType(for peerName: String, accepts: [String]) throws -> String {
         let typeName = try resolveTypeName(type, accepts: accepts)
         if !accepts.isEmpty, !accepts.contains(typeName) {
@@ -191,11 +216,7 @@ struct Send: AsyncParsableCommand {
             Output.bytes(data)
             return
         }
-        do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CtlFailure(.error, "cannot write the reply's \(data.count) bytes to \(path): \(error.localizedDescription)")
-        }
+        try OutputFile.write(data, to: path, force: force)
     }
 }
 

@@ -41,7 +41,6 @@ public struct DaemonService: Sendable {
         let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
         let reloader = Reloader(configuration)
         let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
-        let store: HistoryStore
         let lock: DataDirectoryLock
         do {
             // Owner-only: the history holds the apps' states and screenshots.
@@ -50,6 +49,17 @@ public struct DaemonService: Sendable {
             )
             // Before anything else touches the directory or the control socket: a second parleyd stops here.
             lock = try DataDirectoryLock(directory: configuration.dataDirectory)
+        } catch let held as DataDirectoryLock.Held {
+            throw held  // Parleyd.main says who holds it and what to do
+        } catch {
+            logger.critical(
+                "cannot use the data directory; parleyd cannot start",
+                metadata: ["reason": "\(error)", "data-directory": "\(configuration.dataDirectory)"]
+            )
+            throw error
+        }
+        let store: HistoryStore
+        do {
             store = try await HistoryStore.open(
                 directory: configuration.dataDirectory, limits: configuration.historyLimits, logger: logger
             )
@@ -182,7 +192,8 @@ public struct DaemonService: Sendable {
         )
     }
 
-    static func status(peerCount: Int) -> String { "\(peerCount) peers connected" }
+    /// systemd's `STATUS=`: `0 peers connected`, `1 peer connected`, `2 peers connected`.
+    static func status(peerCount: Int) -> String { "\(peerCount) \(peerCount == 1 ? "peer" : "peers") connected" }
 
     /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.
     private func logAuthenticationMode(port: Int) {

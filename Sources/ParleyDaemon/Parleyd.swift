@@ -2,6 +2,7 @@ import ArgumentParser
 import CMallocTuning
 import Foundation
 import Logging
+import Parley
 import ParleyControl
 import ServiceLifecycle
 
@@ -78,6 +79,13 @@ public enum Parleyd {
         do {
             try await service.run()
             return Status.ok
+        } catch let held as DataDirectoryLock.Held {
+            // Another instance is in the way: one line saying which (its pid) and what to do, nothing else.
+            logger.critical("parleyd cannot start: \(held)")
+            return Status.failure
+        } catch TransceiverError.controlSocket(let problem) {
+            logger.critical("parleyd cannot start: \(problem)")
+            return Status.failure
         } catch {
             logger.critical("parleyd failed", metadata: ["error": "\(error)"])
             return Status.failure

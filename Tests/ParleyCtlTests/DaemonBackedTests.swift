@@ -76,12 +76,22 @@ struct DaemonBackedTests {
         let sameData = try second(socket: daemon.directory.appendingPathComponent("other.sock").path, data: daemon.directory.path)
         #expect(try await sameData.exitStatus(within: .seconds(20)) == 1)
         let pid = daemon.child.process.processIdentifier
-        #expect(sameData.stderr.contains("another parleyd (pid \(pid)) is using the data directory \(daemon.directory.path)"), "\(sameData.stderr)")
+        // One line, under its own heading: who is in the way (the first parleyd's pid) and what to do.
+        let refusal = sameData.stderr.split(separator: "\n").filter { $0.contains(" critical ") }
+        #expect(refusal.count == 1, "\(sameData.stderr)")
+        #expect(
+            refusal.first?.contains(
+                "parleyd cannot start: another parleyd (pid \(pid)) is using the data directory \(daemon.directory.path); stop it first"
+            ) == true, "\(sameData.stderr)")
+        #expect(!sameData.stderr.contains("debugger history"), "\(sameData.stderr)")
 
         let otherData = daemon.directory.appendingPathComponent("other-data").path
         let sameSocket = try second(socket: daemon.socket, data: otherData)
         #expect(try await sameSocket.exitStatus(within: .seconds(20)) == 1)
-        #expect(sameSocket.stderr.contains("is serving the control socket \(daemon.socket)"), "\(sameSocket.stderr)")
+        // The socket names its server too (the kernel's SO_PEERCRED on a test connection).
+        #expect(
+            sameSocket.stderr.contains("parleyd cannot start: another parleyd (pid \(pid)) is serving the control socket \(daemon.socket); stop it first"),
+            "\(sameSocket.stderr)")
 
         let status = try await daemon.ctl(["status", "--json"])
         #expect(status.status == 0 && status.stdout.contains("testd"), "\(status)")
@@ -294,6 +304,36 @@ struct DaemonBackedTests {
         #expect(try await listener.stop(SIGINT) == 0)
         #expect(try await other.stop(SIGINT) == 0)
         #expect(other.stdout.isEmpty, "a subscriber of another type got: \(other.stdout)")
+        try await daemon.stop()
+    }
+
+    @Test("parleyctl calls leave nothing above debug level in parleyd's log: a local tool's comings and goings are not news")
+    func perCallLinesAreDebug() async throws {
+        let daemon = try await Daemon(staticPeer: nil, arguments: ["--log-level", "debug"])
+        let calls = [["peers"], ["status"], ["sessions"]]
+        for call in calls {
+            let result = try await daemon.ctl(call)
+            #expect(result.status == 0, "\(call): \(result)")
+        }
+        // parleyd logs a connection's close last, once it has seen it: when every call's is there, all their lines are.
+        @Sendable func afterReady(_ text: String) -> [Substring] {
+            // Whole lines only: the last may still be on its way.
+            let lines = text.split(separator: "\n").dropLast(text.hasSuffix("\n") ? 0 : 1)
+            return Array(lines.drop { !$0.contains("parleyd ready") }.dropFirst())
+        }
+        let count = calls.count
+        let lines = try await daemon.child.waitFor(in: \.stderr) { text -> [Substring]? in
+            let lines = afterReady(text)
+            let closed = lines.filter { $0.contains(" debug ") && $0.contains("peer connection closed") && $0.contains("peer-name=parleyctl") }
+            return closed.count >= count ? lines : nil
+        }
+        // The human format: `<time> <level> <label>: <message> <metadata>`.
+        let loud = lines.filter { line in
+            let level = line.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            return !["trace", "debug"].contains(level)
+        }
+        #expect(loud.isEmpty, "lines above debug level for parleyctl calls:\n\(loud.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains(" debug ") && $0.contains("peer connected") && $0.contains("peer-name=parleyctl") }, "\(lines)")
         try await daemon.stop()
     }
 

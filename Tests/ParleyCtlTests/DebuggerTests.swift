@@ -476,6 +476,44 @@ struct DebuggerTests {
         try await daemon.stop()
     }
 
+    @Test("a failed export keeps an existing FILE as it was and creates none; export - into a closed pipe ends quietly with status 0")
+    func exportFailureAndClosedPipe() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let app = try Self.originalApp(port: daemon.port, sends: [("one", Self.states[0], Self.png)], expect: 0)
+        #expect(try await app.exitStatus(within: .seconds(20)) == 0)
+        let session = try #require(try await Self.waitForHistory(daemon, count: 1).first?["session"] as? Int)
+        let exports = daemon.directory.appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: exports, withIntermediateDirectories: true)
+
+        // No such session: parleyd refuses after parleyctl has chosen its file. --force must not have cost the old one.
+        let kept = exports.appendingPathComponent("kept.jsonl")
+        try Data("the previous export\n".utf8).write(to: kept)
+        let forced = try await daemon.ctl(["export", String(session + 1000), kept.path, "--force"])
+        #expect(forced.status == 1, "\(forced)")
+        #expect(try String(contentsOf: kept, encoding: .utf8) == "the previous export\n")
+        let fresh = exports.appendingPathComponent("fresh.jsonl")
+        let failed = try await daemon.ctl(["export", String(session + 1000), fresh.path])
+        #expect(failed.status == 1, "\(failed)")
+        #expect(!FileManager.default.fileExists(atPath: fresh.path), "a failed export left an empty file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: exports.path) == ["kept.jsonl"], "no temporary file is left")
+
+        // A good export over it with --force: the whole new content, in the old file's place.
+        let replaced = try await daemon.ctl(["export", String(session), kept.path, "--force"])
+        #expect(replaced.status == 0, "\(replaced)")
+        #expect(try String(contentsOf: kept, encoding: .utf8).contains(Self.states[0]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: exports.path) == ["kept.jsonl"])
+
+        // Standard output whose reader has gone (`parleyctl export 3 - | head -0`): like any other output, a quiet end.
+        let output = Pipe.forChild()
+        try output.fileHandleForReading.close()
+        let ended = try await ParleyCtlTests.runParleyctl(
+            ["export", String(session), "-", "--socket", daemon.socket], standardOutput: output.fileHandleForWriting
+        )
+        #expect(ended.reason == .exit && ended.status == 0, "status \(ended.status), \(ended.reason)")
+        #expect(ended.stderr.isEmpty, "\(ended.stderr)")
+        try await daemon.stop()
+    }
+
     // MARK: - Helpers
 
     /// An app that writes one 206 frame with this exact body and closes.

@@ -59,6 +59,25 @@ struct ParleyCtlTests {
         // The app's own file holds the same list.
         #expect(try ListrDatabase.decode(Data(contentsOf: listr.dataFile)) == database)
 
+        // An existing file is kept unless --force is given, in the words export and show --image use; the refusal
+        // comes before the request is sent.
+        let dumpedBytes = try Data(contentsOf: dump)
+        try Data("keep me".utf8).write(to: dump)
+        let kept = try await listr.send(["DumpDatabaseCommand", "--reply", "--output", dump.path])
+        #expect(kept.status == 1 && kept.stderr.contains("\(dump.path) exists; give --force to overwrite it"), "\(kept)")
+        #expect(try Data(contentsOf: dump) == Data("keep me".utf8))
+        let forced = try await listr.send(["DumpDatabaseCommand", "--reply", "--output", dump.path, "--force"])
+        #expect(forced.status == 0, "\(forced)")
+        #expect(try Data(contentsOf: dump) == dumpedBytes)
+        // `-` is standard output: the bytes alone (no "wrote …" line, no JSON line), and no file named "-".
+        for extra in [[], ["--json"]] {
+            let piped = try await listr.send(["DumpDatabaseCommand", "--reply", "--output", "-"] + extra)
+            #expect(piped.status == 0 && Data(piped.stdout.utf8) == dumpedBytes, "\(extra): \(piped)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/-"))
+        let forceAlone = try await listr.send(["DumpDatabaseCommand", "--reply", "--force"])
+        #expect(forceAlone.status == 2 && forceAlone.stderr.contains("--force only applies with --output"), "\(forceAlone)")
+
         // Without --output, the tool says how many bytes came and how to keep them.
         let unsaved = try await listr.send(["DumpDatabaseCommand", "--reply"])
         #expect(unsaved.status == 0 && unsaved.stdout.contains("use --output FILE"), "\(unsaved)")
@@ -160,7 +179,7 @@ struct ParleyCtlTests {
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
-    @Test("no reply within --reply-timeout exits 4")
+    @Test("no reply within --reply-timeout exits 4, saying --reply-timeout waits longer")
     func replyTimeout() async throws {
         let peer = try Child("parley-test-peer", ["serve"])
         let port = try await peer.waitFor { number(after: "READY port=", in: $0) }
@@ -169,7 +188,10 @@ struct ParleyCtlTests {
             ["send", "SlowRequest", #"{"milliseconds":3000}"#, "--reply", "--reply-timeout", "0.5", "--direct", "--peer", "127.0.0.1:\(port)"]
         )
         #expect(result.status == 4, "\(result)")
-        #expect(result.stderr.contains("no reply to test.SlowRequest"), "\(result.stderr)")
+        // It names the option that waits longer (--reply-timeout; send has no --timeout), and the time it waited.
+        #expect(result.stderr.contains("no reply to test.SlowRequest from "), "\(result.stderr)")
+        #expect(result.stderr.contains("within 0.5 s; is the peer busy or stuck? --reply-timeout SECONDS waits longer"), "\(result.stderr)")
+        #expect(!result.stderr.contains("--timeout "), "\(result.stderr)")
         #expect(try await peer.stop(SIGKILL) == 128 + SIGKILL)
     }
 

@@ -46,6 +46,18 @@ struct SecretCommandTests {
         let usage = try await Child.run("parleyctl", ["secret", "generate", "--force"])
         #expect(usage.status == 2 && usage.stderr.contains("--force only applies with --output"), "\(usage)")
     }
+
+    @Test("--output - prints the secret on standard output, as everywhere a file is named; no file named - appears")
+    func outputDash() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parleyctl-secret-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Run inside the empty directory, where a file named "-" would appear.
+        let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
+        let printed = try await Child.run("/bin/sh", ["-c", #"cd "$1" && exec "$0" secret generate --output -"#, parleyctl, directory.path])
+        #expect(printed.status == 0 && Self.isSecretLine(printed.stdout), "\(printed)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
 }
 
 extension SecretCommandTests {

@@ -150,7 +150,7 @@ struct ControlSocketTests {
         #expect(ControlSocketProblem.directoryWritableByOthers(open, mode: 0o40777).description.contains("chmod go-w \(open)"))
     }
 
-    @Test("a second node on a live control socket is refused, and the first keeps serving; a dead socket file is taken over")
+    @Test("a second node on a live control socket is refused, naming the pid that serves it, and the first keeps serving; a dead socket file is taken over")
     func socketInUse() async throws {
         let directory = Self.scratch()
         let path = directory.appendingPathComponent("node.sock").path
@@ -163,8 +163,10 @@ struct ControlSocketTests {
                 try await second.start()
                 Issue.record("a second node took over a live control socket")
                 await second.stop()
-            } catch TransceiverError.controlSocket(.inUse(let reported)) {
-                #expect(reported == path)
+            } catch TransceiverError.controlSocket(let problem) {
+                // The refusal names the process serving the socket: here this test process, which runs `first`.
+                #expect(problem == .inUse(path, pid: getpid(), command: problem.command), "\(problem)")
+                #expect(problem.description.contains("pid \(getpid())) is serving the control socket \(path)"), "\(problem)")
             }
             let peer = try await client.connect(toUnixSocket: path)
             #expect(peer.name == "first")
@@ -231,5 +233,12 @@ struct ControlSocketTests {
                 #expect(code == .noResponder)
             }
         }
+    }
+}
+
+extension ControlSocketProblem {
+    /// The command name an `inUse` refusal reported.
+    fileprivate var command: String? {
+        if case .inUse(_, _, let command) = self { command } else { nil }
     }
 }

@@ -13,8 +13,9 @@ public enum ControlSocketProblem: Error, Sendable, Hashable, CustomStringConvert
     case directoryWritableByOthers(String, mode: UInt32)
     /// The directory could not be created or inspected.
     case cannotPrepare(String, reason: String)
-    /// A process already accepts connections on the socket (another parleyd with the same socket).
-    case inUse(String)
+    /// A process already accepts connections on the socket (another parleyd with the same socket): its pid and
+    /// command name, when the kernel told them (`SO_PEERCRED`, `/proc/<pid>/comm`).
+    case inUse(String, pid: Int32?, command: String?)
 
     public var description: String {
         switch self {
@@ -28,8 +29,19 @@ public enum ControlSocketProblem: Error, Sendable, Hashable, CustomStringConvert
             "the control socket's directory \(directory) is writable by others (mode \(String(mode & 0o7777, radix: 8))): they could replace the socket. Run `chmod go-w \(directory)` or choose another --control-socket"
         case .cannotPrepare(let directory, let reason):
             "cannot prepare the control socket's directory \(directory): \(reason)"
-        case .inUse(let path):
-            "another process (probably another parleyd) is serving the control socket \(path); stop it first, or give this one its own --control-socket and --data-directory"
+        case .inUse(let path, let pid, let command):
+            "\(Self.holder(pid: pid, command: command)) is serving the control socket \(path); stop it first, or give this one its own --control-socket and --data-directory"
+        }
+    }
+
+    /// `another parleyd (pid 4242)`, `another process (socat, pid 4242)`, or without a pid `another process
+    /// (probably another parleyd)`.
+    private static func holder(pid: Int32?, command: String?) -> String {
+        guard let pid else { return "another process (probably another parleyd)" }
+        switch command {
+        case "parleyd"?: return "another parleyd (pid \(pid))"
+        case let command?: return "another process (\(command), pid \(pid))"
+        case nil: return "another process (pid \(pid))"
         }
     }
 }
@@ -42,7 +54,7 @@ enum ControlSocketGuard {
     static func prepare(socketPath path: String) throws(ControlSocketProblem) {
         let directory = (path as NSString).deletingLastPathComponent
         try prepareDirectory(directory.isEmpty ? "." : directory)
-        if isServed(path) { throw .inUse(path) }
+        if let server = server(of: path) { throw .inUse(path, pid: server.pid, command: server.command) }
     }
 
     static func prepareDirectory(_ directory: String) throws(ControlSocketProblem) {
@@ -72,25 +84,47 @@ enum ControlSocketGuard {
         if info.st_mode & 0o022 != 0 { throw .directoryWritableByOthers(directory, mode: UInt32(info.st_mode)) }
     }
 
-    /// Whether something accepts connections on the Unix socket at `path` now.
-    static func isServed(_ path: String) -> Bool {
+    /// The process accepting connections on the Unix socket at `path` now, if any: connects, and asks the kernel
+    /// who is at the other end (`SO_PEERCRED`: the pid of the process that bound and listens on it).
+    static func server(of path: String) -> (pid: Int32?, command: String?)? {
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return false }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-        return withUnsafePointer(to: &address) { pointer in
+        let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
             }
         }
+        guard connected else { return nil }
+        let pid = peerProcess(of: fd)
+        return (pid, pid.flatMap(command(of:)))
+    }
+
+    /// The pid of the process at the other end of the connected Unix socket `fd`, from `SO_PEERCRED`.
+    private static func peerProcess(of fd: Int32) -> Int32? {
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields (glibc declares the struct only
+        // under _GNU_SOURCE, so it is read as three Int32s).
+        var credentials = [Int32](repeating: 0, count: 3)
+        var length = socklen_t(MemoryLayout<Int32>.size * 3)
+        let status = credentials.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &length) }
+        guard status == 0, length == socklen_t(MemoryLayout<Int32>.size * 3), credentials[0] > 0 else { return nil }
+        return credentials[0]
+    }
+
+    /// A process's command name (`/proc/<pid>/comm`), if it can be read.
+    private static func command(of pid: Int32) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return nil }
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return name.isEmpty ? nil : name
     }
 }
