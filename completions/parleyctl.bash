@@ -186,7 +186,7 @@ _parleyctl() {
 
 _parleyctl_browse() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=(--domain)
     non_repeating_options=(--timeout --type --log-level)
     __parleyctl_offer_flags_options 0
@@ -210,7 +210,7 @@ _parleyctl_browse() {
 
 _parleyctl_send() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --reply --force --json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --reply --force --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=(--peer)
     non_repeating_options=(--service-type --name --secret-file --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2
@@ -253,7 +253,7 @@ _parleyctl_send() {
 
 _parleyctl_listen() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=(--type --peer)
     non_repeating_options=(--port --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
@@ -289,7 +289,7 @@ _parleyctl_listen() {
 
 _parleyctl_peers() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=(--peer)
     non_repeating_options=(--wait --wait-for --service-type --name --secret-file --log-level --socket)
     __parleyctl_offer_flags_options 0
@@ -326,7 +326,7 @@ _parleyctl_peers() {
 
 _parleyctl_status() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -341,7 +341,7 @@ _parleyctl_status() {
 
 _parleyctl_reload() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -379,7 +379,7 @@ _parleyctl_sessions() {
 
 _parleyctl_sessions_list() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -394,7 +394,7 @@ _parleyctl_sessions_list() {
 
 _parleyctl_sessions_delete() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options -1
@@ -417,7 +417,7 @@ _parleyctl_sessions_delete() {
 
 _parleyctl_sessions_prune() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--older-than --socket)
     __parleyctl_offer_flags_options 0
@@ -435,7 +435,7 @@ _parleyctl_sessions_prune() {
 
 _parleyctl_history() {
     repeating_flags=()
-    non_repeating_flags=(--follow --json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--follow --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--session --filter --action --after --limit --last --since --socket)
     __parleyctl_offer_flags_options 0
@@ -472,7 +472,7 @@ _parleyctl_history() {
 
 _parleyctl_show() {
     repeating_flags=()
-    non_repeating_flags=(--state --force --json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--state --force --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--image --socket)
     __parleyctl_offer_flags_options 1
@@ -490,7 +490,7 @@ _parleyctl_show() {
 
 _parleyctl_diff() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2
@@ -505,7 +505,7 @@ _parleyctl_diff() {
 
 _parleyctl_replay() {
     repeating_flags=()
-    non_repeating_flags=(--all --json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--all --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--to --socket)
     __parleyctl_offer_flags_options 1
@@ -524,7 +524,7 @@ _parleyctl_replay() {
 
 _parleyctl_export() {
     repeating_flags=()
-    non_repeating_flags=(--force --verbose --no-color --version -h --help)
+    non_repeating_flags=(--force --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2
@@ -547,7 +547,7 @@ _parleyctl_export() {
 
 _parleyctl_import() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 1
@@ -562,7 +562,7 @@ _parleyctl_import() {
 
 _parleyctl_filters() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
@@ -577,7 +577,7 @@ _parleyctl_filters() {
 
 _parleyctl_drawer() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 1
@@ -600,7 +600,7 @@ _parleyctl_drawer() {
 
 _parleyctl_set() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options -1
@@ -623,7 +623,7 @@ _parleyctl_set() {
 
 _parleyctl_invoke() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 2
@@ -669,7 +669,7 @@ _parleyctl_secret() {
 
 _parleyctl_secret_generate() {
     repeating_flags=()
-    non_repeating_flags=(--force --verbose --no-color --version -h --help)
+    non_repeating_flags=(--force --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--output)
     __parleyctl_offer_flags_options 0
@@ -684,7 +684,7 @@ _parleyctl_secret_generate() {
 
 _parleyctl_web() {
     repeating_flags=()
-    non_repeating_flags=(--json --verbose --no-color --version -h --help)
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0

@@ -27,6 +27,7 @@ struct Diff: AsyncParsableCommand {
     @OptionGroup var format: OutputOptions
 
     func run() async throws {
+        Pager.start(unless: format.display.noPager)
         let request = second.map { DebuggerControl.Diff(from: first, to: $0) } ?? DebuggerControl.Diff(from: nil, to: first)
         let result = try await daemon.ask(request, expecting: DebuggerControl.DiffResult.self, timeout: .seconds(60))
         if format.json {

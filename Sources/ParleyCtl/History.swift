@@ -70,6 +70,8 @@ struct History: AsyncParsableCommand {
     var textFilter: ActionTextFilter? { filter.map(ActionTextFilter.named) ?? action.map(ActionTextFilter.pattern) }
 
     func run() async throws {
+        // A followed history never ends: it goes straight to the terminal, like journalctl -f.
+        Pager.start(unless: follow || format.display.noPager)
         if !format.json {
             Output.line(Table.row(["SEQ", "TIME", "SESSION", "ACTION", "STATE", "SCREENSHOT"], widths: Self.widths), style: .heading)
         }

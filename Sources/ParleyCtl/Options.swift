@@ -82,15 +82,18 @@ struct OutputOptions: ParsableArguments {
     @OptionGroup var display: DisplayOptions
 }
 
-/// `--verbose` (on failure, the causes under the one-line message) and `--no-color`. Both are read from the
-/// command line by ``Output`` and `ParleyCtl.report`, which run outside any one command; declared here so that
-/// every command accepts them and documents them.
+/// `--verbose` (on failure, the causes under the one-line message), `--no-color` and `--no-pager`. The first two
+/// are read from the command line by ``Output`` and `ParleyCtl.report`, which run outside any one command;
+/// declared here so that every command accepts them and documents them. Commands with long output page it.
 struct DisplayOptions: ParsableArguments {
     @Flag(help: "On failure, also print the causes: protocol error codes, the peer, the underlying error.")
     var verbose = false
 
     @Flag(help: "No colour, even on a terminal (NO_COLOR in the environment does the same).")
     var noColor = false
+
+    @Flag(help: "Write long output straight to the terminal, not through $PAGER (default less).")
+    var noPager = false
 }
 
 /// Seconds given on the command line, as a `Duration`.

@@ -49,7 +49,7 @@ enum Output {
             let environment = ProcessInfo.processInfo.environment
             if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
             if environment["TERM"] == "dumb" || CommandLine.arguments.dropFirst().contains("--no-color") { return false }
-            return isatty(handle.fileDescriptor) == 1
+            return isatty(handle.fileDescriptor) == 1 || (handle === FileHandle.standardOutput && Pager.pagesToTerminal)
         }
     }
 

@@ -35,6 +35,7 @@ extension Sessions {
         @OptionGroup var format: OutputOptions
 
         func run() async throws {
+            Pager.start(unless: format.display.noPager)
             var sessions: [SessionSummary] = []
             var after: Int64?
             try await daemon.session { client in

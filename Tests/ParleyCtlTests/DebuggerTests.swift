@@ -372,10 +372,10 @@ struct DebuggerTests {
         #expect(Set(completion.stdout.split(separator: "\n").map(String.init)) == [String(id), String(open)], "\(completion)")
         // Colour on a terminal only, and never with NO_COLOR or --no-color.
         let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
-        func onTerminal(_ extra: String, noColor: Bool = false) async throws -> String {
+        func onTerminal(_ extra: String, noColor: Bool = false, pager: String = "cat") async throws -> String {
             // A terminal as people have one: TERM names it, NO_COLOR only when the person set it (the test runner's
-            // own environment may have either).
-            let environment = "env -u NO_COLOR TERM=xterm-256color" + (noColor ? " NO_COLOR=1" : "")
+            // own environment may have either). The pager is one that marks what went through it.
+            let environment = "env -u NO_COLOR TERM=xterm-256color PAGER='\(pager)'" + (noColor ? " NO_COLOR=1" : "")
             let child = try Child("/usr/bin/script", ["-qec", "\(environment) \(parleyctl) sessions --socket \(daemon.socket) \(extra)", "/dev/null"])
             _ = try await child.exitStatus(within: .seconds(20))
             return child.stdout
@@ -385,6 +385,13 @@ struct DebuggerTests {
         #expect(try await !onTerminal("--no-color").contains("\u{1B}["))
         #expect(try await !onTerminal("", noColor: true).contains("\u{1B}["))
         #expect(try await !daemon.ctl(["sessions"]).stdout.contains("\u{1B}["), "piped output has no colour")
+        // Paging on a terminal, through $PAGER, colours kept; not with --no-pager; never into a pipe.
+        let paged = try await onTerminal("", pager: "sed s/^/PAGED:/")
+        #expect(paged.contains("PAGED:\u{1B}[1mSESSION"), "\(paged.debugDescription)")
+        #expect(try await !onTerminal("--no-pager", pager: "sed s/^/PAGED:/").contains("PAGED:"))
+        let piped = try ChildProcess("parleyctl", ["sessions", "--socket", daemon.socket], environment: ["PAGER": "sed s/^/PAGED:/"])
+        #expect(try await piped.exitStatus(within: .seconds(20)) == 0)
+        #expect(!piped.stdout.contains("PAGED:") && piped.stdout.contains("SESSION"), "\(piped.stdout)")
         // Times for people are local, with the offset; JSON stays RFC 3339 in UTC.
         let inKolkata = try ChildProcess("parleyctl", ["sessions", "--socket", daemon.socket], environment: ["TZ": "Asia/Kolkata"])
         #expect(try await inKolkata.exitStatus(within: .seconds(20)) == 0)
