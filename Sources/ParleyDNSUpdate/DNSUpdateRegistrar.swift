@@ -111,9 +111,9 @@ public final class DNSUpdateRegistrar: Sendable {
                 wait = retry
                 retry = min(retry * 2, .seconds(60))
             }
-            // Until the refresh is due or the addresses change.
-            let current = registeredAddresses
-            await wakeups.next(within: wait) { [self] in self.addresses() != current }
+            // Until the refresh or the retry is due, or the addresses differ from those just sent (after a failure: a
+            // link back or a new address, when the server may be reachable again).
+            await wakeups.next(within: wait) { [self] in self.addresses() != addresses }
         }
     }
 
@@ -150,20 +150,39 @@ public final class DNSUpdateRegistrar: Sendable {
 }
 
 /// Waits for a deadline or for a network change that matters, whichever comes first.
+///
+/// One task reads the network's changes for as long as the registration loop runs, not one per wait: cancelling a
+/// task that waits on an AsyncStream ends the stream, so after the first wait that ran to its deadline every later
+/// wait would end at once (failed registrations were retried back to back, without a delay).
 private final class WakeUps: Sendable {
-    private let changes: AsyncStream<NetworkSnapshot>
+    private struct Waiting {
+        var sleep: Task<Void, Never>
+        var matters: @Sendable () -> Bool
+    }
 
-    init(_ changes: AsyncStream<NetworkSnapshot>) { self.changes = changes }
+    private let waiting = Mutex<Waiting?>(nil)
+    private let reader = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ changes: AsyncStream<NetworkSnapshot>) {
+        let task = Task { [weak self] in
+            for await _ in changes { self?.changed() }
+        }
+        reader.withLock { $0 = task }
+    }
+
+    deinit { reader.withLock { $0?.cancel() } }
+
+    private func changed() {
+        guard let waiting = waiting.withLock({ $0 }), waiting.matters() else { return }
+        waiting.sleep.cancel()
+    }
 
     func next(within delay: Duration, until matters: @escaping @Sendable () -> Bool) async {
-        let changes = self.changes
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: delay) }
-            group.addTask {
-                for await _ in changes where matters() { return }
-            }
-            await group.next()
-            group.cancelAll()
-        }
+        let sleep = Task { _ = try? await Task.sleep(for: delay) }
+        waiting.withLock { $0 = Waiting(sleep: sleep, matters: matters) }
+        // A change while nothing waited (during the nsupdate run) woke nobody: it counts now.
+        if matters() { sleep.cancel() }
+        await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }
+        waiting.withLock { $0 = nil }
     }
 }

@@ -156,12 +156,14 @@ struct DaemonLabTests {
 
     /// parleyd inside `host`, discovery on (the default), socket and data under /run/pd, an empty config file
     /// (so the machine's /etc/parley is never read). Returns once it logged `parleyd ready`.
-    static func parleyd(_ lab: NetnsLab, _ host: NetnsLab.Host, _ extra: [String] = []) async throws -> LabProcess {
+    static func parleyd(
+        _ lab: NetnsLab, _ host: NetnsLab.Host, _ extra: [String] = [], logLevel: String = "info"
+    ) async throws -> LabProcess {
         try await lab.exec(host, ["sh", "-c", "mkdir -p \(directory) && echo '{}' > \(directory)/parleyd.json"])
         let daemon = try LabProcess(
             lab, host,
             ["env", "PARLEY_CONFIG=\(directory)/parleyd.json", try binary("parleyd"),
-             "--control-socket", socket, "--data-directory", directory, "--log-level", "info"] + extra)
+             "--control-socket", socket, "--data-directory", directory, "--log-level", logLevel] + extra)
         try await daemon.waitForLog("parleyd ready", timeout: .seconds(15))
         return daemon
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ParleyTestSupport
 
@@ -9,6 +10,7 @@ import ParleyTestSupport
 struct WideAreaLabTests {
     typealias LabProcess = DaemonLabTests.LabProcess
     static let script = NetnsLab.repositoryRoot.appendingPathComponent("scripts/netns/parley-dns-lab.sh").path
+    private static let labCounter = Atomic<Int>(0)
 
     struct Lab {
         let name: String
@@ -22,21 +24,33 @@ struct WideAreaLabTests {
             try await run(["exec", name, host] + command)
         }
 
-        /// parleyd on `host`, registering in and browsing parley.test; returns once it is ready.
-        func parleyd(_ host: String, name instance: String) async throws -> LabProcess {
+        /// parleyd on `host`, registering in and browsing parley.test (with `wideArea` false: mDNS only, as on one
+        /// link); returns once it is ready.
+        func parleyd(_ host: String, name instance: String, wideArea: Bool = true) async throws -> LabProcess {
             let directory = DaemonLabTests.directory
-            let keyFile = try await run(["keyfile", name]).trimmingCharacters(in: .whitespacesAndNewlines)
-            let server = try await run(["dns-server", name, host]).trimmingCharacters(in: .whitespacesAndNewlines)
+            // Never the journal's format, even under systemd: the tests read parleyd's timestamps.
+            var arguments = [
+                "env", "-u", "JOURNAL_STREAM", "PARLEY_CONFIG=\(directory)/parleyd.json", try DaemonLabTests.binary("parleyd"),
+                "--name", instance, "--control-socket", DaemonLabTests.socket, "--data-directory", directory,
+                "--log-level", "info", "--web-listen", "off",
+            ]
+            if wideArea {
+                let keyFile = try await run(["keyfile", name]).trimmingCharacters(in: .whitespacesAndNewlines)
+                let server = try await run(["dns-server", name, host]).trimmingCharacters(in: .whitespacesAndNewlines)
+                arguments += [
+                    "--browse-domain", "parley.test", "--dns-update-domain", "parley.test",
+                    "--dns-update-server", server, "--dns-update-key-file", keyFile, "--dns-update-time-to-live", "5",
+                ]
+            }
             _ = try await exec(host, ["sh", "-c", "mkdir -p \(directory) && echo '{}' > \(directory)/parleyd.json"])
-            let daemon = try LabProcess(
-                script: WideAreaLabTests.script, lab: name, host: host,
-                ["env", "PARLEY_CONFIG=\(directory)/parleyd.json", try DaemonLabTests.binary("parleyd"),
-                 "--name", instance, "--control-socket", DaemonLabTests.socket, "--data-directory", directory,
-                 "--log-level", "info", "--web-listen", "off",
-                 "--browse-domain", "parley.test", "--dns-update-domain", "parley.test",
-                 "--dns-update-server", server, "--dns-update-key-file", keyFile, "--dns-update-time-to-live", "5"])
+            let daemon = try LabProcess(script: WideAreaLabTests.script, lab: name, host: host, arguments)
             try await daemon.waitForLog("parleyd ready", timeout: .seconds(15))
             return daemon
+        }
+
+        /// Host `host`'s IPv4 address.
+        func address(_ host: String) async throws -> String {
+            try await run(["addr", name, host]).trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         func dig(_ arguments: [String]) async throws -> String {
@@ -44,7 +58,11 @@ struct WideAreaLabTests {
         }
     }
 
-    static func withLab(sourceLocation: SourceLocation = #_sourceLocation, _ body: (Lab) async throws -> Void) async throws {
+    /// Builds a lab (with `reflector`, the mode where avahi's reflector on the router is the only link between the
+    /// subnets), runs `body` and always takes the lab down.
+    static func withLab(
+        reflector: Bool = false, sourceLocation: SourceLocation = #_sourceLocation, _ body: (Lab) async throws -> Void
+    ) async throws {
         var reason = NetnsLab.unavailableReason
         if reason == nil, let check = try? await NetnsLab.run([script, "check"]), check.status != 0 { reason = check.output }
         if let reason {
@@ -55,8 +73,10 @@ struct WideAreaLabTests {
             try Test.cancel("skipped: the wide-area tests need BIND and avahi-daemon in network namespaces: \(reason)")
         }
         _ = try? await NetnsLab.run([script, "sweep"])
-        let lab = Lab(name: "wa\(String(getpid(), radix: 36))")
-        try await lab.run(["up", lab.name, "--owner", String(getpid())])
+        // Numbered: the reflector suite builds its labs with this too, and suites run in parallel.
+        let number = labCounter.add(1, ordering: .relaxed).newValue
+        let lab = Lab(name: "wa\(String(getpid(), radix: 36))x\(number)")
+        try await lab.run(["up", lab.name, "--owner", String(getpid())] + (reflector ? ["--reflector"] : []))
         do {
             try await body(lab)
         } catch {
@@ -78,8 +98,16 @@ struct WideAreaLabTests {
             let instances = try await lab.dig(["_debug._tcp.parley.test", "PTR"])
             #expect(instances.contains("Alpha._debug._tcp.parley.test."), "\(instances)")
             #expect(instances.contains("Bravo._debug._tcp.parley.test."), "\(instances)")
-            let srv = try await lab.dig(["Alpha._debug._tcp.parley.test", "SRV"])
-            #expect(srv.contains("Alpha.parley.test."), "\(srv)")
+            for (host, instance) in [("a", "Alpha"), ("b", "Bravo")] {
+                let srv = try await lab.dig(["\(instance)._debug._tcp.parley.test", "SRV"])
+                #expect(srv.contains("\(instance).parley.test."), "\(srv)")
+                // The TXT record carries the same keys as on the link: the peer id among them.
+                let txt = try await lab.dig(["\(instance)._debug._tcp.parley.test", "TXT"])
+                #expect(txt.contains("\"id="), "\(instance)'s TXT record: \(txt)")
+                let address = try await lab.address(host)
+                let records = try await lab.dig(["\(instance).parley.test", "A"])
+                #expect(records.split(separator: "\n") == [Substring(address)], "\(instance)'s A records: \(records)")
+            }
 
             // Across the router only DNS can tell them about each other; the peer gate opens when they connect.
             let onB = try await Self.parleyctlIn(lab, "b", ["peers", "--wait-for", "Alpha", "--wait", "60"])
@@ -89,19 +117,8 @@ struct WideAreaLabTests {
             print("WideAreaLabTests: connected across the router after \(ContinuousClock.now - start)")
             #expect(b.stderr.contains("parley.test"), "B's log does not name the domain it found Alpha in")
 
-            // A message from B through its parleyd to A's parleyd, seen by a listener on A.
-            let listener = try LabProcess(
-                script: WideAreaLabTests.script, lab: lab.name, host: "a",
-                [try DaemonLabTests.binary("parleyctl"), "listen", "--json", "--type", "test.Note", "--socket", DaemonLabTests.socket])
-            try await listener.waitForLog("listening for test.Note through parleyd")
-            let sent = try await Self.parleyctlIn(lab, "b", ["send", "test.Note", #"{"text": "across"}"#, "--to", "Alpha"])
-            #expect(sent.status == 0, "\(sent)")
-            let line = try await listener.waitFor("the note on A", timeout: .seconds(10)) { out, _ in
-                out.split(separator: "\n").first.map(String.init)
-            }
-            #expect(line.contains(#""text": "across""#), "\(line)")
-            _ = try await lab.exec("a", ["kill", "-INT", try await listener.hostPID()])
-            _ = try await listener.waitForExit(timeout: .seconds(5))
+            // A message each way, each through the sender's parleyd to the other's, across the router.
+            try await Self.exchangeNotes(lab, ("a", "Alpha"), ("b", "Bravo"))
 
             // A clean stop removes A's records.
             _ = try await lab.exec("a", ["sh", "-c", "kill -TERM $(pgrep -x parleyd)"])
@@ -114,9 +131,91 @@ struct WideAreaLabTests {
             _ = try await b.waitForExit(timeout: .seconds(15))
         }
     }
+
+    @Test("with named stopped, parleyd logs nsupdate's answer and retries after 1 s, 2 s, 4 s…; once named is back the next retry registers the records")
+    func registrationRetriesWithBackoffUntilTheServerAnswers() async throws {
+        try await Self.withLab { lab in
+            let server = try await lab.run(["dns-server", lab.name, "a"]).trimmingCharacters(in: .whitespacesAndNewlines)
+            // Its port closed: each update meets an ICMP port unreachable, which nsupdate reports at once.
+            try await lab.run(["named", lab.name, "stop"])
+            let a = try await lab.parleyd("a", name: "Alpha")
+            let failed = "DNS registration failed; retrying"
+            let firstThree = try await a.waitFor("three failed registrations", timeout: .seconds(30)) { _, log in
+                let lines = log.split(separator: "\n").filter { $0.contains(failed) }
+                return lines.count >= 3 ? lines.prefix(3).map(String.init) : nil
+            }
+            #expect(!a.stderr.contains("registered in DNS"), "\(a.stderr)")
+
+            let restarted = ContinuousClock.now
+            try await lab.run(["named", lab.name, "start"])
+            let registered = try await a.waitFor("'registered in DNS'", timeout: .seconds(30)) { _, log in
+                log.split(separator: "\n").first { $0.contains("registered in DNS") }.map(String.init)
+            }
+            print("WideAreaLabTests: registered \(ContinuousClock.now - restarted) after named started again")
+            // Every failure up to the success (three while the test waited, more if named was slow to come back).
+            let lines = a.stderr.split(separator: "\n").map(String.init)
+            let failures = lines.prefix { !$0.contains("registered in DNS") }.filter { $0.contains(failed) }
+            #expect(failures.prefix(3) == firstThree[...])
+            for line in failures {
+                #expect(line.contains("nsupdate exited"), "\(line)")
+                #expect(line.contains("Communication with \(server)#53 failed: connection refused"), "nsupdate's answer is not in the warning: \(line)")
+            }
+            // The delay each failure announces doubles, and the next attempt (the next failure, or the success) came
+            // no sooner, by parleyd's own timestamps.
+            let delays = failures.map(Self.retryDelay)
+            #expect(delays == Array([1, 2, 4, 8, 16, 32].prefix(failures.count)), "\(failures.joined(separator: "\n"))")
+            let times = (failures + [registered]).map(Self.timestamp)
+            let gaps = zip(times.dropFirst(), times).map { later, earlier in
+                later.flatMap { later in earlier.map { later.timeIntervalSince($0) } } ?? -1
+            }
+            print("WideAreaLabTests: attempts \(gaps.map { String(format: "%.2f", $0) }.joined(separator: " s, ")) s apart")
+            for (gap, delay) in zip(gaps, delays) {
+                #expect(gap >= (delay ?? .infinity), "an attempt \(gap) s after a failure that announced \(delay ?? 0) s:\n\(failures.joined(separator: "\n"))")
+            }
+
+            let instances = try await lab.dig(["_debug._tcp.parley.test", "PTR"])
+            #expect(instances.contains("Alpha._debug._tcp.parley.test."), "\(instances)")
+            #expect(try await lab.dig(["Alpha._debug._tcp.parley.test", "SRV"]).contains("Alpha.parley.test."))
+            #expect(try await lab.dig(["Alpha._debug._tcp.parley.test", "TXT"]).contains("\"id="))
+            let address = try await lab.address("a")
+            #expect(try await lab.dig(["Alpha.parley.test", "A"]).split(separator: "\n") == [Substring(address)])
+        }
+    }
+
+    /// The seconds in a failure line's `retry-in="4.0 seconds"`, nil if there is none.
+    static func retryDelay(_ line: String) -> Double? {
+        guard let range = line.range(of: #"retry-in="([0-9.]+) seconds""#, options: .regularExpression) else { return nil }
+        return Double(line[range].dropFirst(#"retry-in=""#.count).prefix { $0 != " " })
+    }
+
+    /// When parleyd wrote a log line: its leading ISO 8601 timestamp.
+    static func timestamp(_ line: String) -> Date? {
+        guard let first = line.split(separator: " ").first else { return nil }
+        return try? Date(String(first), strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
 }
 
 extension WideAreaLabTests {
+    /// A test.Note from each parleyd to the other (`first` to `second`, then back), each seen by a `parleyctl
+    /// listen` through the receiver's parleyd. Each party is (host, instance name).
+    static func exchangeNotes(_ lab: Lab, _ first: (String, String), _ second: (String, String)) async throws {
+        for (sender, receiver) in [(first, second), (second, first)] {
+            let text = "from \(sender.1) to \(receiver.1)"
+            let listener = try LabProcess(
+                script: script, lab: lab.name, host: receiver.0,
+                [try DaemonLabTests.binary("parleyctl"), "listen", "--json", "--type", "test.Note", "--socket", DaemonLabTests.socket])
+            try await listener.waitForLog("listening for test.Note through parleyd")
+            let sent = try await parleyctlIn(lab, sender.0, ["send", "test.Note", #"{"text": "\#(text)"}"#, "--to", receiver.1])
+            #expect(sent.status == 0, "\(text): \(sent)")
+            let line = try await listener.waitFor("the note \(text)", timeout: .seconds(10)) { out, _ in
+                out.split(separator: "\n").first.map(String.init)
+            }
+            #expect(line.contains(#""text": "\#(text)""#), "\(line)")
+            _ = try await lab.exec(receiver.0, ["kill", "-INT", try await listener.hostPID()])
+            _ = try await listener.waitForExit(timeout: .seconds(5))
+        }
+    }
+
     /// parleyctl run inside host `host` of the DNS lab.
     static func parleyctlIn(_ lab: WideAreaLabTests.Lab, _ host: String, _ arguments: [String]) async throws -> DaemonLabTests.Result {
         let process = try DaemonLabTests.LabProcess(

@@ -251,6 +251,25 @@ struct DiscoveryCoordinatorTests {
         await runningOther.value
     }
 
+    @Test("with no usable interface up there is nothing to advertise: settled as running, unadvertised, once the daemon answers")
+    func settlesWithNowhereToAdvertise() async throws {
+        let backend = ScriptedBackend()
+        let coordinator = Self.coordinator(backend)
+        try coordinator.start()
+        let running = Task { await coordinator.run(dial: { _ in nil }, waitForDeparture: { _ in }) }
+        let onlyExcluded = NetworkSnapshot(interfaces: [
+            NetworkInterface(
+                name: "docker0", index: 3, isUp: true, isLoopback: false,
+                addresses: [InterfaceAddress(host: "172.17.0.1", family: .ipv4, isLinkLocal: false)])
+        ])
+        coordinator.networkChanged(onlyExcluded)
+        #expect(backend.advertisement?.interfaceIndices == [])
+        backend.emit(.daemonAvailable)
+        #expect(await coordinator.settled() == .running(advertisedAs: nil))
+        coordinator.stop()
+        await running.value
+    }
+
     static func address(_ host: String, on interface: String, index: Int32) -> ResolvedAddress {
         ResolvedAddress(host: host, family: .ipv4, interfaceIndex: index, interfaceName: interface, isLinkLocal: false)
     }

@@ -1,22 +1,28 @@
 #!/bin/sh
-# A routed three-host lab for wide-area DNS-SD (RFC 6763 over unicast DNS, services registered by DNS UPDATE,
-# RFC 2136, signed with TSIG), without a single packet on the machine's own network.
+# A routed three-host lab for service discovery across two subnets, without a single packet on the machine's own
+# network. It comes in two modes, the two recipes of docs/discovery.md ("Beyond one link"):
+#   wide-area (the default)  DNS-SD over unicast DNS (RFC 6763), services registered by DNS UPDATE (RFC 2136), signed
+#                            with TSIG, in BIND 9 on the router;
+#   --reflector              no DNS server: avahi-daemon on the router repeats mDNS between the two subnets.
 #
 # Each "host" is a network namespace plus a process tree started with `unshare --mount --uts --pid --fork`: a
 # private tmpfs on /run, its own host name and its own PID namespace, whose first process is `sleep infinity`.
 # Killing that first process ends every process of the host. The hosts:
-#   LAB-r  the router: IPv4 forwarding on, 10.X.1.1/24 towards a and 10.X.2.1/24 towards b (X derived from LAB).
-#          It runs BIND 9 (`named -4`, as root: no -u), authoritative for the zone parley.test, without recursion,
-#          listening on 10.X.1.1, 10.X.2.1 and 127.0.0.1; updates are allowed when signed with the TSIG key
-#          parley-update (hmac-sha256, made by tsig-keygen). Its /etc/resolv.conf (bind-mounted inside its own
-#          mount namespace) names 127.0.0.1.
+#   LAB-r  the router: IPv4 forwarding on, 10.X.1.1/24 (LABra) towards a and 10.X.2.1/24 (LABrb) towards b (X
+#          derived from LAB). Its /etc/resolv.conf (bind-mounted inside its own mount namespace) names 127.0.0.1.
+#          Wide-area: it runs BIND 9 (`named -4`, as root: no -u), authoritative for the zone parley.test, without
+#          recursion, listening on 10.X.1.1, 10.X.2.1 and 127.0.0.1; updates are allowed when signed with the TSIG
+#          key parley-update (hmac-sha256, made by tsig-keygen).
+#          --reflector: no named, but avahi-daemon with enable-reflector=yes on LABra and LABrb (the configuration
+#          reflector_config writes: the router runs no D-Bus system bus, so enable-dbus=no).
 #   LAB-a  10.X.1.2/24, default route via 10.X.1.1;   LAB-b  10.X.2.2/24, default route via 10.X.2.1.
-#          Each runs its own D-Bus system bus and avahi-daemon with enable-wide-area=yes and
+#          Each runs its own D-Bus system bus and avahi-daemon. Wide-area: with enable-wide-area=yes and
 #          browse-domains=parley.test; its /etc/resolv.conf (a file in its private /run, bind-mounted inside its own
 #          mount namespace; the machine's /etc/resolv.conf is not touched) names the router's address on its subnet,
-#          which is where avahi sends its wide-area (unicast DNS) queries.
-# The router routes unicast only: it runs no mDNS reflector and no multicast routing, and Linux forwards no
-# multicast without a multicast routing daemon, so a and b never see each other's mDNS (link-local) services.
+#          which is where avahi sends its wide-area (unicast DNS) queries. --reflector: with enable-wide-area=no and
+#          no browse domain, so that mDNS through the reflector is the only way one host learns of the other.
+# Wide-area, the router routes unicast only: it runs no mDNS reflector and no multicast routing, and Linux forwards
+# no multicast without a multicast routing daemon, so a and b never see each other's mDNS (link-local) services.
 # The IPv6 link-local addresses the kernel assigns to each veth stay, as in parley-netns.sh.
 #
 # Needs root, iproute2, util-linux (unshare, nsenter), dbus-daemon, avahi-daemon and, from Debian's bind9 and
@@ -24,14 +30,17 @@
 #
 # Usage:
 #   parley-dns-lab.sh check                      exit 0 if a lab can be built here, else print why and exit 1
-#   parley-dns-lab.sh up LAB [--owner PID]       build hosts LAB-r, LAB-a, LAB-b (LAB: letters, digits, '-', at most
-#                                                12) and wait until named answers and both avahi-daemons run; with
-#                                                --owner, the lab belongs to process PID (see sweep)
+#   parley-dns-lab.sh up LAB [--owner PID] [--reflector]
+#                                                build hosts LAB-r, LAB-a, LAB-b (LAB: letters, digits, '-', at most
+#                                                12) and wait until named answers (with --reflector: the router's
+#                                                avahi-daemon runs) and both hosts' avahi-daemons run; with --owner,
+#                                                the lab belongs to process PID (see sweep)
 #   parley-dns-lab.sh exec LAB a|b|r CMD [ARG...]
 #                                                run CMD inside a host (its network, mounts, host name and PIDs)
 #   parley-dns-lab.sh addr LAB a|b               print the host's IPv4 address
 #   parley-dns-lab.sh dns-server LAB a|b         print the router's address on that host's subnet (the DNS server)
-#   parley-dns-lab.sh keyfile LAB                print the path of the TSIG key file, for `nsupdate -k FILE`
+#   parley-dns-lab.sh keyfile LAB                print the path of the TSIG key file, for `nsupdate -k FILE` (this
+#                                                and named and dig: wide-area labs only)
 #   parley-dns-lab.sh zone LAB                   print the zone name (parley.test)
 #   parley-dns-lab.sh dig LAB [ARG...]           run dig @server ARG... inside the router
 #   parley-dns-lab.sh named LAB start|stop|restart
@@ -47,10 +56,12 @@
 #   parley-dns-lab.sh sweep                      take down every lab whose owner process has ended
 #
 # The lab's state is kept in $PARLEY_DNS_LAB_STATE/LAB (default /tmp/parley-dns-lab/LAB): the first process of each
-# host (as a PID of this machine), the key file parley-update.key, named's configuration named.conf, its working
-# directory named/ (zone file parley.test.zone and the journal of dynamic updates, parley.test.zone.jnl), its log
-# named.log (every query and update included) and named.stderr. named's pid and session key files are in the
-# router's private /run/named. Nothing outside the namespaces is changed except that directory.
+# host (as a PID of this machine) and, in a --reflector lab, an empty file named reflector. Wide-area also: the key
+# file parley-update.key, named's configuration named.conf, its working directory named/ (zone file parley.test.zone
+# and the journal of dynamic updates, parley.test.zone.jnl), its log named.log (every query and update included) and
+# named.stderr; named's pid and session key files are in the router's private /run/named. Each avahi-daemon's
+# configuration and output are in its host's /run (parley-avahi.conf, parley-avahi.log). Nothing outside the
+# namespaces is changed except that directory.
 #
 # Wide-area browsing in avahi 0.8 (what a test using this lab will see): a browser sends one query, no more (no
 # polling, no re-query when records expire), and never reports a removal; records are cached for their TTL and a new
@@ -82,18 +93,19 @@ router_addr() { # LAB HOST -> the router's address on HOST's subnet
     echo "10.$(subnet_octet "$1").$(net_of "$2").1"
 }
 
-avahi_config() { # written inside the host's private /run
+avahi_config() { # MODE (wide-area|reflector) -> a host's avahi-daemon.conf, written inside the host's private /run
+    if [ "$1" = reflector ]; then wide=no; domains=; else wide=yes; domains="browse-domains=$ZONE"; fi
     cat <<EOF
 [server]
 use-ipv4=yes
 use-ipv6=yes
 enable-dbus=yes
 disallow-other-stacks=no
-browse-domains=$ZONE
+$domains
 ratelimit-interval-usec=1000000
 ratelimit-burst=1000
 [wide-area]
-enable-wide-area=yes
+enable-wide-area=$wide
 [publish]
 publish-hinfo=no
 publish-workstation=no
@@ -104,6 +116,29 @@ publish-resolv-conf-dns-servers=no
 enable-reflector=no
 [rlimits]
 EOF
+}
+
+reflector_config() { # LAB -> the router's avahi-daemon.conf in a --reflector lab. docs/discovery.md quotes these
+    # lines as its reflector recipe: keep the two in step. enable-dbus=no only because the lab's router runs no
+    # D-Bus system bus (a reflector needs none); everything else is avahi's default.
+    cat <<EOF
+[server]
+use-ipv4=yes
+use-ipv6=yes
+allow-interfaces=${1}ra,${1}rb
+enable-dbus=no
+[reflector]
+enable-reflector=yes
+EOF
+}
+
+is_reflector() { # LAB: whether it was built with --reflector
+    [ -e "$(lab_dir "$1")/reflector" ]
+}
+
+need_wide_area() { # LAB
+    is_reflector "$1" && die "lab $1 is a --reflector lab: it has no DNS server"
+    return 0
 }
 
 named_config() { # LAB -> named.conf
@@ -190,7 +225,13 @@ start_host() { # LAB HOST NAME RESOLV-NAMESERVER DBUS(0|1)
 }
 
 avahi_start() { # LAB HOST
-    avahi_config | in_host "$1" "$2" sh -c 'cat > /run/parley-avahi.conf'
+    if [ "$2" = r ]; then
+        reflector_config "$1"
+    elif is_reflector "$1"; then
+        avahi_config reflector
+    else
+        avahi_config wide-area
+    fi | in_host "$1" "$2" sh -c 'cat > /run/parley-avahi.conf'
     avahi_launch "$1" "$2"
 }
 
@@ -251,10 +292,11 @@ check)
     ;;
 up)
     need_lab "${1:-}"; lab=$1; shift
-    owner=
+    owner=; reflector=0
     while [ $# -gt 0 ]; do
         case "$1" in
         --owner) [ $# -ge 2 ] || die "--owner needs a PID"; owner=$2; shift;;
+        --reflector) reflector=1;;
         *) die "unknown option $1";;
         esac
         shift
@@ -264,6 +306,7 @@ up)
     mkdir -p "$dir/named"
     # The owner as PID and start time, so that a PID reused by another process does not keep the lab alive.
     [ -n "$owner" ] && echo "$owner $(start_time "$owner")" > "$dir/owner"
+    [ $reflector -eq 1 ] && : > "$dir/reflector"
     x=$(subnet_octet "$lab")
     for h in r a b; do ip netns add "$lab-$h"; done
     ip netns exec "$lab-r" sysctl -qw net.ipv4.ip_forward=1
@@ -281,16 +324,22 @@ up)
         ip -n "$lab-$h" route add default via "10.$x.$n.1"
     done
     for h in r a b; do ip -n "$lab-$h" link set lo up; done
-    tsig-keygen -a hmac-sha256 "$KEY_NAME" > "$dir/$KEY_NAME.key"
-    chmod 0644 "$dir/$KEY_NAME.key"   # a throw-away key, readable by an unprivileged nsupdate too
-    named_config "$lab" > "$dir/named.conf"
-    zone_file "$lab" > "$dir/named/$ZONE.zone"
+    if [ $reflector -eq 0 ]; then
+        tsig-keygen -a hmac-sha256 "$KEY_NAME" > "$dir/$KEY_NAME.key"
+        chmod 0644 "$dir/$KEY_NAME.key"   # a throw-away key, readable by an unprivileged nsupdate too
+        named_config "$lab" > "$dir/named.conf"
+        zone_file "$lab" > "$dir/named/$ZONE.zone"
+    fi
     start_host "$lab" r router 127.0.0.1 0
     start_host "$lab" a hosta "$(router_addr "$lab" a)" 1
     start_host "$lab" b hostb "$(router_addr "$lab" b)" 1
-    named_start "$lab"
-    wait_dns "$lab" a
-    wait_dns "$lab" b
+    if [ $reflector -eq 1 ]; then
+        avahi_start "$lab" r
+    else
+        named_start "$lab"
+        wait_dns "$lab" a
+        wait_dns "$lab" b
+    fi
     avahi_start "$lab" a
     avahi_start "$lab" b
     ;;
@@ -308,7 +357,7 @@ dns-server)
     router_addr "$lab" "$h"
     ;;
 keyfile)
-    need_lab "${1:-}"; lab=$1
+    need_lab "${1:-}"; lab=$1; need_wide_area "$lab"
     f="$(lab_dir "$lab")/$KEY_NAME.key"; [ -s "$f" ] || die "lab $lab is not up"
     echo "$f"
     ;;
@@ -316,7 +365,7 @@ zone)
     echo "$ZONE"
     ;;
 named)
-    need_lab "${1:-}"; lab=$1
+    need_lab "${1:-}"; lab=$1; need_wide_area "$lab"
     case "${2:-}" in
     stop) named_stop "$lab";;
     start) named_start "$lab";;
@@ -325,7 +374,7 @@ named)
     esac
     ;;
 dig)
-    need_lab "${1:-}"; lab=$1; shift
+    need_lab "${1:-}"; lab=$1; need_wide_area "$lab"; shift
     in_host "$lab" r dig "@$(router_addr "$lab" a)" "$@"
     ;;
 link)

@@ -255,8 +255,11 @@ final class DiscoveryCoordinator: Sendable {
             update(.daemonUnavailable(reason))
         case .daemonAvailable:
             // Advertised once the backend says so; a node that does not advertise is running as soon as it browses.
+            // So is one whose filter admits no interface that is up: the backend publishes nothing and will report
+            // nothing until one comes up, and parleyd must not wait for that to report itself ready.
             let advertises = settings.configuration.advertise && settings.port != nil
-            update(advertises ? nil : .running(advertisedAs: nil))
+            let nowhereToAdvertise = state.withLock { $0.advertisement?.interfaceIndices?.isEmpty == true }
+            update(advertises && !nowhereToAdvertise ? nil : .running(advertisedAs: nil))
         }
         return nil
     }
