@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import ParleyTestSupport
-import Synchronization
 import Testing
 
 extension FaultTests {
@@ -35,16 +34,7 @@ extension FaultTests {
             #expect(sequences.count == 2, "\(listed)")
 
             let diff = Task { try await daemon.ctl(["diff", String(sequences.first ?? 0), String(sequences.last ?? 0), "--json"], timeout: .seconds(90)) }
-            let finished = Mutex(false)
-            let watcher = Task {
-                _ = try? await diff.value
-                finished.withLock { $0 = true }
-            }
-            let started = ContinuousClock.now
-            let during = try await traffic.measure { finished.withLock { $0 } }
-            let took = ContinuousClock.now - started
-            _ = await watcher.value
-            let result = try await diff.value
+            let (result, during, took) = try await traffic.measure(while: diff)
             report("big diff: two states of \(old.utf8.count >> 20) MiB, \(count) elements each, diffed in \(Latencies.ms(took)) (parleyctl's round trip included)")
             report("big diff: normal round trips while it ran: \(during)")
 

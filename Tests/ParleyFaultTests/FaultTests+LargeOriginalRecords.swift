@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import ParleyTestSupport
-import Synchronization
 import Testing
 
 extension FaultTests {
@@ -32,17 +31,8 @@ extension FaultTests {
             let recorded = Task {
                 try await daemon.ctl(["history", "--json", "--follow", "--limit", String(records)], timeout: .seconds(120))
             }
-            let finished = Mutex(false)
-            let watcher = Task {
-                _ = try? await recorded.value
-                finished.withLock { $0 = true }
-            }
-            let started = ContinuousClock.now
-            let during = try await traffic.measure { finished.withLock { $0 } }
-            let took = ContinuousClock.now - started
-            _ = await watcher.value
+            let (listed, during, took) = try await traffic.measure(while: recorded)
             try await sent.value
-            let listed = try await recorded.value
             report("large original records: \(records) × \(state.utf8.count >> 20) MiB recorded in \(Latencies.ms(took))")
             report("large original records: normal round trips meanwhile: \(during)")
 

@@ -108,6 +108,20 @@ final class EchoTraffic: Sendable {
         while !done() { latencies.samples.append(try await roundTrip()) }
         return latencies
     }
+
+    /// Round trips one after the other while `work` runs: what it gave, the round trips, and how long it ran.
+    func measure<T: Sendable>(while work: Task<T, any Error>) async throws -> (result: T, during: Latencies, took: Duration) {
+        let finished = Mutex(false)
+        let watcher = Task {
+            _ = try? await work.value
+            finished.withLock { $0 = true }
+        }
+        let started = ContinuousClock.now
+        let during = try await measure { finished.withLock { $0 } }
+        let took = ContinuousClock.now - started
+        _ = await watcher.value
+        return (try await work.value, during, took)
+    }
 }
 
 /// A hello as a hand-written peer sends it; without the `heartbeat` capability, so parleyd neither pings it nor
