@@ -25,11 +25,13 @@ public enum Parleyd {
         // is deliberately opened to the group with chmod, the control socket, which would otherwise be reachable
         // by others for an instant between bind and chmod under a lax umask.
         umask(0o077)
-        // A fixed mmap threshold: buffers of 1 MiB and more (large frames) get pages of their own, returned to the
-        // system when freed. glibc's default raises the threshold after each such free, after which big buffers
-        // come from the heap and stay resident when freed: with the memory budget full of slow frames that made
-        // parleyd's peak 815 MiB against a 256 MiB budget; with this, 337 MiB (scripts/measure-attacks 1).
-        _ = parley_set_mmap_threshold(1 << 20)
+        // A fixed mmap threshold: buffers of 128 KiB and more (large frames, and the growing buffers of frames
+        // still arriving) get pages of their own, returned to the system when freed. glibc's default raises the
+        // threshold after each such free, after which big buffers come from the heap and stay resident when freed:
+        // with the memory budget full of slow frames that made parleyd's peak 815 MiB against a 256 MiB budget. At
+        // 1 MiB the peak was 343–404 MiB over eight runs (buffers between 128 KiB and 1 MiB, freed into the heap,
+        // stayed resident); at 128 KiB, 330–333 MiB in four (scripts/measure-attacks 1 3).
+        _ = parley_set_mmap_threshold(128 << 10)
         let options: CommandLineOptions
         do {
             options = try CommandLineOptions.parse(arguments)

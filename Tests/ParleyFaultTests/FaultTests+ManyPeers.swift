@@ -50,7 +50,11 @@ extension FaultTests {
                 for index in 0..<rawCount {
                     group.addTask {
                         let id = UUID().uuidString.lowercased()
-                        return (id, try await RawConnection.open(port: daemon.port), Self.rawSenderBytes(id: id, name: "raw-\(index)"))
+                        // A peer says hello as soon as it is connected (as every Parley peer does): a burst of
+                        // connections that all stay silent is the silent flood the pending pool is there to stop.
+                        let connection = try await RawConnection.open(port: daemon.port)
+                        try await connection.write(Self.rawHello(id: id, name: "raw-\(index)"))
+                        return (id, connection, Self.rawSenderMessages())
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -111,10 +115,13 @@ extension FaultTests {
 
     /// What a hand-written peer sends: its hello (no `heartbeat`, so parleyd neither pings it nor times it out),
     /// then `messagesPerSender` one-way messages numbered from 1 whose payload is the sequence number as text.
-    static func rawSenderBytes(id: String, name: String) -> [UInt8] {
+    static func rawHello(id: String, name: String) -> [UInt8] {
         let hello = #"{"peerID":"\#(id)","name":"\#(name)","capabilities":[],"accepts":[]}"#
+        return frameBytes(.hello(HelloFrame(minimumVersion: 1, maximumVersion: 1, body: ByteBuffer(string: hello))))
+    }
+
+    static func rawSenderMessages() -> [UInt8] {
         var buffer = ByteBuffer()
-        Frame.hello(HelloFrame(minimumVersion: 1, maximumVersion: 1, body: ByteBuffer(string: hello))).write(to: &buffer)
         for sequence in 0..<messagesPerSender {
             let header = MessageHeader(typeName: sequenceType, id: MessageID(UInt64(sequence + 1)))
             Frame.message(MessageFrame(header: header, payload: ByteBuffer(string: String(sequence)))).write(to: &buffer)
