@@ -18,12 +18,12 @@ struct LimitsConfigurationTests {
         return try ConfigurationLoader(options: options, environment: environment).load()
     }
 
-    @Test("the defaults: 256 connections, 128 pending (a smaller pool), 16 per address, 5 s handshake, 30 min idle, 8 MiB queue, 1000 frames/s burst 2000")
+    @Test("the defaults: 256 connections, 256 pending (a pool of their own), 16 per address, 5 s handshake, 30 min idle, 8 MiB queue, 1000 frames/s burst 2000")
     func defaults() throws {
         let configuration = try load()
         let transceiver = configuration.transceiverConfiguration(logger: .init(label: "test"))
         #expect(transceiver.maximumConnections == 256)
-        #expect(transceiver.maximumPendingConnections == 128)
+        #expect(transceiver.maximumPendingConnections == 256)
         #expect(transceiver.maximumConnectionsPerAddress == 16)
         #expect(transceiver.handshakeTimeout == .seconds(5))
         #expect(transceiver.idleTimeout == .seconds(1800))

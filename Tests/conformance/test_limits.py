@@ -5,6 +5,7 @@ budget, frame stall. (Bytes queued towards a peer, 8 MiB, is flow control rather
 import json
 import struct
 import time
+import uuid
 
 import pytest
 
@@ -276,6 +277,25 @@ def test_a_begun_frame_left_unfinished_is_closed_with_stalled_frame(stall):
         peer.send_raw(wire.frame(wire.message_body("conf.X", b"{}", id=1))[:12])
         started = time.monotonic()
         peer.expect_close(wire.STALLED_FRAME, timeout=4)
+        assert 0.9 < time.monotonic() - started < 3.0
+
+
+def test_a_hello_left_unfinished_is_closed_with_stalled_frame(stall):
+    # The frame stall clock runs for the hello too (§11): a peer cannot hold a connection open on half a hello.
+    hello = wire.frame(wire.hello_body(b'{"peerID":"%s","name":"slow","capabilities":[],"accepts":[]}' % str(uuid.uuid4()).encode()))
+    with stall.connect() as peer:
+        peer.send_raw(hello[:20])
+        started = time.monotonic()
+        peer.expect_close(wire.STALLED_FRAME, timeout=4)
+        assert 0.9 < time.monotonic() - started < 3.0
+
+
+def test_an_unfinished_frame_in_the_original_framing_is_closed(stall):
+    # §5: that framing has no close frame; the connection just ends, after the frame stall timeout.
+    with stall.connect() as app:
+        app.send_raw(wire.original_frame(b'{"action":"a","state":' + b"1" * 100, length=1 << 20))
+        started = time.monotonic()
+        app.expect_eof(timeout=4)
         assert 0.9 < time.monotonic() - started < 3.0
 
 

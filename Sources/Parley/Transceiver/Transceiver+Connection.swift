@@ -138,6 +138,14 @@ extension Transceiver {
             } catch let error as WireError {
                 refuse(connection, .unexpectedFrame("malformed frame (\(error))"))
                 throw HandshakeError.unexpectedFrame("malformed frame (\(error))")
+            } catch let error as ConnectionLimitExceeded {
+                // A limit met before the hello is complete (a hello that stopped arriving): said as after it.
+                noteLimitExceeded(error, logger: logger)
+                connection.outbound.finish(
+                    sending: .close(CloseFrame(code: error.closeCode, message: error.description)), then: .close, timeout: .seconds(1),
+                    reason: error
+                )
+                throw error
             }
             guard let frame = next else {
                 throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake")

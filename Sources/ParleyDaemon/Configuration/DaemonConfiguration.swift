@@ -253,7 +253,7 @@ extension DaemonConfiguration {
             maxFrameSize: 64 * 1024 * 1024,
             maxConnections: 256,
             maxConnectionsPerAddress: 16,
-            maxPendingConnections: 128,
+            maxPendingConnections: 256,
             handshakeTimeout: .seconds(5),
             idleTimeout: .seconds(30 * 60),
             maxOutboundQueueBytes: 8 * 1024 * 1024,
