@@ -27,13 +27,19 @@ public final class LogCapture: Sendable {
     }
 
     /// Whether such a record is logged within `timeout`: at once if one already is, else when it is appended.
+    /// Each record is looked at once: the check runs on every append, on the thread that logs (often an event
+    /// loop), so scanning the whole log each time would slow the loops of every test running beside this one.
     public func logged(atLeast level: Logger.Level = .warning, mentioning text: String, timeout: Duration = .seconds(30)) async -> Bool {
-        (try? await records.wait(for: "a log record mentioning \(text)", timeout: timeout) { records in
-            Self.matching(records, atLeast: level, mentioning: text).isEmpty ? nil : true
+        let scanned = Mutex(0)
+        return (try? await records.wait(for: "a log record mentioning \(text)", timeout: timeout) { records in
+            scanned.withLock { start in
+                defer { start = records.count }
+                return Self.matching(records[min(start, records.count)...], atLeast: level, mentioning: text).isEmpty ? nil : true
+            }
         }) ?? false
     }
 
-    private static func matching(_ records: [Record], atLeast level: Logger.Level, mentioning text: String) -> [Record] {
+    private static func matching(_ records: some Collection<Record>, atLeast level: Logger.Level, mentioning text: String) -> [Record] {
         records.filter { record in
             record.level >= level
                 && (record.message.contains(text) || record.metadata.values.contains { $0.contains(text) })
