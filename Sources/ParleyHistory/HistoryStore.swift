@@ -36,12 +36,20 @@ public final class HistoryStore: Sendable {
     public static let maximumActionBytes = 16 << 10
 
     public let path: String
+    /// Names this history database among others (the file's device and inode, taken when it is opened): another
+    /// data directory, or a history deleted and made anew, is another file. What a browser keeps of an entry is
+    /// tagged with it, because entry numbers start again in another history.
+    public let identity: String
     let pool: DatabasePool
     let logger: Logger
     private let currentLimits: Mutex<RetentionLimits>
 
     private init(path: String, pool: DatabasePool, limits: RetentionLimits, logger: Logger) {
         self.path = path
+        var info = stat()
+        // Unreadable (it was just opened, so hardly): a name of this run alone, which no other history shares.
+        identity = stat(path, &info) == 0
+            ? String(UInt64(info.st_dev), radix: 16) + "." + String(UInt64(info.st_ino), radix: 16) : UUID().uuidString
         self.pool = pool
         self.currentLimits = Mutex(limits)
         self.logger = logger

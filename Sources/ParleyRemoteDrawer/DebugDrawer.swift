@@ -341,17 +341,17 @@ public final class DrawerSetting<Value: Sendable>: Sendable {
     public func set(_ value: Value) {
         // In one critical section: of two threads setting at once, the one whose value stays is the one reported
         // last. (The report only queues a message; it never calls back into the setting.)
-        current.withLock { state in
-            state.value = value
-            for observer in state.observers.values { observer.yield(value) }
-            report(id, encode(value))
-        }
+        store(value, reporting: true)
     }
 
-    func apply(_ value: Value) {
+    /// A value set from outside, already checked: the app sees it; parleyd, which sent it, is not told again.
+    func apply(_ value: Value) { store(value, reporting: false) }
+
+    private func store(_ value: Value, reporting: Bool) {
         current.withLock { state in
             state.value = value
             for observer in state.observers.values { observer.yield(value) }
+            if reporting { report(id, encode(value)) }
         }
     }
 }

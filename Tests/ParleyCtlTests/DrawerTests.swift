@@ -249,7 +249,7 @@ struct DrawerTests {
             #expect(!text.stdout.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{07}" || $0 == "\u{2028}" }, "\(text.stdout)")
             let lines = text.stdout.split(separator: "\n")
             #expect(lines.contains { $0.hasPrefix("paint ") && $0.hasSuffix(#"Paint \x1b[31mred\x1b[0m"#) }, "\(text.stdout)")
-            #expect(lines.contains { $0.hasPrefix("clip ") && $0.contains(#"\x1b]52;c;cm0gLXJmIH4K\x07"#) && $0.hasSuffix(#"Clip \x1b]52;c;cm0gLXJmIH4K\x07"#) },
+            #expect(lines.contains { $0.hasPrefix("clip ") && $0.components(separatedBy: #"\x1b]52;c;cm0gLXJmIH4K\x07"#).count == 3 && $0.hasSuffix(#"Clip \x1b]52;c;cm0gLXJmIH4K\x07"#) },
                 "\(text.stdout)")
             #expect(lines.contains { $0.hasPrefix("note ") && $0.contains(#"one\u2028two"#) }, "\(text.stdout)")
 

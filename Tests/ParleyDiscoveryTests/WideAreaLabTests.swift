@@ -110,10 +110,7 @@ struct WideAreaLabTests {
             }
 
             // Across the router only DNS can tell them about each other; the peer gate opens when they connect.
-            let onB = try await Self.parleyctlIn(lab, "b", ["peers", "--wait-for", "Alpha", "--wait", "60"])
-            #expect(onB.status == 0, "B did not connect to Alpha: \(onB)\nB's log:\n\(b.stderr)")
-            let onA = try await Self.parleyctlIn(lab, "a", ["peers", "--wait-for", "Bravo", "--wait", "30"])
-            #expect(onA.status == 0, "A did not connect to Bravo: \(onA)\nA's log:\n\(a.stderr)")
+            try await Self.waitForEachOther(lab, alpha: a, bravo: b, firstWait: 60)
             print("WideAreaLabTests: connected across the router after \(ContinuousClock.now - start)")
             #expect(b.stderr.contains("parley.test"), "B's log does not name the domain it found Alpha in")
 
@@ -217,6 +214,15 @@ extension WideAreaLabTests {
     }
 
     /// parleyctl run inside host `host` of the DNS lab.
+    /// Waits until Bravo (on host b) has Alpha (on host a) as a connected peer, then the other way round: each
+    /// side's peer gate, `parleyctl peers --wait-for`, for `firstWait` and then 30 seconds.
+    static func waitForEachOther(_ lab: WideAreaLabTests.Lab, alpha a: LabProcess, bravo b: LabProcess, firstWait: Int) async throws {
+        let onB = try await parleyctlIn(lab, "b", ["peers", "--wait-for", "Alpha", "--wait", String(firstWait)])
+        #expect(onB.status == 0, "B did not connect to Alpha: \(onB)\nB's log:\n\(b.stderr)")
+        let onA = try await parleyctlIn(lab, "a", ["peers", "--wait-for", "Bravo", "--wait", "30"])
+        #expect(onA.status == 0, "A did not connect to Bravo: \(onA)\nA's log:\n\(a.stderr)")
+    }
+
     static func parleyctlIn(_ lab: WideAreaLabTests.Lab, _ host: String, _ arguments: [String]) async throws -> DaemonLabTests.Result {
         let process = try DaemonLabTests.LabProcess(
             script: WideAreaLabTests.script, lab: lab.name, host: host,

@@ -141,10 +141,7 @@ extension Transceiver {
             } catch let error as ConnectionLimitExceeded {
                 // A limit met before the hello is complete (a hello that stopped arriving): said as after it.
                 noteLimitExceeded(error, logger: logger)
-                connection.outbound.finish(
-                    sending: .close(CloseFrame(code: error.closeCode, message: error.description)), then: .close, timeout: .seconds(1),
-                    reason: error
-                )
+                refuse(connection, code: error.closeCode, error)
                 throw error
             }
             guard let frame = next else {
@@ -206,9 +203,13 @@ extension Transceiver {
 
     /// Tells the remote side why the handshake failed, then closes.
     private func refuse(_ connection: PeerConnection, _ error: HandshakeError) {
+        refuse(connection, code: error.closeCode, error)
+    }
+
+    /// Says `error` to the remote side in a close frame with `code`, then closes.
+    private func refuse(_ connection: PeerConnection, code: ErrorCode, _ error: any Error & CustomStringConvertible) {
         connection.outbound.finish(
-            sending: .close(CloseFrame(code: error.closeCode, message: error.description)),
-            then: .close, timeout: .seconds(1), reason: error
+            sending: .close(CloseFrame(code: code, message: error.description)), then: .close, timeout: .seconds(1), reason: error
         )
     }
 

@@ -82,11 +82,8 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
             }.whenComplete { outcome in
                 let (bridge, context) = loopBound.value
                 bridge.translating = false
-                let translation: Translation = switch outcome {
-                case .success(let translation): translation
-                case .failure(let error): .failure(error)  // the pool is shutting down
-                }
-                bridge.deliver(translation, bytes: body.readableBytes, context: context)
+                // A failure of the outcome itself: the pool is shutting down.
+                bridge.deliver(outcome.flatMap { $0 }, bytes: body.readableBytes, context: context)
                 bridge.translateWaiting(context: context)
                 // Outside a socket read: the handlers above deliver what they were given at a read's end.
                 context.fireChannelReadComplete()

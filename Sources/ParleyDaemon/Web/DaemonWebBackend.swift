@@ -20,13 +20,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
 
     private var store: HistoryStore { debugger.store }
 
-    /// The database file's device and inode: another data directory, or a history deleted and made anew, is
-    /// another file.
-    var historyIdentity: String {
-        var info = stat()
-        guard stat(store.path, &info) == 0 else { return "unknown" }
-        return String(UInt64(info.st_dev), radix: 16) + "." + String(UInt64(info.st_ino), radix: 16)
-    }
+    var historyIdentity: String { store.identity }
 
     func sessions(before: Int64?, limit: Int) async throws -> [WebSession] {
         let live = debugger.liveSessions
