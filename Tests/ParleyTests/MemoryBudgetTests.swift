@@ -89,7 +89,7 @@ struct MemoryBudgetTests {
         return (channel, tap)
     }
 
-    @Test("a large frame waiting for its handler stays charged until it is handled; a small one is bounded by count instead")
+    @Test("a read's frames waiting for their handler stay charged until handled when they reach 4 KiB; fewer bytes are bounded by count instead")
     func queuedFrames() throws {
         let (budget, _) = Self.budget(1 << 20)
         let (channel, tap) = try Self.queuedPipeline(budget, stall: nil)
@@ -97,14 +97,50 @@ struct MemoryBudgetTests {
         let size = large.readableBytes
         try channel.writeInbound(large)
         #expect(budget.used == size, "complete, waiting for its handler: still held")
-        let waiting = try #require(try channel.readInbound(as: Frame.self))
-        tap.handled(waiting)
+        let waiting = try #require(try channel.readInbound(as: FrameBatch.self))
+        #expect(waiting.charged == size)
+        tap.release(waiting.charged)
         #expect(budget.used == 0)
+
+        // Small frames of one read add up: 40 × 130 bytes is charged as one batch.
+        var many = ByteBuffer()
+        for _ in 0..<40 { many.writeImmutableBuffer(Self.frame(100)) }
+        try channel.writeInbound(many)
+        let batch = try #require(try channel.readInbound(as: FrameBatch.self))
+        #expect(batch.frames.count == 40)
+        #expect(batch.charged == many.readableBytes && budget.used == many.readableBytes)
+        tap.release(batch.charged)
 
         try channel.writeInbound(Self.frame(100))
         #expect(budget.used == 0)
-        tap.handled(try #require(try channel.readInbound(as: Frame.self)))
+        #expect(try #require(try channel.readInbound(as: FrameBatch.self)).charged == 0)
         #expect(budget.used == 0)
+    }
+
+    @Test("the reader hands out a batch's frames one at a time and returns its charge only when the frame after its last is asked for")
+    func readerReturnsCharge() async throws {
+        let (budget, _) = Self.budget(1 << 20)
+        let channel = NIOAsyncTestingChannel()
+        try await channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206))
+        let (tap, inbound) = try await channel.testingEventLoop.executeInContext {
+            (BudgetTap(budget: budget, channel: channel), try NIOAsyncChannel<FrameBatch, Never>(wrappingChannelSynchronously: channel))
+        }
+        let frames = (1...3).map { Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID($0)), payload: ByteBuffer())) }
+        #expect(budget.charge(5_000, to: tap.account))
+        try await channel.writeInbound(FrameBatch(frames: Array(frames[0...1]), charged: 5_000))
+        try await channel.writeInbound(FrameBatch(frames: []))
+        try await channel.writeInbound(FrameBatch(frames: [frames[2]]))
+
+        try await inbound.executeThenClose { batches in
+            var reader = FrameReader(batches, budget: tap)
+            #expect(try await reader.next() == frames[0])
+            #expect(try await reader.next() == frames[1])
+            #expect(budget.used == 5_000, "the last frame of the batch is still being handled")
+            #expect(try await reader.next() == frames[2], "an empty batch is skipped")
+            #expect(budget.used == 0)
+            try await channel.close()
+            #expect(try await reader.next() == nil)
+        }
     }
 
     @Test("frames a busy handler has not taken count against the budget: when it fills, their connection is closed")

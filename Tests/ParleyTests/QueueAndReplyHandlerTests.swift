@@ -56,11 +56,43 @@ struct QueueAndReplyHandlerTests {
             return
         }
         #expect(error.code == .handlerFailed)
-        #expect(try channel.readInbound(as: Frame.self) == Self.note(1))
-        #expect(try channel.readInbound(as: Frame.self) == Self.note(3))
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(1)]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(3)]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
         #expect(counters.messagesReceived.load(ordering: .relaxed) == 1)
         #expect(counters.lateReplies.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("the frames of one read reach the handlers' queue together when the read completes, replies taken out; an error or the end of input comes after them")
+    func batchesPerRead() async throws {
+        let (channel, _, requests, _) = try Self.resolving(handshakeDone: true)
+        let slot = requests.register(MessageID(7), to: Self.alice, deadline: .distantFuture, timerOn: channel.eventLoop)
+        let pipeline = channel.pipeline.syncOperations
+        for frame in [Self.note(1), Self.note(2, inReplyTo: 7), Self.note(3)] { pipeline.fireChannelRead(NIOAny(frame)) }
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil, "nothing passes on before the read completes")
+        pipeline.fireChannelReadComplete()
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(1), Self.note(3)]))
+        guard case .message(let reply) = try await slot.value() else {
+            Issue.record("the reply in the middle of the read did not complete its request")
+            return
+        }
+        #expect(reply.header.id == MessageID(2))
+
+        // Frames read before a decoding error are passed on before it.
+        final class Order: ChannelInboundHandler {
+            typealias InboundIn = FrameBatch
+            var events: [String] = []
+            func channelRead(context: ChannelHandlerContext, data: NIOAny) { events.append("batch of \(unwrapInboundIn(data).frames.count)") }
+            func errorCaught(context: ChannelHandlerContext, error: any Error) { events.append("error") }
+            func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) { events.append("input closed") }
+        }
+        let order = Order()
+        try pipeline.addHandler(order)
+        pipeline.fireChannelRead(NIOAny(Self.note(4)))
+        pipeline.fireErrorCaught(WireError.frameTooLarge(length: 1, maximum: 0))
+        pipeline.fireChannelRead(NIOAny(Self.note(5)))
+        pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(order.events == ["batch of 1", "error", "batch of 1", "input closed"])
     }
 
     @Test("a reply nobody waits for is counted as late and dropped; before the handshake everything passes on")
@@ -68,13 +100,13 @@ struct QueueAndReplyHandlerTests {
         let (channel, _, _, counters) = try Self.resolving(handshakeDone: true)
         try channel.writeInbound(Self.note(2, inReplyTo: 99))
         try channel.writeInbound(Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(98), code: .handlerFailed, message: "late")))
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
         #expect(counters.lateReplies.load(ordering: .relaxed) == 2)
 
         let (early, _, requests, earlyCounters) = try Self.resolving(handshakeDone: false)
         _ = requests.register(MessageID(7), to: Self.alice, deadline: .distantFuture, timerOn: early.eventLoop)
         try early.writeInbound(Self.note(2, inReplyTo: 7))
-        #expect(try early.readInbound(as: Frame.self) == Self.note(2, inReplyTo: 7), "the handshake decides what an early frame is")
+        #expect(try early.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(2, inReplyTo: 7)]), "the handshake decides what an early frame is")
         #expect(earlyCounters.lateReplies.load(ordering: .relaxed) == 0)
     }
 

@@ -128,15 +128,15 @@ struct BudgetTap: Sendable {
 }
 
 extension BudgetTap {
-    /// Frames from this size on stay charged while they wait for their handler and while it runs
-    /// (``ReplyResolver`` charges them as they join the handlers' queue, ``handled(_:)`` returns the charge). Smaller ones are bounded by
-    /// count instead: at most 16 wait per connection, so under 64 KiB a connection outside the budget.
+    /// Frames waiting for their handler are charged from this size on, a socket read's worth together
+    /// (``ReplyResolver`` charges a ``FrameBatch`` as it joins the handlers' queue, ``FrameReader`` returns the
+    /// charge once the batch has been dealt with). Smaller batches are bounded by count instead: at most 16 wait
+    /// per connection, so under 64 KiB a connection outside the budget.
     static let queuedFrameMinimum = 4096
 
-    /// A frame taken from the channel's queue has been dealt with (handled, or read by the handshake).
-    func handled(_ frame: Frame) {
-        let size = frame.wireSize
-        if size >= Self.queuedFrameMinimum { budget.release(size, from: account) }
+    /// Returns `bytes` a batch of frames held while it waited and was handled.
+    func release(_ bytes: Int) {
+        budget.release(bytes, from: account)
     }
 }
 
@@ -223,7 +223,7 @@ final class InboundBudgetHandler: ChannelInboundHandler {
 }
 
 /// Returns a frame's bytes to the budget once the decoder has completed it: from here on it is a complete frame,
-/// which ``ReplyResolver`` charges again if it is large and goes on to wait for a handler.
+/// which ``ReplyResolver`` charges again, with the rest of its read's batch, if it goes on to wait for a handler.
 final class DecodedBudgetHandler<Decoded>: ChannelInboundHandler {
     typealias InboundIn = Decoded
     typealias InboundOut = Decoded

@@ -21,7 +21,7 @@ extension Transceiver {
         var endReason = DisconnectReason.peerClosed
         do {
             try await job.channel.frames.executeThenClose { inbound in
-                var frames = inbound.makeAsyncIterator()
+                var frames = FrameReader(inbound, budget: connection.budget)
                 let peer: Peer
                 do {
                     peer = try await handshake(connection, machine: job.handshake, frames: &frames, logger: logger)
@@ -123,7 +123,7 @@ extension Transceiver {
     private func handshake(
         _ connection: PeerConnection,
         machine started: HandshakeStateMachine?,
-        frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
+        frames: inout FrameReader,
         logger: Logger
     ) async throws -> Peer {
         var machine = started
@@ -131,7 +131,7 @@ extension Transceiver {
         while true {
             let next: Frame?
             do {
-                next = try await frames.next(isolation: #isolation)
+                next = try await frames.next()
             } catch let error as HandshakeError {
                 refuse(connection, error)
                 throw error
@@ -147,7 +147,6 @@ extension Transceiver {
             guard let frame = next else {
                 throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake")
             }
-            connection.budget?.handled(frame)
 
             var running = machine ?? makeHandshake(for: connection)
             let action = running.receive(frame)
@@ -274,14 +273,13 @@ extension Transceiver {
     private func exchange(
         over connection: PeerConnection,
         peer: Peer,
-        frames: inout NIOAsyncChannelInboundStream<Frame>.AsyncIterator,
+        frames: inout FrameReader,
         logger: Logger
     ) async -> DisconnectReason {
         var endReason = DisconnectReason.peerClosed
         var protocolError: (ErrorCode, String)?
         do {
-            reading: while let frame = try await frames.next(isolation: #isolation) {
-                defer { connection.budget?.handled(frame) }
+            reading: while let frame = try await frames.next() {
                 switch frame {
                 case .message(let message):
                     let inbound = InboundMessage(header: message.header, payload: message.payload)

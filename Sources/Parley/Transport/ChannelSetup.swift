@@ -5,13 +5,13 @@ import ParleyWire
 
 /// A configured connection: the frames for the business logic, and the connection's own state.
 struct ConnectionChannel: Sendable {
-    var frames: NIOAsyncChannel<Frame, Never>
+    var frames: NIOAsyncChannel<FrameBatch, Never>
     var connection: PeerConnection
 }
 
 /// The pipeline of every connection, TCP or Unix socket:
 /// bytes ⇄ read activity ⇄ framing ⇄ [rate limit] ⇄ handshake deadline ⇄ heartbeats ⇄ [idle timeout]
-/// ⇄ reply resolution (and the budget of frames waiting for handlers) ⇄ async frames.
+/// ⇄ reply resolution (and the batching and budget of frames waiting for handlers) ⇄ async frame batches.
 ///
 /// The framing part is FrameDecoder/FrameEncoder (and, on connections that authenticate with a shared secret, the
 /// sealing handler) for Parley. On an accepted TCP connection a ``FramingSniffer`` holds its place until the first
@@ -89,11 +89,11 @@ struct ChannelSetup: Sendable {
         )
         if let timeout = configuration.idleTimeout { try sync.addHandler(IdleTimeoutHandler(timeout: timeout)) }
         try sync.addHandler(ReplyResolver(connection: connection, counters: counters))
-        let frames = try NIOAsyncChannel<Frame, Never>(
+        let frames = try NIOAsyncChannel<FrameBatch, Never>(
             wrappingChannelSynchronously: channel,
-            // Counted in frames, not bytes: each socket read still delivers every frame it completed, so
-            // small messages keep flowing in batches, while at most `highWatermark` large frames wait here.
-            // Above it Parley stops reading from the socket and TCP pushes back on the sender.
+            // Counted in batches (one per socket read), not bytes: at most `highWatermark` reads' worth of frames
+            // wait here, the large ones charged to the budget. Above it Parley stops reading from the socket and
+            // TCP pushes back on the sender.
             configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
         )
         return ConnectionChannel(frames: frames, connection: connection)

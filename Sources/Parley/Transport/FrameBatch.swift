@@ -1,0 +1,44 @@
+import NIOCore
+import ParleyWire
+
+/// The frames one socket read completed, handed to the connection's task together: the task wakes and takes
+/// from the channel once per read instead of once per frame, which is most of what a small message costs to
+/// receive. ``ReplyResolver`` makes the batches; ``FrameReader`` hands their frames out one at a time.
+struct FrameBatch: Sendable, Equatable {
+    var frames: [Frame]
+    /// Bytes charged to the connection's memory budget while the batch waits for its handler and while the
+    /// handler runs; returned once its last frame has been dealt with (0: nothing charged).
+    var charged: Int = 0
+}
+
+/// A connection's frames one at a time, as the handshake and the handlers read them, from the batches its
+/// channel delivers.
+struct FrameReader {
+    private var batches: NIOAsyncChannelInboundStream<FrameBatch>.AsyncIterator
+    private var current = FrameBatch(frames: [])
+    private var position = 0
+    private let budget: BudgetTap?
+
+    init(_ batches: NIOAsyncChannelInboundStream<FrameBatch>, budget: BudgetTap?) {
+        self.batches = batches.makeAsyncIterator()
+        self.budget = budget
+    }
+
+    /// The next frame; nil when the connection has ended. Asking for it means the previous one has been dealt
+    /// with, so a batch's charge is returned when the frame after its last is asked for.
+    mutating func next() async throws -> Frame? {
+        if position < current.frames.count {
+            defer { position += 1 }
+            return current.frames[position]
+        }
+        repeat {
+            if current.charged > 0 { budget?.release(current.charged) }
+            current = FrameBatch(frames: [])
+            position = 0
+            guard let batch = try await batches.next(isolation: #isolation) else { return nil }
+            current = batch
+        } while current.frames.isEmpty
+        position = 1
+        return current.frames[0]
+    }
+}
