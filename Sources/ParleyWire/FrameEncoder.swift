@@ -1,26 +1,71 @@
 import NIOCore
 
-/// Writes frames. A payload above `copyThreshold` bytes goes to the socket as its own buffer (a vectored
-/// write) instead of being copied behind the header, so sending or forwarding a large message copies nothing.
+/// Writes frames.
+/// - Small frames written between two flushes are encoded one after the other into one buffer, handed on at the
+///   flush (or once it reaches ``coalesceLimit``): a burst of small messages costs one buffer, one write through
+///   the handlers below and one iovec, not one of each per message.
+/// - A payload above ``copyThreshold`` bytes goes to the socket as its own buffer (a vectored write) instead of
+///   being copied behind the header, so sending or forwarding a large message copies nothing.
 public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler {
     public typealias OutboundIn = Frame
     public typealias OutboundOut = ByteBuffer
 
     public static let copyThreshold = 4096
+    /// Bytes of small frames gathered before they are handed on without waiting for the flush.
+    public static let coalesceLimit = 64 * 1024
+
+    /// Small frames written since the last flush, and the promises of their writes.
+    private var gathered: ByteBuffer?
+    private var promises: [EventLoopPromise<Void>] = []
 
     public init() {}
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
         if let payload = frame.trailingPayload, payload.readableBytes > Self.copyThreshold {
+            passGathered(context: context)
             var header = context.channel.allocator.buffer(capacity: 64)
             frame.writePrefixAndHeader(to: &header)
             context.write(wrapOutboundOut(header), promise: nil)
             context.write(wrapOutboundOut(payload), promise: promise)
-        } else {
-            var buffer = context.channel.allocator.buffer(capacity: FrameLayout.prefixSize + frame.bodySize)
-            frame.write(to: &buffer)
-            context.write(wrapOutboundOut(buffer), promise: promise)
+            return
         }
+        let size = FrameLayout.prefixSize + frame.bodySize
+        if gathered == nil { gathered = context.channel.allocator.buffer(capacity: max(size, 8192)) }
+        frame.write(to: &gathered!)
+        if let promise { promises.append(promise) }
+        if gathered!.readableBytes >= Self.coalesceLimit { passGathered(context: context) }
+    }
+
+    public func flush(context: ChannelHandlerContext) {
+        passGathered(context: context)
+        context.flush()
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        // Written, never flushed, and the channel is gone: as NIO fails such writes.
+        gathered = nil
+        let failed = promises
+        promises = []
+        for promise in failed { promise.fail(ChannelError.ioOnClosedChannel) }
+    }
+
+    private func passGathered(context: ChannelHandlerContext) {
+        guard let buffer = gathered else { return }
+        gathered = nil
+        switch promises.count {
+        case 0:
+            context.write(wrapOutboundOut(buffer), promise: nil)
+        case 1:
+            context.write(wrapOutboundOut(buffer), promise: promises[0])
+        default:
+            let written = context.eventLoop.makePromise(of: Void.self)
+            let waiting = promises
+            written.futureResult.whenComplete { result in
+                for promise in waiting { promise.completeWith(result) }
+            }
+            context.write(wrapOutboundOut(buffer), promise: written)
+        }
+        promises.removeAll(keepingCapacity: true)
     }
 }

@@ -364,6 +364,17 @@ struct PipelineHandlerTests {
         try channel.throwIfErrorCaught()
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
         #expect(throws: ConnectionLimitExceeded.idle(timeout: .seconds(10))) { try channel.throwIfErrorCaught() }
+
+        // A message received counts from the read it came in, and one written but not yet flushed does not.
+        let reading = try Self.connected([IdleTimeoutHandler(timeout: .seconds(10))])
+        reading.embeddedEventLoop.advanceTime(by: .seconds(6))
+        try reading.writeInbound(Self.message(2))
+        reading.embeddedEventLoop.advanceTime(by: .seconds(6))
+        reading.write(Self.message(3), promise: nil)
+        reading.embeddedEventLoop.advanceTime(by: .seconds(3))
+        try reading.throwIfErrorCaught()
+        reading.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(throws: ConnectionLimitExceeded.idle(timeout: .seconds(10))) { try reading.throwIfErrorCaught() }
     }
 
     @Test("the rate limit admits the burst, refills at the rate on the loop's clock, and ends a flood once")

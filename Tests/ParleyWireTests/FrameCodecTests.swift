@@ -51,6 +51,36 @@ struct FrameCodecTests {
         _ = try channel.finish()
     }
 
+    @Test("small frames written between two flushes leave as one buffer at the flush, in order, around a large one; every write's promise completes")
+    func smallFramesCoalesce() throws {
+        let channel = EmbeddedChannel(handler: FrameEncoder())
+        let small = (1...3).map { Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID($0)), payload: Self.buffer("{}"))) }
+        let large = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(4)), payload: ByteBuffer(repeating: 0x41, count: 10_000)))
+        let promises = (0..<4).map { _ in channel.eventLoop.makePromise(of: Void.self) }
+        channel.write(small[0], promise: promises[0])
+        channel.write(small[1], promise: promises[1])
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "nothing before the flush")
+        channel.write(large, promise: promises[2])
+        channel.writeAndFlush(small[2], promise: promises[3])
+
+        var expected = ByteBuffer()
+        for frame in small[0...1] { frame.write(to: &expected) }
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == expected, "the two small frames, as one buffer, before the large one")
+        var bytes = ByteBuffer()
+        while var next = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&next) }
+        var rest = ByteBuffer()
+        large.write(to: &rest)
+        small[2].write(to: &rest)
+        #expect(bytes == rest)
+        for promise in promises { #expect(throws: Never.self) { try promise.futureResult.wait() } }
+
+        // Written, never flushed, then closed: the write fails as NIO's own would.
+        let unflushed = channel.eventLoop.makePromise(of: Void.self)
+        channel.write(small[0], promise: unflushed)
+        _ = try channel.finish(acceptAlreadyClosed: true)
+        #expect(throws: ChannelError.ioOnClosedChannel) { try unflushed.futureResult.wait() }
+    }
+
     @Test("the decoder yields the same frames whether bytes come one at a time or in batches")
     func byteAtATime() throws {
         let pairs: [(ByteBuffer, [Frame])] = Self.samples.map { frame in

@@ -15,6 +15,10 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let timeout: Duration
     /// On the event loop's clock.
     private var lastMessage = NIODeadline.now()
+    /// A message went by since the clock was last read: read it once per socket read and once per flush, not
+    /// once per message.
+    private var messageRead = false
+    private var messageWritten = false
     private var timer: SilenceTimer?
 
     init(timeout: Duration) { self.timeout = timeout }
@@ -36,13 +40,29 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) { stop() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if Self.isMessage(unwrapInboundIn(data)) { lastMessage = context.eventLoop.now }
+        if Self.isMessage(unwrapInboundIn(data)) { messageRead = true }
         context.fireChannelRead(data)
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if messageRead {
+            messageRead = false
+            lastMessage = context.eventLoop.now
+        }
+        context.fireChannelReadComplete()
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if Self.isMessage(unwrapOutboundIn(data)) { lastMessage = context.eventLoop.now }
+        if Self.isMessage(unwrapOutboundIn(data)) { messageWritten = true }
         context.write(data, promise: promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        if messageWritten {
+            messageWritten = false
+            lastMessage = context.eventLoop.now
+        }
+        context.flush()
     }
 
     private static func isMessage(_ frame: Frame) -> Bool {
