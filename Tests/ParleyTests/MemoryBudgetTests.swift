@@ -77,7 +77,7 @@ struct MemoryBudgetTests {
             InboundBudgetHandler(tap: tap, activity: activity, stallTimeout: stall),
             ReadActivityHandler(activity),
             ByteToMessageHandler(FrameDecoder()),
-            DecodedBudgetHandler<Frame>(tap: tap, wireSize: \.wireSize),
+            DecodedBudgetHandler(tap: tap),
         ])
         if queued {
             let connection = PeerConnection(

@@ -224,40 +224,70 @@ final class InboundBudgetHandler: ChannelInboundHandler {
 
 /// Returns a frame's bytes to the budget once the decoder has completed it: from here on it is a complete frame,
 /// which ``ReplyResolver`` charges again, with the rest of its read's batch, if it goes on to wait for a handler.
-final class DecodedBudgetHandler<Decoded>: ChannelInboundHandler {
-    typealias InboundIn = Decoded
-    typealias InboundOut = Decoded
+/// One for each framing, sharing ``DecodedBytes``: a generic handler, called by NIO through its protocol, looked up
+/// its type's metadata for every frame.
+final class DecodedBudgetHandler: ChannelInboundHandler {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
 
-    private let tap: BudgetTap
-    private let wireSize: (Decoded) -> Int
-    /// Bytes of frames completed during this read, returned to the budget together when the read completes:
-    /// one lock of the shared budget per socket read, not one per small message.
-    private var completed = 0
+    private var decoded: DecodedBytes
 
-    init(tap: BudgetTap, wireSize: @escaping (Decoded) -> Int) {
-        self.tap = tap
-        self.wireSize = wireSize
-    }
+    init(tap: BudgetTap) { decoded = DecodedBytes(tap: tap) }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let size = wireSize(unwrapInboundIn(data))
-        let progress = tap.progress.value
-        progress.partial = max(0, progress.partial - size)
-        if size >= BudgetTap.queuedFrameMinimum {
-            // At once: it is charged again as a whole frame if it goes on to wait for a handler, and must not be
-            // held twice meanwhile.
-            tap.budget.release(size, from: tap.account)
-        } else {
-            completed += size
-        }
+        decoded.add(unwrapInboundIn(data).wireSize)
         context.fireChannelRead(data)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if completed > 0 {
-            tap.budget.release(completed, from: tap.account)
-            completed = 0
-        }
+        decoded.settle()
         context.fireChannelReadComplete()
+    }
+}
+
+/// ``DecodedBudgetHandler`` for frame bodies in the original debugger framing.
+final class DecodedOriginalBudgetHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private var decoded: DecodedBytes
+
+    init(tap: BudgetTap) { decoded = DecodedBytes(tap: tap) }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        decoded.add(FrameLayout.prefixSize + unwrapInboundIn(data).readableBytes)
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        decoded.settle()
+        context.fireChannelReadComplete()
+    }
+}
+
+/// The bytes of frames a decoder completed, no longer a frame in progress.
+struct DecodedBytes {
+    private let tap: BudgetTap
+    /// Bytes of small frames completed during this read, returned to the budget together when the read
+    /// completes: one lock of the shared budget per socket read, not one per small message.
+    private var completed = 0
+
+    init(tap: BudgetTap) { self.tap = tap }
+
+    mutating func add(_ size: Int) {
+        let progress = tap.progress.value
+        progress.partial = max(0, progress.partial - size)
+        if size >= BudgetTap.queuedFrameMinimum {
+            // At once: the rest of this read is charged as it arrives, and must not find this frame still held.
+            tap.budget.release(size, from: tap.account)
+        } else {
+            completed += size
+        }
+    }
+
+    mutating func settle() {
+        guard completed > 0 else { return }
+        tap.budget.release(completed, from: tap.account)
+        completed = 0
     }
 }

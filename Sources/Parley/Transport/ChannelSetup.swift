@@ -107,7 +107,7 @@ struct ChannelSetup: Sendable {
             let sealed = connection.sharedSecret != nil
             // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
             let maximumBodySize = configuration.maximumFrameSize + (sealed ? FrameLayout.sealedOverhead : 0)
-            let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler<Frame>(tap: $0, wireSize: \.wireSize)] } ?? []
+            let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler(tap: $0)] } ?? []
             return [ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize))] + credit + [FrameEncoder()]
                 + (sealed ? [FrameProtectionHandler()] : [])
         case .original:
@@ -119,7 +119,7 @@ struct ChannelSetup: Sendable {
                 connection.waiveSecret()
             }
             let credit: [any ChannelHandler] =
-                tap.map { [DecodedBudgetHandler<ByteBuffer>(tap: $0) { FrameLayout.prefixSize + $0.readableBytes }] } ?? []
+                tap.map { [DecodedOriginalBudgetHandler(tap: $0)] } ?? []
             return [ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: configuration.maximumFrameSize))] + credit + [
                 OriginalFrameEncoder(),
                 OriginalFramingBridge(
