@@ -13,7 +13,7 @@ extension FaultTests {
     /// while a local client has parleyd forward 64 KiB messages to it as fast as it can. parleyd's queue towards
     /// the peer fills to `maxOutboundQueueBytes` (4 MiB here), its forwarding handler for that client waits, it
     /// stops reading the client, and the client's own sends wait: memory is bounded by the configured queue, the
-    /// 16 frames buffered per connection and the kernel's socket buffers, whatever the client tries to push.
+    /// frames of 4 socket reads buffered per connection (about 16 of 64 KiB) and the kernel's socket buffers, whatever the client tries to push.
     @Test("a peer that never reads while parleyd forwards to it: parleyd's memory stays bounded by its queue limit and other peers are served")
     func stalledReader() async throws {
         let daemon = try await DaemonProcess(arguments: ["--max-outbound-queue-bytes", String(Self.stalledQueueBytes)])
@@ -66,7 +66,7 @@ extension FaultTests {
             let memory = try daemon.memory()
             let pushedBytes = pushed.current * Self.blobSize
             // What parleyd may hold: the queue towards the stalled peer (one frame may go past the watermark), the
-            // 16 frames it buffers from the client, a decoder buffer; generously, four queues' worth above the base.
+            // about 16 frames it buffers from the client (4 reads), a decoder buffer; generously, four queues' worth above the base.
             let bound = base.resident + 4 * Self.stalledQueueBytes + 17 * Self.blobSize
             report("stalled reader: the client pushed \(pushed.current) messages of 64 KiB (\(ProcessMemory.mebibytes(pushedBytes))) before its sends waited (no progress for \(Latencies.ms(stalledFor))); maxOutboundQueueBytes \(ProcessMemory.mebibytes(Self.stalledQueueBytes))")
             report("stalled reader: parleyd RSS before \(ProcessMemory.mebibytes(base.resident)), highest sampled \(ProcessMemory.mebibytes(peakSampled)), peak (VmHWM) \(ProcessMemory.mebibytes(memory.peakResident)); bound asserted \(ProcessMemory.mebibytes(bound))")

@@ -4,8 +4,8 @@ towards each peer (`outboundHighWatermark`) and 5 s of patience in a broadcast (
 
 Kernel buffers sit between the two ends and hold bytes of their own, so the bound asserted is the queue plus
 what those buffers can hold: the stalled reader's receive buffer is fixed small here (SO_RCVBUF), parleyd's
-send buffer towards it is bounded by the kernel's tcp_wmem maximum, and parleyd reads about 16 frames ahead of
-a handler that waits (§10, Receiving)."""
+send buffer towards it is bounded by the kernel's tcp_wmem maximum, and parleyd reads 4 socket reads ahead of a
+handler that waits, about 16 frames of this size (§10, Receiving)."""
 import struct
 import threading
 import time

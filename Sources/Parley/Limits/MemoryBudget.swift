@@ -130,8 +130,8 @@ struct BudgetTap: Sendable {
 extension BudgetTap {
     /// Frames waiting for their handler are charged from this size on, a socket read's worth together
     /// (``ReplyResolver`` charges a ``FrameBatch`` as it joins the handlers' queue, ``FrameReader`` returns the
-    /// charge once the batch has been dealt with). Smaller batches are bounded by count instead: at most 16 wait
-    /// per connection, so under 64 KiB a connection outside the budget.
+    /// charge once the batch has been dealt with). Smaller batches are bounded by count instead: at most 4 wait
+    /// per connection, so under 16 KiB a connection outside the budget.
     static let queuedFrameMinimum = 4096
 
     /// Returns `bytes` a batch of frames held while it waited and was handled.
@@ -224,18 +224,17 @@ final class InboundBudgetHandler: ChannelInboundHandler {
 
 /// Returns a frame's bytes to the budget once the decoder has completed it: from here on it is a complete frame,
 /// which ``ReplyResolver`` charges again, with the rest of its read's batch, if it goes on to wait for a handler.
-/// One for each framing, sharing ``DecodedBytes``: a generic handler, called by NIO through its protocol, looked up
-/// its type's metadata for every frame.
-final class DecodedBudgetHandler: ChannelInboundHandler {
-    typealias InboundIn = Frame
-    typealias InboundOut = Frame
+/// One plain class per framing with this protocol's behaviour, rather than one generic class: NIO calls a handler
+/// through its protocol, and the generic class looked up its type's metadata for every frame.
+protocol DecodedBudgetCredit: ChannelInboundHandler where InboundOut == InboundIn {
+    var decoded: DecodedBytes { get set }
+    /// The bytes `frame` took on the wire.
+    static func wireSize(of frame: InboundIn) -> Int
+}
 
-    private var decoded: DecodedBytes
-
-    init(tap: BudgetTap) { decoded = DecodedBytes(tap: tap) }
-
+extension DecodedBudgetCredit {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        decoded.add(unwrapInboundIn(data).wireSize)
+        decoded.add(Self.wireSize(of: unwrapInboundIn(data)))
         context.fireChannelRead(data)
     }
 
@@ -245,24 +244,21 @@ final class DecodedBudgetHandler: ChannelInboundHandler {
     }
 }
 
+final class DecodedBudgetHandler: DecodedBudgetCredit {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
+    var decoded: DecodedBytes
+    init(tap: BudgetTap) { decoded = DecodedBytes(tap: tap) }
+    static func wireSize(of frame: Frame) -> Int { frame.wireSize }
+}
+
 /// ``DecodedBudgetHandler`` for frame bodies in the original debugger framing.
-final class DecodedOriginalBudgetHandler: ChannelInboundHandler {
+final class DecodedOriginalBudgetHandler: DecodedBudgetCredit {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
-
-    private var decoded: DecodedBytes
-
+    var decoded: DecodedBytes
     init(tap: BudgetTap) { decoded = DecodedBytes(tap: tap) }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        decoded.add(FrameLayout.prefixSize + unwrapInboundIn(data).readableBytes)
-        context.fireChannelRead(data)
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        decoded.settle()
-        context.fireChannelReadComplete()
-    }
+    static func wireSize(of body: ByteBuffer) -> Int { FrameLayout.prefixSize + body.readableBytes }
 }
 
 /// The bytes of frames a decoder completed, no longer a frame in progress.

@@ -92,9 +92,10 @@ struct ChannelSetup: Sendable {
         let frames = try NIOAsyncChannel<FrameBatch, Never>(
             wrappingChannelSynchronously: channel,
             // Counted in batches (one per socket read), not bytes: at most `highWatermark` reads' worth of frames
-            // wait here, the large ones charged to the budget. Above it Parley stops reading from the socket and
-            // TCP pushes back on the sender.
-            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
+            // wait here, those of 4 KiB or more charged to the budget. Above it Parley stops reading from the
+            // socket and TCP pushes back on the sender. Four batches hold thousands of small messages, and about
+            // as many large ones as the 16 frames this bound was when frames came one at a time.
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))
         )
         return ConnectionChannel(frames: frames, connection: connection)
     }

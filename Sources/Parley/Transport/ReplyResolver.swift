@@ -8,7 +8,7 @@ import ParleyWire
 /// ``FrameBatch`` per socket read, passed on when the read completes (before an error or the end of input, so
 /// nothing is overtaken). A batch of 4 KiB or more is charged to the connection's memory budget (when it has
 /// one) as it joins the queue, so that complete frames waiting for a busy handler are held inside the budget;
-/// ``FrameReader`` returns the charge. A smaller batch is bounded by count instead: at most 16 wait per
+/// ``FrameReader`` returns the charge. A smaller batch is bounded by count instead: at most 4 wait per
 /// connection. When the charge cannot be kept (the connection is being closed for the budget), the batch is
 /// dropped.
 final class ReplyResolver: ChannelInboundHandler {
