@@ -30,8 +30,9 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
             context.write(wrapOutboundOut(payload), promise: promise)
             return
         }
-        let size = FrameLayout.prefixSize + frame.bodySize
-        if gathered == nil { gathered = context.channel.allocator.buffer(capacity: max(size, 8192)) }
+        // A lone frame gets a buffer of its own size (a peer that pings without reading makes us queue pongs one
+        // flush each); the buffer grows by doubling only when more frames come before the flush.
+        if gathered == nil { gathered = context.channel.allocator.buffer(capacity: FrameLayout.prefixSize + frame.bodySize) }
         frame.write(to: &gathered!)
         if let promise { promises.append(promise) }
         if gathered!.readableBytes >= Self.coalesceLimit { passGathered(context: context) }
@@ -52,20 +53,22 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
 
     private func passGathered(context: ChannelHandlerContext) {
         guard let buffer = gathered else { return }
+        // Taken before the write: on a closed channel NIO fails the write at once, and a callback of its promise
+        // may write again, into a fresh gathering.
         gathered = nil
-        switch promises.count {
+        let waiting = promises
+        promises = []
+        switch waiting.count {
         case 0:
             context.write(wrapOutboundOut(buffer), promise: nil)
         case 1:
-            context.write(wrapOutboundOut(buffer), promise: promises[0])
+            context.write(wrapOutboundOut(buffer), promise: waiting[0])
         default:
             let written = context.eventLoop.makePromise(of: Void.self)
-            let waiting = promises
             written.futureResult.whenComplete { result in
                 for promise in waiting { promise.completeWith(result) }
             }
             context.write(wrapOutboundOut(buffer), promise: written)
         }
-        promises.removeAll(keepingCapacity: true)
     }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// One budget for the bytes a node holds on behalf of its peers: frames still arriving (charged as their bytes
 /// arrive, never from the length a frame announces) and messages queued towards peers. When a charge would go
 /// over it, the connections holding the most are closed first, with a logged reason, until the charge fits; the
-/// connection charging may be among them. A small-message peer holds a few kilobytes and is never the largest.
+/// connection charging may be among them. A peer that sends small messages its handlers keep up with holds a few
+/// kilobytes and is never the largest.
 final class MemoryBudget: Sendable {
     let capacity: Int
     private let logger: Logger
@@ -131,7 +132,8 @@ extension BudgetTap {
     /// Frames waiting for their handler are charged from this size on, a socket read's worth together
     /// (``ReplyResolver`` charges a ``FrameBatch`` as it joins the handlers' queue, ``FrameReader`` returns the
     /// charge once the batch has been dealt with). Smaller batches are bounded by count instead: at most 4 wait
-    /// per connection, so under 16 KiB a connection outside the budget.
+    /// per connection, beside the one being read and the one being gathered: about 20 KiB a connection outside
+    /// the budget.
     static let queuedFrameMinimum = 4096
 
     /// Returns `bytes` a batch of frames held while it waited and was handled.
