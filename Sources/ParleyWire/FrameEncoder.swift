@@ -58,17 +58,12 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
         gathered = nil
         let waiting = promises
         promises = []
-        switch waiting.count {
-        case 0:
-            context.write(wrapOutboundOut(buffer), promise: nil)
-        case 1:
-            context.write(wrapOutboundOut(buffer), promise: waiting[0])
-        default:
-            let written = context.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenComplete { result in
-                for promise in waiting { promise.completeWith(result) }
-            }
-            context.write(wrapOutboundOut(buffer), promise: written)
+        var written = waiting.first
+        if waiting.count > 1 {
+            let all = context.eventLoop.makePromise(of: Void.self)
+            for promise in waiting { all.futureResult.cascade(to: promise) }
+            written = all
         }
+        context.write(wrapOutboundOut(buffer), promise: written)
     }
 }

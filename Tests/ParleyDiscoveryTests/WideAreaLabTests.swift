@@ -98,16 +98,7 @@ struct WideAreaLabTests {
             let instances = try await lab.dig(["_debug._tcp.parley.test", "PTR"])
             #expect(instances.contains("Alpha._debug._tcp.parley.test."), "\(instances)")
             #expect(instances.contains("Bravo._debug._tcp.parley.test."), "\(instances)")
-            for (host, instance) in [("a", "Alpha"), ("b", "Bravo")] {
-                let srv = try await lab.dig(["\(instance)._debug._tcp.parley.test", "SRV"])
-                #expect(srv.contains("\(instance).parley.test."), "\(srv)")
-                // The TXT record carries the same keys as on the link: the peer id among them.
-                let txt = try await lab.dig(["\(instance)._debug._tcp.parley.test", "TXT"])
-                #expect(txt.contains("\"id="), "\(instance)'s TXT record: \(txt)")
-                let address = try await lab.address(host)
-                let records = try await lab.dig(["\(instance).parley.test", "A"])
-                #expect(records.split(separator: "\n") == [Substring(address)], "\(instance)'s A records: \(records)")
-            }
+            for (host, instance) in [("a", "Alpha"), ("b", "Bravo")] { try await Self.expectRecords(lab, host: host, instance: instance) }
 
             // Across the router only DNS can tell them about each other; the peer gate opens when they connect.
             try await Self.waitForEachOther(lab, alpha: a, bravo: b, firstWait: 60)
@@ -172,11 +163,20 @@ struct WideAreaLabTests {
 
             let instances = try await lab.dig(["_debug._tcp.parley.test", "PTR"])
             #expect(instances.contains("Alpha._debug._tcp.parley.test."), "\(instances)")
-            #expect(try await lab.dig(["Alpha._debug._tcp.parley.test", "SRV"]).contains("Alpha.parley.test."))
-            #expect(try await lab.dig(["Alpha._debug._tcp.parley.test", "TXT"]).contains("\"id="))
-            let address = try await lab.address("a")
-            #expect(try await lab.dig(["Alpha.parley.test", "A"]).split(separator: "\n") == [Substring(address)])
+            try await Self.expectRecords(lab, host: "a", instance: "Alpha")
         }
+    }
+
+    /// `instance`'s SRV, TXT and A records in parley.test, as parleyd on `host` registers them: the SRV names its
+    /// host, the TXT carries the same keys as on the link (the peer id among them), the A is `host`'s one address.
+    static func expectRecords(_ lab: Lab, host: String, instance: String) async throws {
+        let srv = try await lab.dig(["\(instance)._debug._tcp.parley.test", "SRV"])
+        #expect(srv.contains("\(instance).parley.test."), "\(srv)")
+        let txt = try await lab.dig(["\(instance)._debug._tcp.parley.test", "TXT"])
+        #expect(txt.contains("\"id="), "\(instance)'s TXT record: \(txt)")
+        let address = try await lab.address(host)
+        let records = try await lab.dig(["\(instance).parley.test", "A"])
+        #expect(records.split(separator: "\n") == [Substring(address)], "\(instance)'s A records: \(records)")
     }
 
     /// The seconds in a failure line's `retry-in="4.0 seconds"`, nil if there is none.
@@ -213,7 +213,6 @@ extension WideAreaLabTests {
         }
     }
 
-    /// parleyctl run inside host `host` of the DNS lab.
     /// Waits until Bravo (on host b) has Alpha (on host a) as a connected peer, then the other way round: each
     /// side's peer gate, `parleyctl peers --wait-for`, for `firstWait` and then 30 seconds.
     static func waitForEachOther(_ lab: WideAreaLabTests.Lab, alpha a: LabProcess, bravo b: LabProcess, firstWait: Int) async throws {
@@ -223,6 +222,7 @@ extension WideAreaLabTests {
         #expect(onA.status == 0, "A did not connect to Bravo: \(onA)\nA's log:\n\(a.stderr)")
     }
 
+    /// parleyctl run inside host `host` of the DNS lab.
     static func parleyctlIn(_ lab: WideAreaLabTests.Lab, _ host: String, _ arguments: [String]) async throws -> DaemonLabTests.Result {
         let process = try DaemonLabTests.LabProcess(
             script: WideAreaLabTests.script, lab: lab.name, host: host,

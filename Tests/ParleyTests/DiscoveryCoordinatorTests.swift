@@ -231,8 +231,7 @@ struct DiscoveryCoordinatorTests {
     func settles() async throws {
         let backend = ScriptedBackend()
         let coordinator = Self.coordinator(backend)
-        try coordinator.start()
-        let running = Task { await coordinator.run(dial: { _ in nil }, waitForDeparture: { _ in }) }
+        let running = try Self.runWithoutDialling(coordinator)
         let settled = Task { await coordinator.settled() }
         #expect(coordinator.status == .starting)
         backend.emit(.daemonAvailable)
@@ -241,8 +240,7 @@ struct DiscoveryCoordinatorTests {
 
         let other = ScriptedBackend()
         let browsing = Self.coordinator(other)
-        try browsing.start()
-        let runningOther = Task { await browsing.run(dial: { _ in nil }, waitForDeparture: { _ in }) }
+        let runningOther = try Self.runWithoutDialling(browsing)
         other.emit(.daemonUnavailable("avahi-daemon is not running"))
         #expect(await browsing.settled() == .daemonUnavailable("avahi-daemon is not running"))
         coordinator.stop()
@@ -255,8 +253,7 @@ struct DiscoveryCoordinatorTests {
     func settlesWithNowhereToAdvertise() async throws {
         let backend = ScriptedBackend()
         let coordinator = Self.coordinator(backend)
-        try coordinator.start()
-        let running = Task { await coordinator.run(dial: { _ in nil }, waitForDeparture: { _ in }) }
+        let running = try Self.runWithoutDialling(coordinator)
         let onlyExcluded = NetworkSnapshot(interfaces: [
             NetworkInterface(
                 name: "docker0", index: 3, isUp: true, isLoopback: false,
@@ -268,6 +265,12 @@ struct DiscoveryCoordinatorTests {
         #expect(await coordinator.settled() == .running(advertisedAs: nil))
         coordinator.stop()
         await running.value
+    }
+
+    /// Starts `coordinator` and runs it with nothing to dial: for what it reports, not whom it connects.
+    static func runWithoutDialling(_ coordinator: DiscoveryCoordinator) throws -> Task<Void, Never> {
+        try coordinator.start()
+        return Task { await coordinator.run(dial: { _ in nil }, waitForDeparture: { _ in }) }
     }
 
     static func address(_ host: String, on interface: String, index: Int32) -> ResolvedAddress {

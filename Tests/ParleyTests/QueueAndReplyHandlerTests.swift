@@ -78,13 +78,14 @@ struct QueueAndReplyHandlerTests {
         }
         #expect(reply.header.id == MessageID(2))
 
-        // Frames read before a decoding error are passed on before it.
+        // Frames read before a decoding error are passed on before it; so before the end of input, or of the connection.
         final class Order: ChannelInboundHandler {
             typealias InboundIn = FrameBatch
             var events: [String] = []
             func channelRead(context: ChannelHandlerContext, data: NIOAny) { events.append("batch of \(unwrapInboundIn(data).frames.count)") }
             func errorCaught(context: ChannelHandlerContext, error: any Error) { events.append("error") }
             func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) { events.append("input closed") }
+            func channelInactive(context: ChannelHandlerContext) { events.append("inactive") }
         }
         let order = Order()
         try pipeline.addHandler(order)
@@ -92,7 +93,9 @@ struct QueueAndReplyHandlerTests {
         pipeline.fireErrorCaught(WireError.frameTooLarge(length: 1, maximum: 0))
         pipeline.fireChannelRead(NIOAny(Self.note(5)))
         pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
-        #expect(order.events == ["batch of 1", "error", "batch of 1", "input closed"])
+        pipeline.fireChannelRead(NIOAny(Self.note(6)))
+        pipeline.fireChannelInactive()
+        #expect(order.events == ["batch of 1", "error", "batch of 1", "input closed", "batch of 1", "inactive"])
     }
 
     @Test("a reply nobody waits for is counted as late and dropped; before the handshake everything passes on")

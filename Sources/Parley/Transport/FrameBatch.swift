@@ -27,18 +27,15 @@ struct FrameReader {
     /// The next frame; nil when the connection has ended. Asking for it means the previous one has been dealt
     /// with, so a batch's charge is returned when the frame after its last is asked for.
     mutating func next() async throws -> Frame? {
-        if position < current.frames.count {
-            defer { position += 1 }
-            return current.frames[position]
-        }
-        repeat {
+        while position == current.frames.count {
+            // Every frame of the batch has been dealt with (and an empty batch is skipped).
             if current.charged > 0 { budget?.release(current.charged) }
             current = FrameBatch(frames: [])
             position = 0
             guard let batch = try await batches.next(isolation: #isolation) else { return nil }
             current = batch
-        } while current.frames.isEmpty
-        position = 1
-        return current.frames[0]
+        }
+        defer { position += 1 }
+        return current.frames[position]
     }
 }

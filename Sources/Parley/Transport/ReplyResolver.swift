@@ -18,6 +18,7 @@ final class ReplyResolver: ChannelInboundHandler {
     private let connection: PeerConnection
     private let counters: StatisticsCounters
     private var batch: [Frame] = []
+    /// The batch's wire size, counted only where there is a budget to charge it to.
     private var batchBytes = 0
 
     init(connection: PeerConnection, counters: StatisticsCounters) {
@@ -27,22 +28,20 @@ final class ReplyResolver: ChannelInboundHandler {
 
     private func queue(_ frame: Frame) {
         batch.append(frame)
-        batchBytes += frame.wireSize
+        if connection.budget != nil { batchBytes += frame.wireSize }
     }
 
     /// Hands the frames gathered so far on to the handlers' queue.
     private func passBatch(context: ChannelHandlerContext) {
         guard !batch.isEmpty else { return }
         var out = FrameBatch(frames: batch)
+        let bytes = batchBytes
         batch = []
-        if let tap = connection.budget, batchBytes >= BudgetTap.queuedFrameMinimum {
-            out.charged = batchBytes
-            guard tap.budget.charge(batchBytes, to: tap.account) else {
-                batchBytes = 0
-                return
-            }
-        }
         batchBytes = 0
+        if let tap = connection.budget, bytes >= BudgetTap.queuedFrameMinimum {
+            guard tap.budget.charge(bytes, to: tap.account) else { return }
+            out.charged = bytes
+        }
         context.fireChannelRead(wrapInboundOut(out))
     }
 
