@@ -8,8 +8,8 @@ import NIOCore
 /// behind its proof, while the acceptor is still checking that proof. Such frames wait here, and reading stops
 /// until the keys arrive, so that a peer which never authenticates cannot make them pile up.
 public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = Frame
-    public typealias InboundOut = Frame
+    public typealias InboundIn = FrameBatch
+    public typealias InboundOut = FrameBatch
     public typealias OutboundIn = Frame
     public typealias OutboundOut = Frame
 
@@ -39,27 +39,35 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !inboundFailed else { return }
-        let frame = unwrapInboundIn(data)
-        switch (frame, protection) {
-        case (.sealed(let body), .some):
-            open(body, context: context)
-        case (_, .some):
-            fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), context: context)
-        case (.sealed(let body), nil):
-            waiting.append(body)
-        case (_, nil) where !waiting.isEmpty:
-            // The peer has switched to sealed frames; it may not switch back.
-            fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), context: context)
-        case (.auth, nil):
-            peerProofPassed = true
-            context.fireChannelRead(data)
-        case (.close, nil):
-            context.fireChannelRead(data)
-        case (_, nil) where peerProofPassed:
-            fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), context: context)
-        case (_, nil):
-            context.fireChannelRead(data)
+        var passed: [Frame] = []
+        for frame in unwrapInboundIn(data).frames {
+            switch (frame, protection) {
+            case (.sealed(let body), .some):
+                do {
+                    // In place: opening advances the protection's state (its expected sequence number).
+                    passed.append(try protection!.open(sealed: body))
+                } catch {
+                    return fail(error, after: passed, context: context)
+                }
+            case (_, .some):
+                return fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), after: passed, context: context)
+            case (.sealed(let body), nil):
+                waiting.append(body)
+            case (_, nil) where !waiting.isEmpty:
+                // The peer has switched to sealed frames; it may not switch back.
+                return fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), after: passed, context: context)
+            case (.auth, nil):
+                peerProofPassed = true
+                passed.append(frame)
+            case (.close, nil):
+                passed.append(frame)
+            case (_, nil) where peerProofPassed:
+                return fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), after: passed, context: context)
+            case (_, nil):
+                passed.append(frame)
+            }
         }
+        pass(passed, context: context)
     }
 
     public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -106,11 +114,11 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
         promise?.succeed()
         let pending = waiting
         waiting = []
-        for body in pending where !inboundFailed {
-            open(body, context: context)
+        if !pending.isEmpty {
+            channelRead(context: context, data: NIOAny(FrameBatch(pending.map(Frame.sealed))))
+            // Frames passed on outside a socket read reach the async side only with a read-complete.
+            context.fireChannelReadComplete()
         }
-        // Frames passed on outside a socket read reach the async side only with a read-complete.
-        if !pending.isEmpty { context.fireChannelReadComplete() }
         if inputClosedHeld {
             inputClosedHeld = false
             context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
@@ -121,18 +129,16 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
         }
     }
 
-    private func open(_ body: ByteBuffer, context: ChannelHandlerContext) {
-        do {
-            let inner = try protection!.open(sealed: body)
-            context.fireChannelRead(wrapInboundOut(inner))
-        } catch {
-            fail(error, context: context)
-        }
+    private func pass(_ frames: [Frame], context: ChannelHandlerContext) {
+        guard !frames.isEmpty else { return }
+        context.fireChannelRead(wrapInboundOut(FrameBatch(frames)))
     }
 
-    private func fail(_ error: WireError, context: ChannelHandlerContext) {
+    /// Passes on the frames that came before the failure, then the error; nothing after it.
+    private func fail(_ error: WireError, after passed: [Frame], context: ChannelHandlerContext) {
         inboundFailed = true
         waiting = []
+        pass(passed, context: context)
         context.fireErrorCaught(error)
     }
 }

@@ -33,8 +33,8 @@ struct FrameProtectionHandlerTests {
     func switchOutbound() throws {
         var (channel, _, local, peer) = try Self.setUp()
         let hello = HandshakeStateMachineFrames.hello
-        try channel.writeInbound(hello)
-        #expect(try channel.readInbound(as: Frame.self) == hello)
+        try channel.writeInbound(FrameBatch([hello]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([hello]))
         try channel.writeOutbound(Frame.auth(ByteBuffer(string: "proof")))
         #expect(try channel.readOutbound(as: Frame.self) == .auth(ByteBuffer(string: "proof")))
 
@@ -51,17 +51,16 @@ struct FrameProtectionHandlerTests {
         var (channel, counter, local, peer) = try Self.setUp()
         let first = KeyScheduleTests.message("one", id: 1)
         let second = KeyScheduleTests.message("two", id: 2)
-        try channel.writeInbound(try peer.seal(first, allocator: Self.allocator))
-        try channel.writeInbound(try peer.seal(second, allocator: Self.allocator))
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        try channel.writeInbound(FrameBatch([try peer.seal(first, allocator: Self.allocator)]))
+        try channel.writeInbound(FrameBatch([try peer.seal(second, allocator: Self.allocator)]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
 
         let readsBefore = counter.reads
         channel.read()
         #expect(counter.reads == readsBefore, "a read went through while sealed frames were waiting")
 
         channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
-        #expect(try channel.readInbound(as: Frame.self) == first)
-        #expect(try channel.readInbound(as: Frame.self) == second)
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([first, second]))
         #expect(counter.reads == readsBefore + 1, "the held read was not issued after the switch")
         _ = try channel.finish()
     }
@@ -71,55 +70,57 @@ struct FrameProtectionHandlerTests {
         var (channel, _, local, peer) = try Self.setUp()
         channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
         #expect(throws: WireError.plaintextAfterSealing(kind: "message")) {
-            try channel.writeInbound(KeyScheduleTests.message("in the clear"))
+            try channel.writeInbound(FrameBatch([KeyScheduleTests.message("in the clear")]))
         }
-        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("late"), allocator: Self.allocator))
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        try channel.writeInbound(FrameBatch([try peer.seal(KeyScheduleTests.message("late"), allocator: Self.allocator)]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
         _ = try channel.finish()
     }
 
     @Test("a plaintext frame behind an early sealed frame is refused as well")
     func plaintextBehindSealed() throws {
         var (channel, _, _, peer) = try Self.setUp()
-        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("sealed"), allocator: Self.allocator))
-        #expect(throws: WireError.plaintextAfterSealing(kind: "ping")) { try channel.writeInbound(Frame.ping(1)) }
+        try channel.writeInbound(FrameBatch([try peer.seal(KeyScheduleTests.message("sealed"), allocator: Self.allocator)]))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "ping")) { try channel.writeInbound(FrameBatch([Frame.ping(1)])) }
         _ = try channel.finish()
     }
 
     @Test("a plaintext frame right behind the peer's proof, before the keys are in, is refused: it cannot pass as the proven peer's")
     func plaintextBehindProof() throws {
         let (channel, _, _, _) = try Self.setUp()
-        try channel.writeInbound(Frame.auth(ByteBuffer(string: "proof")))
-        #expect(try channel.readInbound(as: Frame.self) == .auth(ByteBuffer(string: "proof")))
+        try channel.writeInbound(FrameBatch([Frame.auth(ByteBuffer(string: "proof"))]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([.auth(ByteBuffer(string: "proof"))]))
         #expect(throws: WireError.plaintextAfterSealing(kind: "message")) {
-            try channel.writeInbound(KeyScheduleTests.message("slipped in"))
+            try channel.writeInbound(FrameBatch([KeyScheduleTests.message("slipped in")]))
         }
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
         _ = try channel.finish()
     }
 
     @Test("behind the peer's proof a plaintext close still passes (the acceptor refusing our proof), and sealed frames wait")
     func closeAndSealedBehindProof() throws {
         var (channel, _, local, peer) = try Self.setUp()
-        try channel.writeInbound(Frame.auth(ByteBuffer(string: "proof")))
-        _ = try channel.readInbound(as: Frame.self)
+        try channel.writeInbound(FrameBatch([Frame.auth(ByteBuffer(string: "proof"))]))
+        _ = try channel.readInbound(as: FrameBatch.self)
         let refusal = Frame.close(CloseFrame(code: .authenticationFailed, message: "wrong proof"))
-        try channel.writeInbound(refusal)
-        #expect(try channel.readInbound(as: Frame.self) == refusal)
+        try channel.writeInbound(FrameBatch([refusal]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([refusal]))
         let pipelined = KeyScheduleTests.message("pipelined", id: 3)
-        try channel.writeInbound(try peer.seal(pipelined, allocator: Self.allocator))
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        try channel.writeInbound(FrameBatch([try peer.seal(pipelined, allocator: Self.allocator)]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
         channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
-        #expect(try channel.readInbound(as: Frame.self) == pipelined)
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([pipelined]))
         _ = try channel.finish()
     }
 
     @Test("the end of the stream behind sealed frames still waiting for the keys is passed on after them, not before")
     func endOfStreamBehindWaitingFrames() throws {
         final class EventRecorder: ChannelInboundHandler {
-            typealias InboundIn = Frame
+            typealias InboundIn = FrameBatch
             var log: [String] = []
-            func channelRead(context: ChannelHandlerContext, data: NIOAny) { log.append("frame") }
+            func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+                log += unwrapInboundIn(data).frames.map { _ in "frame" }
+            }
             func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
                 if let event = event as? ChannelEvent, event == .inputClosed { log.append("end") }
             }
@@ -127,8 +128,8 @@ struct FrameProtectionHandlerTests {
         var (channel, _, local, peer) = try Self.setUp()
         let recorder = EventRecorder()
         try channel.pipeline.syncOperations.addHandler(recorder)
-        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("one", id: 1), allocator: Self.allocator))
-        try channel.writeInbound(try peer.seal(KeyScheduleTests.message("two", id: 2), allocator: Self.allocator))
+        try channel.writeInbound(FrameBatch([try peer.seal(KeyScheduleTests.message("one", id: 1), allocator: Self.allocator)]))
+        try channel.writeInbound(FrameBatch([try peer.seal(KeyScheduleTests.message("two", id: 2), allocator: Self.allocator)]))
         channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         #expect(recorder.log.isEmpty, "the end overtook the frames waiting for the keys")
         channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
@@ -142,10 +143,35 @@ struct FrameProtectionHandlerTests {
         channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
         var body = KeyScheduleTests.sealedBody(try peer.seal(KeyScheduleTests.message("genuine"), allocator: Self.allocator))
         body.setInteger(body.getInteger(at: body.readerIndex, as: UInt8.self)! ^ 0x80, at: body.readerIndex)
-        #expect(throws: WireError.forgedFrame) { try channel.writeInbound(Frame.sealed(body)) }
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(throws: WireError.forgedFrame) { try channel.writeInbound(FrameBatch([Frame.sealed(body)])) }
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
         #expect(WireError.forgedFrame.description.hasPrefix("frame failed authentication: altered or forged"))
         #expect(WireError.forgedFrame.closeCode == .authenticationFailed)
+        _ = try channel.finish()
+    }
+}
+
+extension FrameProtectionHandlerTests {
+    @Test("within one read: the proof passes and the sealed frames behind it wait; a forged frame passes on the frames before it, then fails")
+    func mixedBatches() throws {
+        var (channel, _, local, peer) = try Self.setUp()
+        let one = KeyScheduleTests.message("one", id: 1)
+        let two = KeyScheduleTests.message("two", id: 2)
+        let proof = Frame.auth(ByteBuffer(string: "proof"))
+        try channel.writeInbound(FrameBatch([proof, try peer.seal(one, allocator: Self.allocator)]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([proof]))
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([one]))
+
+        let sealedTwo = try peer.seal(two, allocator: Self.allocator)  // sealed in the order they are sent
+        var forged = KeyScheduleTests.sealedBody(try peer.seal(KeyScheduleTests.message("forged", id: 4), allocator: Self.allocator))
+        forged.setInteger(forged.getInteger(at: forged.readerIndex, as: UInt8.self)! ^ 0x80, at: forged.readerIndex)
+        let three = KeyScheduleTests.message("three", id: 3)
+        #expect(throws: WireError.forgedFrame) {
+            try channel.writeInbound(FrameBatch([sealedTwo, .sealed(forged), try peer.seal(three, allocator: Self.allocator)]))
+        }
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([two]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
         _ = try channel.finish()
     }
 }

@@ -76,7 +76,7 @@ struct MemoryBudgetTests {
         try channel.pipeline.syncOperations.addHandlers([
             InboundBudgetHandler(tap: tap, activity: activity, stallTimeout: stall),
             ReadActivityHandler(activity),
-            ByteToMessageHandler(FrameDecoder()),
+            FrameBatchDecoder(),
             DecodedBudgetHandler(tap: tap),
         ])
         if queued {
@@ -97,7 +97,7 @@ struct MemoryBudgetTests {
         let size = large.readableBytes
         try channel.writeInbound(large)
         #expect(budget.used == size, "complete, waiting for its handler: still held")
-        let waiting = try #require(try channel.readInbound(as: FrameBatch.self))
+        let waiting = try #require(try channel.readInbound(as: QueuedFrames.self))
         #expect(waiting.charged == size)
         tap.release(waiting.charged)
         #expect(budget.used == 0)
@@ -106,14 +106,14 @@ struct MemoryBudgetTests {
         var many = ByteBuffer()
         for _ in 0..<40 { many.writeImmutableBuffer(Self.frame(100)) }
         try channel.writeInbound(many)
-        let batch = try #require(try channel.readInbound(as: FrameBatch.self))
+        let batch = try #require(try channel.readInbound(as: QueuedFrames.self))
         #expect(batch.frames.count == 40)
         #expect(batch.charged == many.readableBytes && budget.used == many.readableBytes)
         tap.release(batch.charged)
 
         try channel.writeInbound(Self.frame(100))
         #expect(budget.used == 0)
-        #expect(try #require(try channel.readInbound(as: FrameBatch.self)).charged == 0)
+        #expect(try #require(try channel.readInbound(as: QueuedFrames.self)).charged == 0)
         #expect(budget.used == 0)
     }
 
@@ -123,13 +123,13 @@ struct MemoryBudgetTests {
         let channel = NIOAsyncTestingChannel()
         try await channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206))
         let (tap, inbound) = try await channel.testingEventLoop.executeInContext {
-            (BudgetTap(budget: budget, channel: channel), try NIOAsyncChannel<FrameBatch, Never>(wrappingChannelSynchronously: channel))
+            (BudgetTap(budget: budget, channel: channel), try NIOAsyncChannel<QueuedFrames, Never>(wrappingChannelSynchronously: channel))
         }
         let frames = (1...3).map { Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID($0)), payload: ByteBuffer())) }
         #expect(budget.charge(5_000, to: tap.account))
-        try await channel.writeInbound(FrameBatch(frames: Array(frames[0...1]), charged: 5_000))
-        try await channel.writeInbound(FrameBatch(frames: []))
-        try await channel.writeInbound(FrameBatch(frames: [frames[2]]))
+        try await channel.writeInbound(QueuedFrames(frames: Array(frames[0...1]), charged: 5_000))
+        try await channel.writeInbound(QueuedFrames(frames: []))
+        try await channel.writeInbound(QueuedFrames(frames: [frames[2]]))
 
         try await inbound.executeThenClose { batches in
             var reader = FrameReader(batches, budget: tap)
@@ -179,7 +179,7 @@ struct MemoryBudgetTests {
         #expect(Self.evicted(channel) == nil)
         try channel.writeInbound(whole)
         #expect(budget.used == 0)
-        #expect(try channel.readInbound(as: Frame.self)?.wireSize == size)
+        #expect(try channel.readInbound(as: FrameBatch.self)?.frames.map(\.wireSize) == [size])
 
         // Complete frames, then silence: nothing is held, nothing stalls.
         channel.embeddedEventLoop.advanceTime(by: .seconds(60))

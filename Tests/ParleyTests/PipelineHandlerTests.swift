@@ -33,7 +33,7 @@ struct PipelineHandlerTests {
                 if let refuse { throw refuse }
                 let handler: any ChannelHandler =
                     framing == .parley
-                    ? ByteToMessageHandler(FrameDecoder()) : ByteToMessageHandler(OriginalFrameDecoder())
+                    ? FrameBatchDecoder() : ByteToMessageHandler(OriginalFrameDecoder())
                 try context.pipeline.syncOperations.addHandler(handler, position: .after(context.handler))
             }
         )
@@ -49,7 +49,7 @@ struct PipelineHandlerTests {
         try parley.writeInbound(hello.readSlice(length: 1)!)
         try parley.writeInbound(hello)
         #expect(parleyChosen.withLockedValue { $0 } == [Framing.parley])
-        guard case .hello? = try parley.readInbound(as: Frame.self) else {
+        guard case .hello? = try parley.readFrames().first else {
             Issue.record("the hello did not come through")
             return
         }
@@ -88,7 +88,8 @@ struct PipelineHandlerTests {
         try channel.writeInbound(ByteBuffer(string: "!not for the translator"))
         try channel.writeInbound(ByteBuffer(string: #"{"n":1}"#))
         try channel.writeInbound(ByteBuffer(string: #"{"n":2}"#))
-        guard case .hello(let helloFrame)? = try channel.readInbound(as: Frame.self) else {
+        var frames = try channel.readFrames()[...]
+        guard case .hello(let helloFrame)? = frames.popFirst() else {
             Issue.record("no hello first")
             return
         }
@@ -96,14 +97,14 @@ struct PipelineHandlerTests {
         #expect(hello.capabilities == [OriginalFraming.capability] && hello.accepts == [VerbatimTranslator.outbound])
         #expect(UUID(uuidString: hello.peerID) != nil && hello.auth == nil)
         for (expectedID, body) in [(1, #"{"n":1}"#), (2, #"{"n":2}"#)] {
-            guard case .message(let message)? = try channel.readInbound(as: Frame.self) else {
+            guard case .message(let message)? = frames.popFirst() else {
                 Issue.record("message \(expectedID) missing")
                 return
             }
             #expect(message.header.typeName == VerbatimTranslator.inbound && message.header.id == MessageID(UInt64(expectedID)))
             #expect(message.payload == ByteBuffer(string: body))
         }
-        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(frames.isEmpty)
         #expect(logs.records(mentioning: "not understood").count == 1)
     }
 
@@ -149,7 +150,7 @@ struct PipelineHandlerTests {
         try channel.writeOutbound(Frame.message(MessageFrame(header: other, payload: ByteBuffer(string: "{}"))))
         #expect(try channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(string: "{}"))
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
-        guard case .errorReply(let reply)? = try channel.readInbound(as: Frame.self) else {
+        guard case .errorReply(let reply)? = try channel.readFrames().first else {
             Issue.record("no error reply for the request the app cannot receive")
             return
         }
@@ -173,13 +174,13 @@ struct PipelineHandlerTests {
         let dialled = EmbeddedChannel()
         try dialled.pipeline.syncOperations.addHandler(HandshakeDeadlineHandler(timeout: .seconds(5), frames: 2, startsWithFirstByte: false))
         try dialled.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
-        try dialled.writeInbound(rawHello())
+        try dialled.writeFrames(rawHello())
         dialled.embeddedEventLoop.advanceTime(by: .seconds(4))
-        try dialled.writeInbound(Frame.auth(ByteBuffer(string: "proof")))
+        try dialled.writeFrames(Frame.auth(ByteBuffer(string: "proof")))
         dialled.embeddedEventLoop.advanceTime(by: .seconds(60))
         try dialled.throwIfErrorCaught()
         // Both frames passed on, and the handler left the pipeline once the deadline was met.
-        #expect(try dialled.readInbound(as: Frame.self) != nil && dialled.readInbound(as: Frame.self) != nil)
+        #expect(try dialled.readFrames().count == 2)
         #expect(throws: (any Error).self) { try dialled.pipeline.syncOperations.handler(type: HandshakeDeadlineHandler.self) }
     }
 
@@ -232,7 +233,7 @@ struct PipelineHandlerTests {
         )
         try channel.pipeline.syncOperations.addHandlers([
             ReadActivityHandler(activity),
-            ByteToMessageHandler(FrameDecoder()),
+            FrameBatchDecoder(),
             HeartbeatHandler(interval: interval, timeout: timeout, activity: activity, connection: connection),
         ])
         try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 7206)).wait()
@@ -257,7 +258,14 @@ struct PipelineHandlerTests {
         try channel.writeInbound(bytes(.ping(77)))
         readOn()
         #expect(try channel.readOutbound(as: Frame.self) == .pong(77))
-        #expect(try channel.readInbound(as: Frame.self) == nil, "a ping after the handshake is the heartbeat's own")
+        #expect(try channel.readFrames() == [], "a ping after the handshake is the heartbeat's own")
+        // In one read with messages: the pings are answered (one flush), the messages pass on in order.
+        var mixed = ByteBuffer()
+        for frame in [Self.message(1), .ping(78), .pong(1), Self.message(2), .ping(79)] { frame.write(to: &mixed) }
+        try channel.writeInbound(mixed)
+        #expect(try channel.readOutbound(as: Frame.self) == .pong(78))
+        #expect(try channel.readOutbound(as: Frame.self) == .pong(79))
+        #expect(try channel.readFrames() == [Self.message(1), Self.message(2)])
 
         // Bytes at 2.5 s move the deadline to 5.5 s: any read is life, even half a frame.
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1500))
@@ -359,7 +367,7 @@ struct PipelineHandlerTests {
         channel.embeddedEventLoop.advanceTime(by: .seconds(6))
         try channel.writeOutbound(Self.message(1))  // a message we send counts
         channel.embeddedEventLoop.advanceTime(by: .seconds(6))
-        try channel.writeInbound(Frame.ping(1))  // a ping does not
+        try channel.writeFrames(Frame.ping(1))  // a ping does not
         channel.embeddedEventLoop.advanceTime(by: .seconds(3))
         try channel.throwIfErrorCaught()
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
@@ -368,7 +376,7 @@ struct PipelineHandlerTests {
         // A message received counts from the read it came in, and one written but not yet flushed does not.
         let reading = try Self.connected([IdleTimeoutHandler(timeout: .seconds(10))])
         reading.embeddedEventLoop.advanceTime(by: .seconds(6))
-        try reading.writeInbound(Self.message(2))
+        try reading.writeFrames(Frame.pong(1), Self.message(2))
         reading.embeddedEventLoop.advanceTime(by: .seconds(6))
         reading.write(Self.message(3), promise: nil)
         reading.embeddedEventLoop.advanceTime(by: .seconds(3))
@@ -380,28 +388,25 @@ struct PipelineHandlerTests {
     @Test("the rate limit admits the burst, refills at the rate on the loop's clock, and ends a flood once")
     func rateLimit() throws {
         let channel = try Self.connected([RateLimitHandler(limit: MessageRateLimit(perSecond: 2, burst: 3))])
-        for id in 1...3 { try channel.writeInbound(Self.message(UInt64(id))) }
+        try channel.writeFrames(Self.message(1), Self.message(2))
+        try channel.writeFrames(Self.message(3))
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))  // one token back
-        try channel.writeInbound(Self.message(4))
+        // One read over the limit: the frame within it passes, the rest is dropped, and the connection ends.
         #expect(throws: ConnectionLimitExceeded.rate(MessageRateLimit(perSecond: 2, burst: 3))) {
-            try channel.writeInbound(Self.message(5))
+            try channel.writeFrames(Self.message(4), Self.message(5), Self.message(6))
         }
-        try channel.writeInbound(Self.message(6))  // dropped, not reported again
+        try channel.writeFrames(Self.message(7))  // dropped, not reported again
         try channel.throwIfErrorCaught()
-        var passed: [Frame] = []
-        while let frame = try channel.readInbound(as: Frame.self) { passed.append(frame) }
-        #expect(passed == (1...4).map { Self.message(UInt64($0)) })
+        #expect(try channel.readFrames() == (1...4).map { Self.message(UInt64($0)) })
 
         // A steady peer at half the rate is never refused, however long it keeps going (a minute of loop time).
         let steady = try Self.connected([RateLimitHandler(limit: MessageRateLimit(perSecond: 10, burst: 5))])
         for id in 1...300 {
-            try steady.writeInbound(Self.message(UInt64(id)))
+            try steady.writeFrames(Self.message(UInt64(id)))
             steady.embeddedEventLoop.advanceTime(by: .milliseconds(200))
         }
         try steady.throwIfErrorCaught()
-        var steadyPassed = 0
-        while try steady.readInbound(as: Frame.self) != nil { steadyPassed += 1 }
-        #expect(steadyPassed == 300 && steady.isActive)
+        #expect(try steady.readFrames().count == 300 && steady.isActive)
     }
 
     @Test("a silence timer fires on the loop's clock, re-arms when activity moved, and stops when told there is nothing to watch")
@@ -466,17 +471,19 @@ private struct GatedTranslator: OriginalFramingTranslator {
 
 /// Records what reaches the business end of a pipeline.
 private final class FrameRecorder: ChannelInboundHandler, Sendable {
-    typealias InboundIn = Frame
+    typealias InboundIn = FrameBatch
     let seen: Observed<[String]>
     init(seen: Observed<[String]>) { self.seen = seen }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let entry = switch unwrapInboundIn(data) {
-        case .hello: "hello"
-        case .message(let message): "message \(message.header.id): \(message.payload.readableBytes) bytes"
-        default: "other"
+        let entries = unwrapInboundIn(data).frames.map { frame in
+            switch frame {
+            case .hello: "hello"
+            case .message(let message): "message \(message.header.id): \(message.payload.readableBytes) bytes"
+            default: "other"
+            }
         }
-        seen.update { $0.append(entry) }
+        seen.update { $0 += entries }
     }
 
     func channelInactive(context: ChannelHandlerContext) { seen.update { $0.append("inactive") } }

@@ -41,10 +41,10 @@ struct QueueAndReplyHandlerTests {
         let (channel, _, requests, counters) = try Self.resolving(handshakeDone: true)
         let slot = requests.register(MessageID(7), to: Self.alice, deadline: .distantFuture, timerOn: channel.eventLoop)
         let failed = requests.register(MessageID(8), to: Self.alice, deadline: .distantFuture, timerOn: channel.eventLoop)
-        try channel.writeInbound(Self.note(1))
-        try channel.writeInbound(Self.note(2, inReplyTo: 7))
-        try channel.writeInbound(Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(8), code: .handlerFailed, message: "no")))
-        try channel.writeInbound(Self.note(3))
+        try channel.writeFrames(Self.note(1))
+        try channel.writeFrames(Self.note(2, inReplyTo: 7))
+        try channel.writeFrames(Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(8), code: .handlerFailed, message: "no")))
+        try channel.writeFrames(Self.note(3))
 
         guard case .message(let reply) = try await slot.value() else {
             Issue.record("the request was not answered with the reply message")
@@ -56,9 +56,9 @@ struct QueueAndReplyHandlerTests {
             return
         }
         #expect(error.code == .handlerFailed)
-        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(1)]))
-        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(3)]))
-        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+        #expect(try channel.readInbound(as: QueuedFrames.self) == QueuedFrames(frames: [Self.note(1)]))
+        #expect(try channel.readInbound(as: QueuedFrames.self) == QueuedFrames(frames: [Self.note(3)]))
+        #expect(try channel.readInbound(as: QueuedFrames.self) == nil)
         #expect(counters.messagesReceived.load(ordering: .relaxed) == 1)
         #expect(counters.lateReplies.load(ordering: .relaxed) == 0)
     }
@@ -68,10 +68,12 @@ struct QueueAndReplyHandlerTests {
         let (channel, _, requests, _) = try Self.resolving(handshakeDone: true)
         let slot = requests.register(MessageID(7), to: Self.alice, deadline: .distantFuture, timerOn: channel.eventLoop)
         let pipeline = channel.pipeline.syncOperations
-        for frame in [Self.note(1), Self.note(2, inReplyTo: 7), Self.note(3)] { pipeline.fireChannelRead(NIOAny(frame)) }
-        #expect(try channel.readInbound(as: FrameBatch.self) == nil, "nothing passes on before the read completes")
+        // Two batches from one socket read (the decoder passes on one per chunk of bytes it is given).
+        pipeline.fireChannelRead(NIOAny(FrameBatch([Self.note(1), Self.note(2, inReplyTo: 7)])))
+        pipeline.fireChannelRead(NIOAny(FrameBatch([Self.note(3)])))
+        #expect(try channel.readInbound(as: QueuedFrames.self) == nil, "nothing passes on before the read completes")
         pipeline.fireChannelReadComplete()
-        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(1), Self.note(3)]))
+        #expect(try channel.readInbound(as: QueuedFrames.self) == QueuedFrames(frames: [Self.note(1), Self.note(3)]))
         guard case .message(let reply) = try await slot.value() else {
             Issue.record("the reply in the middle of the read did not complete its request")
             return
@@ -80,7 +82,7 @@ struct QueueAndReplyHandlerTests {
 
         // Frames read before a decoding error are passed on before it; so before the end of input, or of the connection.
         final class Order: ChannelInboundHandler {
-            typealias InboundIn = FrameBatch
+            typealias InboundIn = QueuedFrames
             var events: [String] = []
             func channelRead(context: ChannelHandlerContext, data: NIOAny) { events.append("batch of \(unwrapInboundIn(data).frames.count)") }
             func errorCaught(context: ChannelHandlerContext, error: any Error) { events.append("error") }
@@ -89,11 +91,11 @@ struct QueueAndReplyHandlerTests {
         }
         let order = Order()
         try pipeline.addHandler(order)
-        pipeline.fireChannelRead(NIOAny(Self.note(4)))
+        pipeline.fireChannelRead(NIOAny(FrameBatch([Self.note(4)])))
         pipeline.fireErrorCaught(WireError.frameTooLarge(length: 1, maximum: 0))
-        pipeline.fireChannelRead(NIOAny(Self.note(5)))
+        pipeline.fireChannelRead(NIOAny(FrameBatch([Self.note(5)])))
         pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
-        pipeline.fireChannelRead(NIOAny(Self.note(6)))
+        pipeline.fireChannelRead(NIOAny(FrameBatch([Self.note(6)])))
         pipeline.fireChannelInactive()
         #expect(order.events == ["batch of 1", "error", "batch of 1", "input closed", "batch of 1", "inactive"])
     }
@@ -101,15 +103,14 @@ struct QueueAndReplyHandlerTests {
     @Test("a reply nobody waits for is counted as late and dropped; before the handshake everything passes on")
     func lateAndEarly() throws {
         let (channel, _, _, counters) = try Self.resolving(handshakeDone: true)
-        try channel.writeInbound(Self.note(2, inReplyTo: 99))
-        try channel.writeInbound(Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(98), code: .handlerFailed, message: "late")))
-        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+        try channel.writeFrames(Self.note(2, inReplyTo: 99), Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(98), code: .handlerFailed, message: "late")))
+        #expect(try channel.readInbound(as: QueuedFrames.self) == nil)
         #expect(counters.lateReplies.load(ordering: .relaxed) == 2)
 
         let (early, _, requests, earlyCounters) = try Self.resolving(handshakeDone: false)
         _ = requests.register(MessageID(7), to: Self.alice, deadline: .distantFuture, timerOn: early.eventLoop)
-        try early.writeInbound(Self.note(2, inReplyTo: 7))
-        #expect(try early.readInbound(as: FrameBatch.self) == FrameBatch(frames: [Self.note(2, inReplyTo: 7)]), "the handshake decides what an early frame is")
+        try early.writeFrames(Self.note(2, inReplyTo: 7))
+        #expect(try early.readInbound(as: QueuedFrames.self) == QueuedFrames(frames: [Self.note(2, inReplyTo: 7)]), "the handshake decides what an early frame is")
         #expect(earlyCounters.lateReplies.load(ordering: .relaxed) == 0)
     }
 

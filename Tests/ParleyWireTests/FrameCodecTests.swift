@@ -27,13 +27,13 @@ struct FrameCodecTests {
     @Test("every frame kind survives encode → decode on an EmbeddedChannel")
     func roundTrip() throws {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
+        try channel.pipeline.syncOperations.addHandler(FrameBatchDecoder())
         try channel.pipeline.syncOperations.addHandler(FrameEncoder())
         for frame in Self.samples {
             try channel.writeOutbound(frame)
             // Loop the written bytes back into the decoder.
             while let bytes = try channel.readOutbound(as: ByteBuffer.self) { try channel.writeInbound(bytes) }
-            #expect(try channel.readInbound(as: Frame.self) == frame)
+            #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([frame]))
         }
         #expect(try channel.finish().isClean)
     }
@@ -124,6 +124,76 @@ struct FrameCodecTests {
             return (buffer, [frame])
         }
         try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { FrameDecoder() }
+    }
+
+    static func bytes(_ frames: [Frame]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for frame in frames { frame.write(to: &buffer) }
+        return buffer
+    }
+
+    @Test("the batching decoder passes on, per read, the frames that read completed, whatever the split")
+    func batches() throws {
+        let channel = EmbeddedChannel(handler: FrameBatchDecoder())
+        try channel.writeInbound(Self.bytes(Self.samples))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(Self.samples), "one read, one batch")
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+
+        // Byte by byte: each frame comes alone, in the read of its last byte; the other reads pass nothing on.
+        let all = Self.bytes(Self.samples)
+        var batches: [FrameBatch] = []
+        for offset in 0..<all.readableBytes {
+            try channel.writeInbound(all.getSlice(at: offset, length: 1)!)
+            while let batch = try channel.readInbound(as: FrameBatch.self) { batches.append(batch) }
+        }
+        #expect(batches == Self.samples.map { FrameBatch([$0]) })
+
+        // Split inside the third frame: two reads, each with the frames it completed.
+        let cut = Self.samples[0...1].reduce(0) { $0 + $1.wireSize } + 3
+        try channel.writeInbound(all.getSlice(at: 0, length: cut)!)
+        try channel.writeInbound(all.getSlice(at: cut, length: all.readableBytes - cut)!)
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(Array(Self.samples[0...1])))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(Array(Self.samples[2...])))
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test("a malformed frame ends decoding: the frames before it pass on, then the error, and later bytes are dropped")
+    func batchThenError() throws {
+        let channel = EmbeddedChannel(handler: FrameBatchDecoder())
+        var bytes = Self.bytes(Array(Self.samples[0...1]))
+        bytes.writeString("GET / HTTP/1.1\r\n")
+        #expect(throws: WireError.unexpectedStartByte(0x47)) { try channel.writeInbound(bytes) }
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(Array(Self.samples[0...1])))
+        try channel.writeInbound(Self.bytes([.ping(1)]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil, "nothing after a malformed frame")
+
+        let oversized = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: 1024))
+        var announced = ByteBuffer(bytes: [207])
+        announced.writeInteger(UInt32(1025), endianness: .little)
+        #expect(throws: WireError.frameTooLarge(length: 1025, maximum: 1024)) { try oversized.writeInbound(announced) }
+    }
+
+    @Test("input that ends inside a frame is reported as a truncated frame, at the end of input or of the connection")
+    func batchTruncated() throws {
+        let unfinished = Self.bytes([.ping(7)]).getSlice(at: 0, length: 10)!
+        let halfClosed = EmbeddedChannel(handler: FrameBatchDecoder())
+        try halfClosed.writeInbound(Self.bytes([.ping(1)]))
+        try halfClosed.writeInbound(unfinished)
+        halfClosed.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(throws: WireError.truncatedFrame(expected: 14, received: 10)) { try halfClosed.throwIfErrorCaught() }
+        #expect(try halfClosed.readInbound(as: FrameBatch.self) == FrameBatch([.ping(1)]))
+
+        let closed = EmbeddedChannel(handler: FrameBatchDecoder())
+        try closed.writeInbound(unfinished)
+        #expect(throws: WireError.truncatedFrame(expected: 14, received: 10)) { try closed.finish() }
+
+        let whole = EmbeddedChannel(handler: FrameBatchDecoder())
+        try whole.writeInbound(Self.bytes([.ping(1)]))
+        guard case .leftOvers(inbound: let left, outbound: _, pendingOutbound: _) = try whole.finish() else {
+            Issue.record("the whole frame was lost")
+            return
+        }
+        #expect(left.count == 1, "a stream that ends between frames is not truncated")
     }
 
     @Test("the byte layout of a message frame is the one docs/protocol.md describes")

@@ -7,8 +7,8 @@ import ParleyWire
 /// pongs do not, since they prove the peer alive, not useful. Control-socket clients are exempt (a
 /// `parleyctl listen` waits legitimately for as long as it likes).
 final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = Frame
-    typealias InboundOut = Frame
+    typealias InboundIn = FrameBatch
+    typealias InboundOut = FrameBatch
     typealias OutboundIn = Frame
     typealias OutboundOut = Frame
 
@@ -40,7 +40,7 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) { stop() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if Self.isMessage(unwrapInboundIn(data)) { messageRead = true }
+        if !messageRead, unwrapInboundIn(data).frames.contains(where: Self.isMessage) { messageRead = true }
         context.fireChannelRead(data)
     }
 

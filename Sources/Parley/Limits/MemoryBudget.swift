@@ -130,8 +130,8 @@ struct BudgetTap: Sendable {
 
 extension BudgetTap {
     /// Frames waiting for their handler are charged from this size on, a socket read's worth together
-    /// (``ReplyResolver`` charges a ``FrameBatch`` as it joins the handlers' queue, ``FrameReader`` returns the
-    /// charge once the batch has been dealt with). Smaller batches are bounded by count instead: at most 4 wait
+    /// (``ReplyResolver`` charges ``QueuedFrames`` as they join the handlers' queue, ``FrameReader`` returns the
+    /// charge once their last frame has been dealt with). Fewer bytes are bounded by count instead: at most 4 wait
     /// per connection, beside the one being read and the one being gathered: about 20 KiB a connection outside
     /// the budget.
     static let queuedFrameMinimum = 4096
@@ -225,13 +225,13 @@ final class InboundBudgetHandler: ChannelInboundHandler {
 }
 
 /// Returns a frame's bytes to the budget once the decoder has completed it: from here on it is a complete frame,
-/// which ``ReplyResolver`` charges again, with the rest of its read's batch, if it goes on to wait for a handler.
+/// which ``ReplyResolver`` charges again, with the rest of its read's frames, if it goes on to wait for a handler.
 /// One plain class per framing with this protocol's behaviour, rather than one generic class: NIO calls a handler
 /// through its protocol, and the generic class looked up its type's metadata for every frame.
 protocol DecodedBudgetCredit: ChannelInboundHandler where InboundOut == InboundIn {
     var decoded: DecodedBytes { get set }
-    /// The bytes `frame` took on the wire.
-    static func wireSize(of frame: InboundIn) -> Int
+    /// The bytes `decoded` (a batch of frames, or one frame body) took on the wire.
+    static func wireSize(of decoded: InboundIn) -> Int
 }
 
 extension DecodedBudgetCredit {
@@ -247,11 +247,11 @@ extension DecodedBudgetCredit {
 }
 
 final class DecodedBudgetHandler: DecodedBudgetCredit {
-    typealias InboundIn = Frame
-    typealias InboundOut = Frame
+    typealias InboundIn = FrameBatch
+    typealias InboundOut = FrameBatch
     var decoded: DecodedBytes
     init(tap: BudgetTap) { decoded = DecodedBytes(tap: tap) }
-    static func wireSize(of frame: Frame) -> Int { frame.wireSize }
+    static func wireSize(of batch: FrameBatch) -> Int { batch.frames.reduce(0) { $0 + $1.wireSize } }
 }
 
 /// ``DecodedBudgetHandler`` for frame bodies in the original debugger framing.
@@ -266,8 +266,8 @@ final class DecodedOriginalBudgetHandler: DecodedBudgetCredit {
 /// The bytes of frames a decoder completed, no longer a frame in progress.
 struct DecodedBytes {
     private let tap: BudgetTap
-    /// Bytes of small frames completed during this read, returned to the budget together when the read
-    /// completes: one lock of the shared budget per socket read, not one per small message.
+    /// Bytes of small frames (or small batches of them) completed during this read, returned to the budget together
+    /// when the read completes: one lock of the shared budget per socket read, not one per small message.
     private var completed = 0
 
     init(tap: BudgetTap) { self.tap = tap }

@@ -6,8 +6,8 @@ import ParleyWire
 /// Closing rather than slowing down: a peer that floods is misbehaving, and throttling would keep it
 /// connected while hiding that. Control-socket clients are exempt.
 final class RateLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = Frame
-    typealias InboundOut = Frame
+    typealias InboundIn = FrameBatch
+    typealias InboundOut = FrameBatch
 
     private let limit: MessageRateLimit
     /// Filled on the event loop's clock from when the handler joins the pipeline.
@@ -31,11 +31,20 @@ final class RateLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !exceeded else { return }
-        guard exempt || bucket?.take(now: context.eventLoop.now) != false else {
-            exceeded = true
-            context.fireErrorCaught(ConnectionLimitExceeded.rate(limit))
+        guard !exempt, bucket != nil else {
+            context.fireChannelRead(data)
             return
         }
-        context.fireChannelRead(data)
+        var batch = unwrapInboundIn(data)
+        let now = context.eventLoop.now
+        // One token per frame; the frames within the limit pass, the first one over it ends the connection.
+        guard let over = batch.frames.indices.first(where: { _ in !bucket!.take(now: now) }) else {
+            context.fireChannelRead(data)
+            return
+        }
+        exceeded = true
+        batch.frames.removeSubrange(over...)
+        if !batch.frames.isEmpty { context.fireChannelRead(wrapInboundOut(batch)) }
+        context.fireErrorCaught(ConnectionLimitExceeded.rate(limit))
     }
 }

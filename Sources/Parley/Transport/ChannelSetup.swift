@@ -5,7 +5,7 @@ import ParleyWire
 
 /// A configured connection: the frames for the business logic, and the connection's own state.
 struct ConnectionChannel: Sendable {
-    var frames: NIOAsyncChannel<FrameBatch, Never>
+    var frames: NIOAsyncChannel<QueuedFrames, Never>
     var connection: PeerConnection
 }
 
@@ -89,7 +89,7 @@ struct ChannelSetup: Sendable {
         )
         if let timeout = configuration.idleTimeout { try sync.addHandler(IdleTimeoutHandler(timeout: timeout)) }
         try sync.addHandler(ReplyResolver(connection: connection, counters: counters))
-        let frames = try NIOAsyncChannel<FrameBatch, Never>(
+        let frames = try NIOAsyncChannel<QueuedFrames, Never>(
             wrappingChannelSynchronously: channel,
             // Counted in batches (one per socket read), not bytes: at most `highWatermark` reads' worth of frames
             // wait here, those of 4 KiB or more charged to the budget. Above it Parley stops reading from the
@@ -109,7 +109,7 @@ struct ChannelSetup: Sendable {
             // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
             let maximumBodySize = configuration.maximumFrameSize + (sealed ? FrameLayout.sealedOverhead : 0)
             let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler(tap: $0)] } ?? []
-            return [ByteToMessageHandler(FrameDecoder(maximumBodySize: maximumBodySize))] + credit + [FrameEncoder()]
+            return [FrameBatchDecoder(maximumBodySize: maximumBodySize)] + credit + [FrameEncoder()]
                 + (sealed ? [FrameProtectionHandler()] : [])
         case .original:
             guard let support = configuration.originalFraming else { throw HandshakeError.originalFramingNotAccepted }

@@ -11,8 +11,8 @@ import ParleyWire
 /// connection limits and is closed by the idle timeout; one that starts a frame must finish it in time (so a peer
 /// dribbling bytes is dropped).
 final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = Frame
-    typealias InboundOut = Frame
+    typealias InboundIn = FrameBatch
+    typealias InboundOut = FrameBatch
 
     private let timeout: TimeAmount
     /// Handshake frames still to arrive before the deadline is met.
@@ -47,7 +47,7 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        remaining -= 1
+        remaining -= unwrapInboundIn(data).frames.count
         guard remaining <= 0 else {
             context.fireChannelRead(data)
             return

@@ -8,8 +8,8 @@ import ParleyWire
 /// a ``SilenceTimer`` over the connection's last read.
 final class HeartbeatHandler: ChannelDuplexHandler {
     // Duplex to see the outbound Start event and read requests; writes pass through untouched.
-    typealias InboundIn = Frame
-    typealias InboundOut = Frame
+    typealias InboundIn = FrameBatch
+    typealias InboundOut = FrameBatch
     typealias OutboundIn = Frame
     typealias OutboundOut = Frame
 
@@ -48,17 +48,20 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             context.fireChannelRead(data)
             return
         }
-        switch unwrapInboundIn(data) {
-        case .ping(let nonce):
-            // A peer that floods pings and never reads would otherwise pile pongs up in memory.
-            if context.channel.isWritable {
-                context.writeAndFlush(wrapOutboundOut(.pong(nonce)), promise: nil)
-            }
-        case .pong:
-            break
-        default:
+        var batch = unwrapInboundIn(data)
+        guard batch.frames.contains(where: \.isHeartbeat) else {
             context.fireChannelRead(data)
+            return
         }
+        var answered = false
+        for case .ping(let nonce) in batch.frames where context.channel.isWritable {
+            // Only while writable: a peer that floods pings and never reads would otherwise pile pongs up in memory.
+            context.write(wrapOutboundOut(.pong(nonce)), promise: nil)
+            answered = true
+        }
+        if answered { context.flush() }
+        batch.frames.removeAll(where: \.isHeartbeat)
+        if !batch.frames.isEmpty { context.fireChannelRead(wrapInboundOut(batch)) }
     }
 
     func read(context: ChannelHandlerContext) {
@@ -148,6 +151,15 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         connection.noteEnd(.silent(.nanoseconds(silence.nanoseconds)))
         context.fireErrorCaught(error)
         context.close(promise: nil)
+    }
+}
+
+extension Frame {
+    fileprivate var isHeartbeat: Bool {
+        switch self {
+        case .ping, .pong: true
+        case .hello, .auth, .sealed, .message, .errorReply, .close: false
+        }
     }
 }
 

@@ -18,7 +18,7 @@ import ParleyWire
 ///   request it cannot receive is answered at once with an error reply, so the sender does not wait in vain.
 final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
-    typealias InboundOut = Frame
+    typealias InboundOut = FrameBatch
     typealias OutboundIn = Frame
     typealias OutboundOut = ByteBuffer
 
@@ -52,7 +52,7 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if !greeted {
             greeted = true
-            context.fireChannelRead(wrapInboundOut(.hello(hello(remote: context.channel.remoteAddress))))
+            context.fireChannelRead(wrapInboundOut(FrameBatch([.hello(hello(remote: context.channel.remoteAddress))])))
         }
         waiting.append(unwrapInboundIn(data))
         translateWaiting(context: context)
@@ -112,7 +112,7 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
         case .success(let message):
             let header = MessageHeader(typeName: message.typeName, id: MessageID(nextMessageID))
             nextMessageID += 1
-            context.fireChannelRead(wrapInboundOut(.message(MessageFrame(header: header, payload: message.payload))))
+            context.fireChannelRead(wrapInboundOut(FrameBatch([.message(MessageFrame(header: header, payload: message.payload))])))
         case .failure(let error):
             logThrottle.warning(
                 "frame in the original debugger framing not understood; dropped, nothing delivered",
@@ -137,7 +137,7 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
                 inReplyTo: message.header.id, code: .unknownType,
                 message: "an app of the original Swift Talk debugger cannot receive \(message.header.typeName.excerpt())"
             )
-            context.fireChannelRead(wrapInboundOut(.errorReply(reply)))
+            context.fireChannelRead(wrapInboundOut(FrameBatch([.errorReply(reply)])))
         }
     }
 

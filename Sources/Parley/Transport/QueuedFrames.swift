@@ -1,10 +1,11 @@
 import NIOCore
 import ParleyWire
 
-/// The frames one socket read completed, handed to the connection's task together: the task wakes and takes
-/// from the channel once per read instead of once per frame, which is most of what a small message costs to
-/// receive. ``ReplyResolver`` makes the batches; ``FrameReader`` hands their frames out one at a time.
-struct FrameBatch: Sendable, Equatable {
+/// The frames one socket read completed, less the replies resolved on the event loop, handed to the connection's
+/// task together: the task wakes and takes from the channel once per read instead of once per frame, which is
+/// most of what a small message costs to receive. ``ReplyResolver`` makes them; ``FrameReader`` hands their
+/// frames out one at a time.
+struct QueuedFrames: Sendable, Equatable {
     var frames: [Frame]
     /// Bytes charged to the connection's memory budget while the batch waits for its handler and while the
     /// handler runs; returned once its last frame has been dealt with (0: nothing charged).
@@ -14,12 +15,12 @@ struct FrameBatch: Sendable, Equatable {
 /// A connection's frames one at a time, as the handshake and the handlers read them, from the batches its
 /// channel delivers.
 struct FrameReader {
-    private var batches: NIOAsyncChannelInboundStream<FrameBatch>.AsyncIterator
-    private var current = FrameBatch(frames: [])
+    private var batches: NIOAsyncChannelInboundStream<QueuedFrames>.AsyncIterator
+    private var current = QueuedFrames(frames: [])
     private var position = 0
     private let budget: BudgetTap?
 
-    init(_ batches: NIOAsyncChannelInboundStream<FrameBatch>, budget: BudgetTap?) {
+    init(_ batches: NIOAsyncChannelInboundStream<QueuedFrames>, budget: BudgetTap?) {
         self.batches = batches.makeAsyncIterator()
         self.budget = budget
     }
@@ -30,7 +31,7 @@ struct FrameReader {
         while position == current.frames.count {
             // Every frame of the batch has been dealt with (and an empty batch is skipped).
             if current.charged > 0 { budget?.release(current.charged) }
-            current = FrameBatch(frames: [])
+            current = QueuedFrames(frames: [])
             position = 0
             guard let batch = try await batches.next(isolation: #isolation) else { return nil }
             current = batch

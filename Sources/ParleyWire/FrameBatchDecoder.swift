@@ -1,0 +1,89 @@
+import NIOCore
+
+/// The frames one read of the byte stream completed, in the order they arrived. Frames move up a Parley pipeline
+/// in batches, not one by one: each handler between the socket and the business logic is then called once per
+/// read, whatever the number of small messages in it.
+public struct FrameBatch: Sendable, Hashable {
+    public var frames: [Frame]
+
+    public init(_ frames: [Frame]) {
+        self.frames = frames
+    }
+}
+
+/// Splits the byte stream into frames (with ``FrameDecoder``'s rules) and passes on the frames each read
+/// completes as one ``FrameBatch``; a read that completes none passes nothing on.
+///
+/// Why not NIO's `ByteToMessageHandler`: it passes frames on one at a time, and each frame then pays every
+/// handler above for the hop (a type check to wrap and unwrap it, retains, the handler's own bookkeeping). For a
+/// stream of small messages that was most of the cost of receiving one (docs/performance.md).
+///
+/// A malformed frame ends decoding: the frames before it are passed on, then the error; later bytes are dropped.
+/// Bytes of an unfinished frame when the input ends are reported as a truncated frame.
+public final class FrameBatchDecoder: ChannelInboundHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = FrameBatch
+
+    private var decoder: FrameDecoder
+    /// The start of a frame whose end has not arrived yet.
+    private var unfinished: ByteBuffer?
+    /// The stream held a malformed frame: nothing after it can be trusted to be framed right.
+    private var failed = false
+
+    public init(maximumBodySize: Int = FrameLayout.defaultMaximumBodySize) {
+        decoder = FrameDecoder(maximumBodySize: maximumBodySize)
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
+        var bytes = unwrapInboundIn(data)
+        if var held = unfinished {
+            unfinished = nil
+            held.writeBuffer(&bytes)
+            bytes = held
+        }
+        var frames: [Frame] = []
+        do {
+            while let frame = try decoder.decode(buffer: &bytes) { frames.append(frame) }
+        } catch {
+            failed = true
+            pass(frames, context: context)
+            context.fireErrorCaught(error)
+            return
+        }
+        if bytes.readableBytes > 0 {
+            // The rest no longer needs the bytes of the frames before it: with those dropped, appending the next
+            // read copies only the unfinished frame, and the read's buffer goes when its frames have been handled.
+            if !frames.isEmpty { bytes.discardReadBytes() }
+            unfinished = bytes
+        }
+        pass(frames, context: context)
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        reportUnfinished(context: context)
+        context.fireChannelInactive()
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .some(.inputClosed) = event as? ChannelEvent { reportUnfinished(context: context) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        unfinished = nil
+    }
+
+    private func pass(_ frames: [Frame], context: ChannelHandlerContext) {
+        guard !frames.isEmpty else { return }
+        context.fireChannelRead(wrapInboundOut(FrameBatch(frames)))
+    }
+
+    /// The input has ended: a frame begun and not finished never will be.
+    private func reportUnfinished(context: ChannelHandlerContext) {
+        guard let held = unfinished, !failed else { return }
+        unfinished = nil
+        failed = true
+        context.fireErrorCaught(FrameLayout.truncation(of: held))
+    }
+}
