@@ -13,11 +13,11 @@ struct ConnectionChannel: Sendable {
 /// bytes ⇄ read activity ⇄ framing ⇄ [rate limit] ⇄ handshake deadline ⇄ heartbeats ⇄ [idle timeout]
 /// ⇄ reply resolution (and the batching and budget of frames waiting for handlers) ⇄ async frame batches.
 ///
-/// The framing part is FrameDecoder/FrameEncoder (and, on connections that authenticate with a shared secret, the
-/// sealing handler) for Parley. On an accepted TCP connection a ``FramingSniffer`` holds its place until the first
-/// byte: 0xCE installs the original Swift Talk debugger framing instead (``OriginalFrameDecoder``,
+/// The framing part is FrameBatchDecoder/FrameEncoder (and, on connections that authenticate with a shared secret,
+/// the sealing handler) for Parley. On an accepted TCP connection a ``FramingSniffer`` holds its place until the
+/// first byte: 0xCE installs the original Swift Talk debugger framing instead (``OriginalFrameDecoder``,
 /// ``OriginalFrameEncoder``, ``OriginalFramingBridge``), if this node accepts it. Above the framing every
-/// connection carries Parley frames.
+/// connection carries Parley frames: inbound as one ``FrameBatch`` per read, outbound one frame at a time.
 ///
 /// TCP connections are charged to the node's ``MemoryBudget`` (bytes of frames still arriving, and queued
 /// messages); control-socket clients are local and not charged.
