@@ -29,39 +29,36 @@ extension Frame {
     /// Appends everything except the trailing payload, which ``trailingPayload`` returns so that an encoder
     /// can hand large payloads to the socket without copying them.
     public func writePrefixAndHeader(to buffer: inout ByteBuffer) {
-        buffer.writeInteger(StartByte.parley.rawValue)
-        buffer.writeInteger(UInt32(bodySize), endianness: .little)
+        // Each kind's fixed fields in one write: one capacity check instead of one per field.
+        let start = StartByte.parley.rawValue
+        let size = UInt32(bodySize)
         switch self {
         case .hello(let hello):
-            buffer.writeInteger(FrameKind.hello.rawValue)
-            buffer.writeInteger(hello.minimumVersion, endianness: .little)
-            buffer.writeInteger(hello.maximumVersion, endianness: .little)
+            buffer.writeMultipleIntegers(
+                start, size, FrameKind.hello.rawValue, hello.minimumVersion, hello.maximumVersion, endianness: .little
+            )
         case .auth:
-            buffer.writeInteger(FrameKind.auth.rawValue)
+            buffer.writeMultipleIntegers(start, size, FrameKind.auth.rawValue, endianness: .little)
         case .sealed:
-            buffer.writeInteger(FrameKind.sealed.rawValue)
+            buffer.writeMultipleIntegers(start, size, FrameKind.sealed.rawValue, endianness: .little)
         case .message(let message):
             let header = message.header
-            buffer.writeInteger(FrameKind.message.rawValue)
-            buffer.writeInteger(header.flags.rawValue)
-            buffer.writeInteger(header.id.rawValue, endianness: .little)
-            buffer.writeInteger(header.inReplyTo?.rawValue ?? 0, endianness: .little)
-            buffer.writeInteger(UInt16(header.typeName.utf8.count), endianness: .little)
+            buffer.writeMultipleIntegers(
+                start, size, FrameKind.message.rawValue, header.flags.rawValue, header.id.rawValue,
+                header.inReplyTo?.rawValue ?? 0, UInt16(header.typeName.utf8.count), endianness: .little
+            )
             buffer.writeString(header.typeName)
         case .errorReply(let reply):
-            buffer.writeInteger(FrameKind.errorReply.rawValue)
-            buffer.writeInteger(reply.inReplyTo.rawValue, endianness: .little)
-            buffer.writeInteger(reply.code.rawValue, endianness: .little)
+            buffer.writeMultipleIntegers(
+                start, size, FrameKind.errorReply.rawValue, reply.inReplyTo.rawValue, reply.code.rawValue, endianness: .little
+            )
             buffer.writeString(reply.message)
         case .ping(let nonce):
-            buffer.writeInteger(FrameKind.ping.rawValue)
-            buffer.writeInteger(nonce, endianness: .little)
+            buffer.writeMultipleIntegers(start, size, FrameKind.ping.rawValue, nonce, endianness: .little)
         case .pong(let nonce):
-            buffer.writeInteger(FrameKind.pong.rawValue)
-            buffer.writeInteger(nonce, endianness: .little)
+            buffer.writeMultipleIntegers(start, size, FrameKind.pong.rawValue, nonce, endianness: .little)
         case .close(let close):
-            buffer.writeInteger(FrameKind.close.rawValue)
-            buffer.writeInteger(close.code.rawValue, endianness: .little)
+            buffer.writeMultipleIntegers(start, size, FrameKind.close.rawValue, close.code.rawValue, endianness: .little)
             buffer.writeString(close.message)
         }
     }

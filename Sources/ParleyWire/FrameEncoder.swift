@@ -1,13 +1,14 @@
 import NIOCore
 
-/// Writes frames.
+/// Writes frames, which come down the pipeline in batches (``FrameBatch``; a single frame is a batch of one).
 /// - Small frames written between two flushes are encoded one after the other into one buffer, handed on at the
 ///   flush (or once it reaches ``coalesceLimit``): a burst of small messages costs one buffer, one write through
 ///   the handlers below and one iovec, not one of each per message.
 /// - A payload above ``copyThreshold`` bytes goes to the socket as its own buffer (a vectored write) instead of
 ///   being copied behind the header, so sending or forwarding a large message copies nothing.
+/// A batch's promise completes when its last frame has been written.
 public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler {
-    public typealias OutboundIn = Frame
+    public typealias OutboundIn = FrameBatch
     public typealias OutboundOut = ByteBuffer
 
     public static let copyThreshold = 4096
@@ -21,21 +22,33 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
     public init() {}
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let frame = unwrapOutboundIn(data)
-        if let payload = frame.trailingPayload, payload.readableBytes > Self.copyThreshold {
-            passGathered(context: context)
-            var header = context.channel.allocator.buffer(capacity: 64)
-            frame.writePrefixAndHeader(to: &header)
-            context.write(wrapOutboundOut(header), promise: nil)
-            context.write(wrapOutboundOut(payload), promise: promise)
-            return
+        let frames = unwrapOutboundIn(data).frames
+        for (index, frame) in frames.enumerated() {
+            // Only the batch's last frame carries its promise: writes complete in order.
+            let promise = index == frames.count - 1 ? promise : nil
+            if let payload = frame.trailingPayload, payload.readableBytes > Self.copyThreshold {
+                passGathered(context: context)
+                var header = context.channel.allocator.buffer(capacity: 64)
+                frame.writePrefixAndHeader(to: &header)
+                context.write(wrapOutboundOut(header), promise: nil)
+                context.write(wrapOutboundOut(payload), promise: promise)
+                continue
+            }
+            if gathered == nil {
+                // Sized for what is about to be gathered: a lone frame gets a buffer of its own size (a peer that
+                // pings without reading makes us queue pongs one flush each); a batch, room for all its frames.
+                let size = frames.count == 1 ? frame.wireSize : min(Self.coalesceLimit, frames[index...].reduce(0) { $0 + $1.wireSize })
+                gathered = context.channel.allocator.buffer(capacity: size)
+            }
+            frame.write(to: &gathered!)
+            if let promise { promises.append(promise) }
+            if gathered!.readableBytes >= Self.coalesceLimit { passGathered(context: context) }
         }
-        // A lone frame gets a buffer of its own size (a peer that pings without reading makes us queue pongs one
-        // flush each); the buffer grows by doubling only when more frames come before the flush.
-        if gathered == nil { gathered = context.channel.allocator.buffer(capacity: FrameLayout.prefixSize + frame.bodySize) }
-        frame.write(to: &gathered!)
-        if let promise { promises.append(promise) }
-        if gathered!.readableBytes >= Self.coalesceLimit { passGathered(context: context) }
+        if frames.isEmpty, let promise {
+            // Nothing to write, but completed in order, after what was written before it.
+            passGathered(context: context)
+            context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
+        }
     }
 
     public func flush(context: ChannelHandlerContext) {

@@ -10,8 +10,8 @@ import NIOCore
 public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = FrameBatch
     public typealias InboundOut = FrameBatch
-    public typealias OutboundIn = Frame
-    public typealias OutboundOut = Frame
+    public typealias OutboundIn = FrameBatch
+    public typealias OutboundOut = FrameBatch
 
     /// A user outbound event: from now on seal and open with `protection`. Trigger it right after writing the
     /// last plaintext frame of the handshake; frames written after it leave sealed.
@@ -92,8 +92,11 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
             return
         }
         do {
-            let sealed = try protection!.seal(unwrapOutboundIn(data), allocator: context.channel.allocator)
-            context.write(wrapOutboundOut(sealed), promise: promise)
+            var batch = unwrapOutboundIn(data)
+            for index in batch.frames.indices {
+                batch.frames[index] = try protection!.seal(batch.frames[index], allocator: context.channel.allocator)
+            }
+            context.write(wrapOutboundOut(batch), promise: promise)
         } catch {
             promise?.fail(error)
             context.fireErrorCaught(error)

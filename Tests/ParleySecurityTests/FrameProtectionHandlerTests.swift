@@ -9,7 +9,7 @@ import Testing
 struct FrameProtectionHandlerTests {
     /// Counts the reads that reach the head of the pipeline.
     final class ReadCounter: ChannelOutboundHandler {
-        typealias OutboundIn = Frame
+        typealias OutboundIn = FrameBatch
         var reads = 0
         func read(context: ChannelHandlerContext) {
             reads += 1
@@ -35,14 +35,15 @@ struct FrameProtectionHandlerTests {
         let hello = HandshakeStateMachineFrames.hello
         try channel.writeInbound(FrameBatch([hello]))
         #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([hello]))
-        try channel.writeOutbound(Frame.auth(ByteBuffer(string: "proof")))
-        #expect(try channel.readOutbound(as: Frame.self) == .auth(ByteBuffer(string: "proof")))
+        try channel.writeOutbound(FrameBatch([Frame.auth(ByteBuffer(string: "proof"))]))
+        #expect(try channel.readOutbound(as: FrameBatch.self) == FrameBatch([.auth(ByteBuffer(string: "proof"))]))
 
         channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
         let message = KeyScheduleTests.message("after the switch")
-        try channel.writeOutbound(message)
-        let sealed = try #require(try channel.readOutbound(as: Frame.self))
-        #expect(try peer.open(sealed: KeyScheduleTests.sealedBody(sealed)) == message)
+        let second = KeyScheduleTests.message("and the next", id: 2)
+        try channel.writeOutbound(FrameBatch([message, second]))
+        let sealed = try #require(try channel.readOutbound(as: FrameBatch.self))
+        #expect(try sealed.frames.map { try peer.open(sealed: KeyScheduleTests.sealedBody($0)) } == [message, second])
         _ = try channel.finish()
     }
 

@@ -30,7 +30,7 @@ struct FrameCodecTests {
         try channel.pipeline.syncOperations.addHandler(FrameBatchDecoder())
         try channel.pipeline.syncOperations.addHandler(FrameEncoder())
         for frame in Self.samples {
-            try channel.writeOutbound(frame)
+            try channel.writeOutbound(FrameBatch([frame]))
             // Loop the written bytes back into the decoder.
             while let bytes = try channel.readOutbound(as: ByteBuffer.self) { try channel.writeInbound(bytes) }
             #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([frame]))
@@ -43,7 +43,7 @@ struct FrameCodecTests {
         let channel = EmbeddedChannel(handler: FrameEncoder())
         let payload = ByteBuffer(repeating: 0x41, count: 1 << 20)
         let frame = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: payload))
-        try channel.writeOutbound(frame)
+        try channel.writeOutbound(FrameBatch([frame]))
         let header = try #require(try channel.readOutbound(as: ByteBuffer.self))
         let body = try #require(try channel.readOutbound(as: ByteBuffer.self))
         #expect(header.readableBytes == FrameLayout.prefixSize + FrameLayout.messageFixedHeaderSize + 1)
@@ -57,11 +57,11 @@ struct FrameCodecTests {
         let small = (1...3).map { Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID($0)), payload: Self.buffer("{}"))) }
         let large = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(4)), payload: ByteBuffer(repeating: 0x41, count: 10_000)))
         let promises = (0..<4).map { _ in channel.eventLoop.makePromise(of: Void.self) }
-        channel.write(small[0], promise: promises[0])
-        channel.write(small[1], promise: promises[1])
+        channel.write(FrameBatch([small[0]]), promise: promises[0])
+        channel.write(FrameBatch([small[1]]), promise: promises[1])
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "nothing before the flush")
-        channel.write(large, promise: promises[2])
-        channel.writeAndFlush(small[2], promise: promises[3])
+        channel.write(FrameBatch([large]), promise: promises[2])
+        channel.writeAndFlush(FrameBatch([small[2]]), promise: promises[3])
 
         var expected = ByteBuffer()
         for frame in small[0...1] { frame.write(to: &expected) }
@@ -76,14 +76,18 @@ struct FrameCodecTests {
         #expect(outcomes.results == ["ok", "ok", "ok", "ok"])
 
         // A lone small frame is written in a buffer of its own size, not a gathering buffer.
-        channel.writeAndFlush(small[0], promise: nil)
+        channel.writeAndFlush(FrameBatch([small[0]]), promise: nil)
         let lone = try #require(try channel.readOutbound(as: ByteBuffer.self))
         #expect(lone.capacity < 256, "a \(lone.readableBytes)-byte frame took a \(lone.capacity)-byte buffer")
 
         // Gathering stops at 64 KiB: what follows goes in the next buffer, however long until the flush.
         let many = (1...600).map { Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID($0)), payload: ByteBuffer(repeating: 0x42, count: 100))) }
-        for frame in many { channel.write(frame, promise: nil) }
+        let manyWritten = channel.eventLoop.makePromise(of: Void.self)
+        channel.write(FrameBatch(many), promise: manyWritten)
+        let manyOutcome = Self.outcomes(of: [manyWritten])
+        #expect(manyOutcome.results.isEmpty, "a batch's promise waits for its last frame to be written")
         channel.flush()
+        #expect(manyOutcome.results == ["ok"])
         var buffers: [Int] = []
         while let next = try channel.readOutbound(as: ByteBuffer.self) { buffers.append(next.readableBytes) }
         #expect(buffers.count == 2)
@@ -92,7 +96,7 @@ struct FrameCodecTests {
 
         // Written, never flushed, then closed: the write fails as NIO's own would.
         let unflushed = channel.eventLoop.makePromise(of: Void.self)
-        channel.write(small[0], promise: unflushed)
+        channel.write(FrameBatch([small[0]]), promise: unflushed)
         let closing = Self.outcomes(of: [unflushed])
         _ = try channel.finish(acceptAlreadyClosed: true)
         #expect(closing.results == ["\(ChannelError.ioOnClosedChannel)"])

@@ -9,8 +9,8 @@ import ParleyWire
 final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = FrameBatch
     typealias InboundOut = FrameBatch
-    typealias OutboundIn = Frame
-    typealias OutboundOut = Frame
+    typealias OutboundIn = FrameBatch
+    typealias OutboundOut = FrameBatch
 
     private let timeout: Duration
     /// On the event loop's clock.
@@ -53,7 +53,7 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if Self.isMessage(unwrapOutboundIn(data)) { messageWritten = true }
+        if !messageWritten, unwrapOutboundIn(data).frames.contains(where: Self.isMessage) { messageWritten = true }
         context.write(data, promise: promise)
     }
 

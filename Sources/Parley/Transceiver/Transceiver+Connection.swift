@@ -108,9 +108,7 @@ extension Transceiver {
     /// sent to a peer before it is registered.
     func write(_ frames: [Frame], on connection: PeerConnection, thenSealWith protection: (any FrameProtection)? = nil) {
         let channel = connection.channel
-        for (index, frame) in frames.enumerated() {
-            if index == frames.count - 1 { channel.writeAndFlush(frame, promise: nil) } else { channel.write(frame, promise: nil) }
-        }
+        channel.writeAndFlush(FrameBatch(frames), promise: nil)
         if let protection {
             channel.triggerUserOutboundEvent(FrameProtectionHandler.Install(protection), promise: nil)
         }

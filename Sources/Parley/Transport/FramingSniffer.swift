@@ -23,7 +23,7 @@ enum Framing: Sendable, Equatable {
 final class FramingSniffer: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
-    typealias OutboundIn = Frame
+    typealias OutboundIn = FrameBatch
     typealias OutboundOut = ByteBuffer
 
     private let install: (Framing, ChannelHandlerContext) throws -> Void

@@ -10,8 +10,8 @@ final class HeartbeatHandler: ChannelDuplexHandler {
     // Duplex to see the outbound Start event and read requests; writes pass through untouched.
     typealias InboundIn = FrameBatch
     typealias InboundOut = FrameBatch
-    typealias OutboundIn = Frame
-    typealias OutboundOut = Frame
+    typealias OutboundIn = FrameBatch
+    typealias OutboundOut = FrameBatch
 
     /// Sent as a user outbound event once the handshake has succeeded with a peer that speaks heartbeats.
     struct Start: Sendable {}
@@ -53,13 +53,12 @@ final class HeartbeatHandler: ChannelDuplexHandler {
             context.fireChannelRead(data)
             return
         }
-        var answered = false
-        for case .ping(let nonce) in batch.frames where context.channel.isWritable {
-            // Only while writable: a peer that floods pings and never reads would otherwise pile pongs up in memory.
-            context.write(wrapOutboundOut(.pong(nonce)), promise: nil)
-            answered = true
+        // Only while writable: a peer that floods pings and never reads would otherwise pile pongs up in memory.
+        if context.channel.isWritable {
+            var pongs: [Frame] = []
+            for case .ping(let nonce) in batch.frames { pongs.append(.pong(nonce)) }
+            if !pongs.isEmpty { context.writeAndFlush(wrapOutboundOut(FrameBatch(pongs)), promise: nil) }
         }
-        if answered { context.flush() }
         batch.frames.removeAll(where: \.isHeartbeat)
         if !batch.frames.isEmpty { context.fireChannelRead(wrapInboundOut(batch)) }
     }
@@ -123,7 +122,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         // Ping every interval, whatever else is going on: 14 bytes a second is cheap, and it keeps this side
         // visibly alive to a peer even while we ourselves have stopped reading (backpressure).
         nonce &+= 1
-        context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(FrameBatch([.ping(nonce)])), promise: nil)
     }
 
     private func probe(within: TimeAmount, context: ChannelHandlerContext) {
@@ -132,7 +131,7 @@ final class HeartbeatHandler: ChannelDuplexHandler {
         probing = true
         let sent = context.eventLoop.now
         nonce &+= 1
-        context.writeAndFlush(wrapOutboundOut(.ping(nonce)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(FrameBatch([.ping(nonce)])), promise: nil)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: within) {
             let (handler, context) = loopBound.value

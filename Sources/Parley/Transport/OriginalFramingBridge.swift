@@ -19,7 +19,7 @@ import ParleyWire
 final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = FrameBatch
-    typealias OutboundIn = Frame
+    typealias OutboundIn = FrameBatch
     typealias OutboundOut = ByteBuffer
 
     /// Bodies from this size on are translated on the pool.
@@ -123,22 +123,24 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .message(let message) = unwrapOutboundIn(data) else {
-            promise?.succeed()
-            return
+        var bodies: [ByteBuffer] = []
+        var refusals: [Frame] = []
+        for case .message(let message) in unwrapOutboundIn(data).frames {
+            if let body = translator.frameBody(forMessage: message.header.typeName, payload: message.payload) {
+                bodies.append(body)
+            } else if message.header.flags.contains(.expectsReply) {
+                let reply = ErrorReplyFrame(
+                    inReplyTo: message.header.id, code: .unknownType,
+                    message: "an app of the original Swift Talk debugger cannot receive \(message.header.typeName.excerpt())"
+                )
+                refusals.append(.errorReply(reply))
+            }
         }
-        if let body = translator.frameBody(forMessage: message.header.typeName, payload: message.payload) {
-            context.write(wrapOutboundOut(body), promise: promise)
-            return
+        for (index, body) in bodies.enumerated() {
+            context.write(wrapOutboundOut(body), promise: index == bodies.count - 1 ? promise : nil)
         }
-        promise?.succeed()
-        if message.header.flags.contains(.expectsReply) {
-            let reply = ErrorReplyFrame(
-                inReplyTo: message.header.id, code: .unknownType,
-                message: "an app of the original Swift Talk debugger cannot receive \(message.header.typeName.excerpt())"
-            )
-            context.fireChannelRead(wrapInboundOut(FrameBatch([.errorReply(reply)])))
-        }
+        if bodies.isEmpty { promise?.succeed() }
+        if !refusals.isEmpty { context.fireChannelRead(wrapInboundOut(FrameBatch(refusals))) }
     }
 
     /// The hello such an app would send if it spoke Parley: a fresh id (it has none of its own), its address as

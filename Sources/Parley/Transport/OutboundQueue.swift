@@ -199,10 +199,9 @@ final class OutboundQueue: Sendable {
             }
             return (batch, bytes)
         }
-        guard let last = batch.last else { return }
-        for frame in batch.dropLast() { channel.write(frame, promise: nil) }
+        guard !batch.isEmpty else { return }
         let written = channel.eventLoop.makePromise(of: Void.self)
-        channel.writeAndFlush(last, promise: written)
+        channel.writeAndFlush(FrameBatch(batch), promise: written)
         written.futureResult.whenComplete { result in
             if case .failure(let error) = result { self.close(error) }
             self.written(bytes)
