@@ -37,27 +37,54 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         var bytes = unwrapInboundIn(data)
-        if var held = unfinished {
-            unfinished = nil
-            held.writeBuffer(&bytes)
-            bytes = held
-        }
         var frames: [Frame] = []
         do {
+            if unfinished != nil {
+                // The frame begun in an earlier read; when this read does not complete it, it took all the bytes.
+                guard let first = try complete(with: &bytes, allocator: context.channel.allocator) else { return }
+                frames.append(first)
+            }
             while let frame = try decoder.decode(buffer: &bytes) { frames.append(frame) }
         } catch {
             failed = true
+            unfinished = nil
             pass(frames, context: context)
             context.fireErrorCaught(error)
             return
         }
-        if bytes.readableBytes > 0 {
-            // The rest no longer needs the bytes of the frames before it: with those dropped, appending the next
-            // read copies only the unfinished frame, and the read's buffer goes when its frames have been handled.
-            if !frames.isEmpty { bytes.discardReadBytes() }
-            unfinished = bytes
-        }
+        // Still a slice of this read's buffer: only when a later read completes it are its bytes copied out.
+        if bytes.readableBytes > 0 { unfinished = bytes }
         pass(frames, context: context)
+    }
+
+    /// Moves the bytes the unfinished frame still lacks from the start of `bytes` into it: the frame, once whole, or
+    /// nil when `bytes` ran out first. Only the frame that straddles two reads is copied; the frames after it are
+    /// decoded in place, in the new read's buffer. The whole frame's room is taken once its length is known (and
+    /// found within the maximum), so a large frame arriving over many reads is copied once, not regrown.
+    private func complete(with bytes: inout ByteBuffer, allocator: ByteBufferAllocator) throws -> Frame? {
+        var held = unfinished!
+        unfinished = nil
+        if held.readableBytes < FrameLayout.prefixSize {
+            var head = bytes.readSlice(length: min(FrameLayout.prefixSize - held.readableBytes, bytes.readableBytes))!
+            held.writeBuffer(&head)
+        }
+        // Checks the start byte and the announced length, and returns nil until the frame is whole.
+        if let frame = try decoder.decode(buffer: &held) { return frame }
+        guard held.readableBytes >= FrameLayout.prefixSize else {
+            unfinished = held
+            return nil
+        }
+        let total = FrameLayout.prefixSize + Int(held.getInteger(at: held.readerIndex + 1, endianness: .little, as: UInt32.self)!)
+        if held.capacity - held.readerIndex < total {
+            var whole = allocator.buffer(capacity: total)
+            whole.writeBuffer(&held)
+            held = whole
+        }
+        var rest = bytes.readSlice(length: min(total - held.readableBytes, bytes.readableBytes))!
+        held.writeBuffer(&rest)
+        if let frame = try decoder.decode(buffer: &held) { return frame }
+        unfinished = held
+        return nil
     }
 
     public func channelInactive(context: ChannelHandlerContext) {

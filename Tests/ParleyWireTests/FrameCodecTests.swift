@@ -161,6 +161,23 @@ struct FrameCodecTests {
         #expect(try channel.finish().isClean)
     }
 
+    @Test("a large frame arriving over many reads comes whole, and the frames behind it in its last read come with it")
+    func batchLargeFrame() throws {
+        let channel = EmbeddedChannel(handler: FrameBatchDecoder())
+        let large = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: ByteBuffer(repeating: 0x41, count: 100_000)))
+        let all = Self.bytes([large, .ping(1), .pong(2)])
+        var offset = 0
+        var batches: [FrameBatch] = []
+        while offset < all.readableBytes {
+            let length = min(999, all.readableBytes - offset)
+            try channel.writeInbound(all.getSlice(at: offset, length: length)!)
+            offset += length
+            while let batch = try channel.readInbound(as: FrameBatch.self) { batches.append(batch) }
+        }
+        #expect(batches == [FrameBatch([large, .ping(1), .pong(2)])], "\(batches.map(\.frames.count))")
+        #expect(try channel.finish().isClean)
+    }
+
     @Test("a malformed frame ends decoding: the frames before it pass on, then the error, and later bytes are dropped")
     func batchThenError() throws {
         let channel = EmbeddedChannel(handler: FrameBatchDecoder())
