@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import Parley
 import ParleyControl
 import Synchronization
@@ -104,14 +105,21 @@ final class ControlRouter: Sendable {
         transceiver.respond(to: Control.Reload.self, localOnly: true) { _, peer in
             return try await reload()
         }
-        transceiver.routeUnhandled { [self] message, peer in
-            if peer.isLocal {
-                return try await forwardFromLocal(message, client: peer).map { ($0.typeName, $0.payload) }
-            }
-            // Nobody subscribed: to the sender this is a type nobody handles, as it would be without parleyd.
-            guard await forwardToSubscribers(message, from: peer) else { throw UnhandledMessage() }
-            return nil
+        transceiver.routeUnhandled(forwardUnhandled)
+    }
+
+    /// A message no handler of parleyd's own takes: a local client's goes out to the LAN, a LAN peer's to the local
+    /// clients subscribed. Runs where its caller runs (the connection's event loop): it only looks up and queues,
+    /// and a hop to the global executor and back cost more than the forwarding itself (docs/performance.md).
+    private nonisolated(nonsending) func forwardUnhandled(
+        _ message: InboundMessage, from peer: Peer
+    ) async throws -> (typeName: String, payload: ByteBuffer)? {
+        if peer.isLocal {
+            return try await forwardFromLocal(message, client: peer).map { ($0.typeName, $0.payload) }
         }
+        // Nobody subscribed: to the sender this is a type nobody handles, as it would be without parleyd.
+        guard await forwardToSubscribers(message, from: peer) else { throw UnhandledMessage() }
+        return nil
     }
 
     /// Ends the subscription of a local client that disconnected.
@@ -124,7 +132,7 @@ final class ControlRouter: Sendable {
 
     /// A local client's `@<target>/<Type>`: a request goes to its one target and the reply comes back as it is;
     /// a one-way message goes to every target.
-    private func forwardFromLocal(_ message: InboundMessage, client: Peer) async throws -> InboundMessage? {
+    private nonisolated(nonsending) func forwardFromLocal(_ message: InboundMessage, client: Peer) async throws -> InboundMessage? {
         let (routed, targets) = try route(message.typeName)
         guard !targets.isEmpty else {
             throw RoutingError.noMatchingPeer(routed.target, connected: lanPeers())
@@ -182,7 +190,7 @@ final class ControlRouter: Sendable {
     /// A LAN message nothing handles: to every local client subscribed to its type (or to all types), as
     /// `@<sender id>/<Type>`.
     /// Returns false when no local client wanted it.
-    private func forwardToSubscribers(_ message: InboundMessage, from sender: Peer) async -> Bool {
+    private nonisolated(nonsending) func forwardToSubscribers(_ message: InboundMessage, from sender: Peer) async -> Bool {
         let wanted = subscriptions.withLock { subscriptions in
             subscriptions.compactMap { client, types in types.isEmpty || types.contains(message.typeName) ? client : nil }
         }

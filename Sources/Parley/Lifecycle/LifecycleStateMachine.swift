@@ -20,17 +20,20 @@ struct LifecycleStateMachine<Resources, Waiter> {
         case stopped
     }
 
-    private(set) var state = State.idle
+    private(set) var state = State.idle {
+        didSet {
+            if case .running = state { isRunning = true } else { isRunning = false }
+        }
+    }
+    /// Kept beside the state rather than read from it: every send asks, and matching the generic state enum
+    /// copied it (its resources included) each time.
+    private(set) var isRunning = false
     /// Callers of `start()`, answered once the transceiver listens (or fails to).
     private var startWaiters: [Waiter] = []
     /// Callers of `stop()` on a transceiver they did not start, answered once it has stopped.
     private var stopWaiters: [Waiter] = []
     /// `start()` launched a task running `run()`.
     private(set) var launched = false
-
-    var isRunning: Bool {
-        if case .running = state { true } else { false }
-    }
 
     enum StartAction {
         /// Launch the task that runs `run()`; `waiter` is answered when it listens.

@@ -58,7 +58,12 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
     /// Peers with a connection to send on (not being handed over), oldest first.
     var reachablePeers: [Peer] { active.values.map(\.peer).sorted { $0.connectedAt < $1.connectedAt } }
 
-    func connection(for peer: PeerID) -> Connection? { active[peer]?.connection }
+    func connection(for peer: PeerID) -> Connection? {
+        // Through the index: the subscript would copy the whole entry (the peer's strings and lists) to read one
+        // field, and every send asks.
+        guard let index = active.index(forKey: peer) else { return nil }
+        return active.values[index].connection
+    }
 
     /// Connected, or being handed over to another connection.
     func isConnected(_ peer: PeerID) -> Bool { active[peer] != nil || handovers[peer] != nil }
