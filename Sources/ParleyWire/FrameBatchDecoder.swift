@@ -24,6 +24,9 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     public typealias InboundIn = ByteBuffer
     public typealias InboundOut = FrameBatch
 
+    /// Frames up to this size get their whole room at once; larger ones grow with what arrives.
+    public static let wholeRoomMaximum = 1 << 20
+
     private var decoder: FrameDecoder
     /// The start of a frame whose end has not arrived yet.
     private var unfinished: ByteBuffer?
@@ -52,15 +55,18 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
             context.fireErrorCaught(error)
             return
         }
-        // Still a slice of this read's buffer: only when a later read completes it are its bytes copied out.
-        if bytes.readableBytes > 0 { unfinished = bytes }
+        // Still in this read's buffer, as a slice of exactly its bytes: when a later read completes it, those bytes
+        // (not the whole buffer, which NIO's pool of read buffers also holds) are copied out.
+        if bytes.readableBytes > 0 { unfinished = bytes.slice() }
         pass(frames, context: context)
     }
 
     /// Moves the bytes the unfinished frame still lacks from the start of `bytes` into it: the frame, once whole, or
     /// nil when `bytes` ran out first. Only the frame that straddles two reads is copied; the frames after it are
-    /// decoded in place, in the new read's buffer. The whole frame's room is taken once its length is known (and
-    /// found within the maximum), so a large frame arriving over many reads is copied once, not regrown.
+    /// decoded in place, in the new read's buffer. Room for the frame is taken once its length is known and found
+    /// within the maximum: all of it up to ``wholeRoomMaximum``; beyond, about four times the bytes received so far
+    /// (at most five), so that what a peer merely announces does not decide how much memory is reserved for it. A
+    /// 4 MiB frame is copied at 1 MiB and not again.
     private func complete(with bytes: inout ByteBuffer, allocator: ByteBufferAllocator) throws -> Frame? {
         var held = unfinished!
         unfinished = nil
@@ -75,12 +81,17 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
             return nil
         }
         let total = FrameLayout.prefixSize + Int(held.getInteger(at: held.readerIndex + 1, endianness: .little, as: UInt32.self)!)
-        if held.capacity - held.readerIndex < total {
-            var whole = allocator.buffer(capacity: total)
-            whole.writeBuffer(&held)
-            held = whole
-        }
         var rest = bytes.readSlice(length: min(total - held.readableBytes, bytes.readableBytes))!
+        if held.writableBytes < rest.readableBytes {
+            // `held` is a slice of a read buffer (no room: it is exactly its bytes) or a buffer of ours that is full.
+            let needed = held.readableBytes + rest.readableBytes
+            var room = min(total, max(needed, Self.wholeRoomMaximum, 4 * held.readableBytes))
+            // Nearly there: the rest too, rather than one more copy for the last few bytes.
+            if total - room < room / 4 { room = total }
+            var grown = allocator.buffer(capacity: room)
+            grown.writeBuffer(&held)
+            held = grown
+        }
         held.writeBuffer(&rest)
         if let frame = try decoder.decode(buffer: &held) { return frame }
         unfinished = held

@@ -26,7 +26,7 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
         for (index, frame) in frames.enumerated() {
             // Only the batch's last frame carries its promise: writes complete in order.
             let promise = index == frames.count - 1 ? promise : nil
-            if let payload = frame.trailingPayload, payload.readableBytes > Self.copyThreshold {
+            if Self.isLarge(frame), let payload = frame.trailingPayload {
                 passGathered(context: context)
                 var header = context.channel.allocator.buffer(capacity: 64)
                 frame.writePrefixAndHeader(to: &header)
@@ -36,8 +36,10 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
             }
             if gathered == nil {
                 // Sized for what is about to be gathered: a lone frame gets a buffer of its own size (a peer that
-                // pings without reading makes us queue pongs one flush each); a batch, room for all its frames.
-                let size = frames.count == 1 ? frame.wireSize : min(Self.coalesceLimit, frames[index...].reduce(0) { $0 + $1.wireSize })
+                // pings without reading makes us queue pongs one flush each); a batch, room for its small frames up
+                // to the next large one, whose payload is not copied.
+                let small = frames[index...].prefix { !Self.isLarge($0) }
+                let size = min(Self.coalesceLimit, small.reduce(0) { $0 + $1.wireSize })
                 gathered = context.channel.allocator.buffer(capacity: size)
             }
             frame.write(to: &gathered!)
@@ -62,6 +64,11 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
         let failed = promises
         promises = []
         for promise in failed { promise.fail(ChannelError.ioOnClosedChannel) }
+    }
+
+    /// A frame whose payload goes to the socket as a buffer of its own instead of being copied.
+    private static func isLarge(_ frame: Frame) -> Bool {
+        (frame.trailingPayload?.readableBytes ?? 0) > copyThreshold
     }
 
     private func passGathered(context: ChannelHandlerContext) {

@@ -185,6 +185,15 @@ struct PipelineHandlerTests {
         // Both frames passed on, and the handler left the pipeline once the deadline was met.
         #expect(try dialled.readFrames().count == 2)
         #expect(throws: (any Error).self) { try dialled.pipeline.syncOperations.handler(type: HandshakeDeadlineHandler.self) }
+
+        // Both handshake frames in one read meet the deadline as well.
+        let together = EmbeddedChannel()
+        try together.pipeline.syncOperations.addHandler(HandshakeDeadlineHandler(timeout: .seconds(5), frames: 2, startsWithFirstByte: false))
+        try together.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try together.writeFrames(rawHello(), Frame.auth(ByteBuffer(string: "proof")))
+        together.embeddedEventLoop.advanceTime(by: .seconds(60))
+        try together.throwIfErrorCaught()
+        #expect(try together.readFrames().count == 2)
     }
 
     @Test("a refused Parley peer is told why; an app in the original framing is closed without a byte; silence is closed at the first-byte timeout")
@@ -400,6 +409,14 @@ struct PipelineHandlerTests {
         try channel.writeFrames(Self.message(7))  // dropped, not reported again
         try channel.throwIfErrorCaught()
         #expect(try channel.readFrames() == (1...4).map { Self.message(UInt64($0)) })
+
+        // Over the limit at a read's first frame: nothing of it passes.
+        let atOnce = try Self.connected([RateLimitHandler(limit: MessageRateLimit(perSecond: 1, burst: 1))])
+        try atOnce.writeFrames(Self.message(1))
+        #expect(throws: ConnectionLimitExceeded.rate(MessageRateLimit(perSecond: 1, burst: 1))) {
+            try atOnce.writeFrames(Self.message(2), Self.message(3))
+        }
+        #expect(try atOnce.readFrames() == [Self.message(1)])
 
         // A steady peer at half the rate is never refused, however long it keeps going (a minute of loop time).
         let steady = try Self.connected([RateLimitHandler(limit: MessageRateLimit(perSecond: 10, burst: 5))])

@@ -94,6 +94,20 @@ struct FrameCodecTests {
         #expect(buffers[0] >= FrameEncoder.coalesceLimit && buffers[0] < FrameEncoder.coalesceLimit + many[0].wireSize)
         #expect(buffers.reduce(0, +) == many.reduce(0) { $0 + $1.wireSize })
 
+        // A batch ending in a large frame completes once, with the payload's write; an empty batch completes in order.
+        let mixed = channel.eventLoop.makePromise(of: Void.self)
+        let empty = channel.eventLoop.makePromise(of: Void.self)
+        channel.write(FrameBatch([small[0], large]), promise: mixed)
+        channel.write(FrameBatch([]), promise: empty)
+        let mixedOutcomes = Self.outcomes(of: [mixed, empty])
+        channel.flush()
+        #expect(mixedOutcomes.results == ["ok", "ok"])
+        var gatheredSmall = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(gatheredSmall.capacity < 256, "room for the small frame only, not the large payload: \(gatheredSmall.capacity)")
+        var decoder = FrameDecoder()
+        #expect(try decoder.decode(buffer: &gatheredSmall) == small[0])
+        while try channel.readOutbound(as: ByteBuffer.self) != nil {}
+
         // Written, never flushed, then closed: the write fails as NIO's own would.
         let unflushed = channel.eventLoop.makePromise(of: Void.self)
         channel.write(FrameBatch([small[0]]), promise: unflushed)
@@ -176,6 +190,65 @@ struct FrameCodecTests {
         }
         #expect(batches == [FrameBatch([large, .ping(1), .pong(2)])], "\(batches.map(\.frames.count))")
         #expect(try channel.finish().isClean)
+    }
+
+    @Test("reads in buffers with room to spare: a frame completed across them is right, and the frames handed on earlier are not touched")
+    func batchSpareRoom() throws {
+        let channel = EmbeddedChannel(handler: FrameBatchDecoder())
+        let all = Self.bytes(Self.samples)
+        let cut = Self.samples[0].wireSize + 7
+        var first = ByteBuffer()
+        first.reserveCapacity(4096)
+        first.writeImmutableBuffer(all.getSlice(at: 0, length: cut)!)
+        try channel.writeInbound(first)
+        let early = try #require(try channel.readInbound(as: FrameBatch.self))
+        var second = ByteBuffer()
+        second.reserveCapacity(4096)
+        second.writeImmutableBuffer(all.getSlice(at: cut, length: all.readableBytes - cut)!)
+        try channel.writeInbound(second)
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch(Array(Self.samples[1...])))
+        #expect(early == FrameBatch([Self.samples[0]]), "a frame handed on before was changed by a later read")
+    }
+
+    @Test("a frame above the whole-room size arrives whole over 64 KiB reads, with the frames behind it")
+    func batchLargerThanWholeRoom() throws {
+        let channel = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: 8 << 20))
+        let payload = ByteBuffer(bytes: (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let large = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: payload))
+        let all = Self.bytes([.ping(1), large, .pong(2)])
+        var batches: [FrameBatch] = []
+        var offset = 0
+        while offset < all.readableBytes {
+            let length = min(65_536, all.readableBytes - offset)
+            try channel.writeInbound(all.getSlice(at: offset, length: length)!)
+            offset += length
+            while let batch = try channel.readInbound(as: FrameBatch.self) { batches.append(batch) }
+        }
+        #expect(batches.flatMap(\.frames) == [.ping(1), large, .pong(2)])
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test("a frame that straddles two reads is refused as soon as its length is known to be too large; a good one before bad bytes still passes")
+    func straddlingMalformed() throws {
+        let channel = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: 1024))
+        try channel.writeInbound(ByteBuffer(bytes: [207, 0x01]))
+        #expect(throws: WireError.frameTooLarge(length: 1025, maximum: 1024)) {
+            try channel.writeInbound(ByteBuffer(bytes: [0x04, 0, 0, 0x10]))
+        }
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+
+        // The straddling frame is fine and the bytes behind it are not: it passes on, then the error.
+        let wrongStart = EmbeddedChannel(handler: FrameBatchDecoder())
+        try wrongStart.writeInbound(Self.bytes([.ping(1)]).getSlice(at: 0, length: 10)!)
+        var tail = Self.bytes([.ping(1)]).getSlice(at: 10, length: 4)!
+        tail.writeString("GET")
+        #expect(throws: WireError.unexpectedStartByte(0x47)) { try wrongStart.writeInbound(tail) }
+        #expect(try wrongStart.readInbound(as: FrameBatch.self) == FrameBatch([.ping(1)]))
+        #expect(try wrongStart.readInbound(as: FrameBatch.self) == nil)
+
+        let shortHeader = EmbeddedChannel(handler: FrameBatchDecoder())
+        try shortHeader.writeInbound(ByteBuffer(bytes: [207, 1]))
+        #expect(throws: WireError.truncatedFrame(expected: 5, received: 2)) { try shortHeader.finish() }
     }
 
     @Test("a malformed frame ends decoding: the frames before it pass on, then the error, and later bytes are dropped")

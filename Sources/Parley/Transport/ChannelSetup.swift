@@ -17,7 +17,8 @@ struct ConnectionChannel: Sendable {
 /// the sealing handler) for Parley. On an accepted TCP connection a ``FramingSniffer`` holds its place until the
 /// first byte: 0xCE installs the original Swift Talk debugger framing instead (``OriginalFrameDecoder``,
 /// ``OriginalFrameEncoder``, ``OriginalFramingBridge``), if this node accepts it. Above the framing every
-/// connection carries Parley frames: inbound as one ``FrameBatch`` per read, outbound one frame at a time.
+/// connection carries Parley frames in ``FrameBatch``es: inbound one per read, outbound one per flush of the
+/// outbound queue (a batch's write completes with its last frame).
 ///
 /// TCP connections are charged to the node's ``MemoryBudget`` (bytes of frames still arriving, and queued
 /// messages); control-socket clients are local and not charged.
