@@ -24,8 +24,13 @@ let package = Package(
         // libFuzzer's driver entry point (declaration only).
         .target(name: "CLibFuzzer"),
         // Reading a fuzzer's input as a sequence of choices, the checks the targets share, the entry into libFuzzer.
-        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", parleyWire, nioCore], swiftSettings: strict),
-        // The frame decoder, fed in pieces whose boundaries the input chooses, Parley and 0xCE frames alike.
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["CLibFuzzer", parleyWire, nioCore, .product(name: "NIOEmbedded", package: "swift-nio")],
+            swiftSettings: strict
+        ),
+        // The frame decoder, fed in pieces whose boundaries the input chooses, Parley and 0xCE frames alike; and the
+        // batching decoder a connection runs, compared with it.
         .executableTarget(name: "FrameFuzzer", dependencies: ["FuzzSupport", parleyWire, nioCore], swiftSettings: strict),
         // Frames decoded from the input, each driven through the handshake state machine in both roles.
         .executableTarget(name: "HandshakeFuzzer", dependencies: ["FuzzSupport", parleyWire, nioCore], swiftSettings: strict),

@@ -7,7 +7,8 @@ import ParleyWire
 ///
 /// Properties: decoding never crashes and throws only `WireError`; the stream decodes to the same frames and the
 /// same error whether it arrives whole or in the chosen pieces; a decoder asking for more bytes consumed none;
-/// every frame decoded re-encodes to a frame that decodes back to it. A stream starting with 0xCE is also decoded
+/// every frame decoded re-encodes to a frame that decodes back to it; `FrameBatchDecoder`, which connections run,
+/// gives the same frames and ending as `FrameDecoder` for any cut of the stream into reads. A stream starting with 0xCE is also decoded
 /// as the original framing (as the framing sniffer would choose), with the same properties.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFrames(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
@@ -22,6 +23,14 @@ public func fuzzFrames(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     check(whole == pieces, "whole stream gave \(whole), pieces at \(splits) gave \(pieces)")
     let oneByteAtATime = decodeStream(stream, maximumBodySize: maximum, splits: Array(0..<min(stream.count, 64)))
     check(whole == oneByteAtATime, "whole stream gave \(whole), byte by byte \(oneByteAtATime)")
+    // The decoder a connection runs: the same frames and the same ending, whatever the reads.
+    for cuts in [[], splits, Array(0..<min(stream.count, 64))] {
+        let batched = decodeStreamInBatches(stream, maximumBodySize: maximum, splits: cuts)
+        check(
+            batched.frames == whole.frames && batched.ending == whole.ending,
+            "whole stream gave \(whole), the batching decoder with reads cut at \(cuts) gave \(batched)"
+        )
+    }
 
     for (frame, size) in zip(whole.frames, whole.wireSizes) {
         check(size - FrameLayout.prefixSize <= maximum, "a \(size - FrameLayout.prefixSize)-byte body passed a maximum of \(maximum)")

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOEmbedded
 import ParleyWire
 
 /// What decoding a whole byte stream produced: the frames (Parley frames, or frame bodies of the original
@@ -24,6 +25,38 @@ public struct DecodedStream<Element: Equatable>: Equatable {
 /// asks for more bytes has consumed none, as NIO's decoders must not.
 public func decodeStream(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] = []) -> DecodedStream<Frame> {
     decodeStream(bytes, with: FrameDecoder(maximumBodySize: maximumBodySize), splits: splits)
+}
+
+/// Decodes `bytes` as a Parley connection does: through a `FrameBatchDecoder` on an EmbeddedChannel, each chunk
+/// (cut as for `decodeStream`) one socket read, then the end of the connection. The frames of its batches in
+/// order, and how it ended: the error it raised, if any.
+public func decodeStreamInBatches(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] = []) -> DecodedStream<Frame> {
+    var result = DecodedStream<Frame>()
+    let channel = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: maximumBodySize))
+    func collect() {
+        while let batch = try! channel.readInbound(as: FrameBatch.self) {
+            check(!batch.frames.isEmpty, "an empty batch was passed on")
+            result.frames += batch.frames
+        }
+    }
+    let cuts = Set(splits.filter { $0 > 0 && $0 < bytes.count }).sorted()
+    var start = 0
+    do {
+        for end in cuts + [bytes.count] where end > start {
+            try channel.writeInbound(ByteBuffer(bytes: bytes[start..<end]))
+            start = end
+            collect()
+        }
+        _ = try channel.finish(acceptAlreadyClosed: true)
+    } catch let error as WireError {
+        collect()
+        result.ending = .failed(error)
+        // Closed all the same: a channel left open keeps itself and its pipeline alive.
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    } catch {
+        fatalError("FrameBatchDecoder raised \(type(of: error)), not WireError: \(error)")
+    }
+    return result
 }
 
 /// The same for the original framing (a connection whose first byte is 0xCE): frame bodies.
