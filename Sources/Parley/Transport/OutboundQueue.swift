@@ -174,6 +174,7 @@ final class OutboundQueue: Sendable {
             var bytes = 0
             /// Moves frames from `taken` into the batch; false once the batch is full.
             func fill() -> Bool {
+                batch.reserveCapacity(min(batch.count + taken.count, Self.maximumBatchFrames))
                 while let next = taken.first {
                     let size = Self.size(of: next)
                     if batch.count == Self.maximumBatchFrames || (!batch.isEmpty && bytes + size > Self.maximumBatchBytes) {
@@ -185,15 +186,16 @@ final class OutboundQueue: Sendable {
                 return true
             }
             if fill() {
-                // All taken frames are in the batch: take what the senders queued since, in one swap.
-                taken = state.withLock { state in
+                // All taken frames are in the batch: take what the senders queued since, in one swap. They get the
+                // emptied buffer back, its room kept (a fresh one regrew by doubling under their appends), unless a
+                // backlog made it large: room for a burst is not kept for the connection's life.
+                if taken.capacity > Self.maximumBatchFrames * 4 { taken = CircularBuffer() }
+                state.withLock { state in
                     if state.pending.isEmpty {
                         if batch.isEmpty { state.flushing = false }
-                        return CircularBuffer()
+                        return
                     }
-                    var queued = CircularBuffer<Frame>()
-                    swap(&queued, &state.pending)
-                    return queued
+                    swap(&taken, &state.pending)
                 }
                 _ = fill()
             }
