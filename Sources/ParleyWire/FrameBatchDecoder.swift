@@ -76,11 +76,11 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
         }
         // Checks the start byte and the announced length, and returns nil until the frame is whole.
         if let frame = try decoder.decode(buffer: &held) { return frame }
-        guard held.readableBytes >= FrameLayout.prefixSize else {
+        guard let announced = FrameLayout.announcedBodyLength(in: held) else {
             unfinished = held
             return nil
         }
-        let total = FrameLayout.prefixSize + Int(held.getInteger(at: held.readerIndex + 1, endianness: .little, as: UInt32.self)!)
+        let total = FrameLayout.prefixSize + Int(announced)
         var rest = bytes.readSlice(length: min(total - held.readableBytes, bytes.readableBytes))!
         if held.writableBytes < rest.readableBytes {
             // `held` is a slice of a read buffer (no room: it is exactly its bytes) or a buffer of ours that is full.

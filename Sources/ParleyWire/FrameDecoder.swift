@@ -14,9 +14,7 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public mutating func decode(buffer: inout ByteBuffer) throws -> Frame? {
         guard let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return nil }
         guard first == StartByte.parley.rawValue else { throw WireError.unexpectedStartByte(first) }
-        guard let rawLength = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self) else {
-            return nil
-        }
+        guard let rawLength = FrameLayout.announcedBodyLength(in: buffer) else { return nil }
         let length = Int(rawLength)
         guard length <= maximumBodySize else { throw WireError.frameTooLarge(length: length, maximum: maximumBodySize) }
         guard buffer.readableBytes >= FrameLayout.prefixSize + length else { return nil }

@@ -42,9 +42,7 @@ public struct OriginalFrameDecoder: NIOSingleStepByteToMessageDecoder {
     public mutating func decode(buffer: inout ByteBuffer) throws -> ByteBuffer? {
         guard let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return nil }
         guard first == OriginalFraming.startByte else { throw WireError.unexpectedStartByte(first) }
-        guard let rawLength = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self) else {
-            return nil
-        }
+        guard let rawLength = FrameLayout.announcedBodyLength(in: buffer) else { return nil }
         // The original app writes the length as a signed Int32.
         guard Int32(bitPattern: rawLength) >= 0 else { throw WireError.negativeLength(Int32(bitPattern: rawLength)) }
         let length = Int(rawLength)

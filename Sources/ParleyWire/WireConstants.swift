@@ -42,10 +42,16 @@ public enum FrameLayout {
     /// AEAD tag. (Also the shortest valid sealed body: an inner kind byte and a tag.)
     public static let sealedOverhead = 1 + 16
 
+    /// The body length announced by the prefix of the frame `buffer` starts with; nil until all 5 bytes of the
+    /// prefix are there. Both framings share the prefix: the start byte, then the length, little-endian.
+    static func announcedBodyLength(in buffer: ByteBuffer) -> UInt32? {
+        buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self)
+    }
+
     /// The error for a connection that ended inside a frame: how many bytes the frame's prefix announced (the
-    /// prefix alone if even that was cut), and how many came. Both framings share the 5-byte prefix.
+    /// prefix alone if even that was cut), and how many came.
     static func truncation(of buffer: ByteBuffer) -> WireError {
-        let announced = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .little, as: UInt32.self).map { Int($0) + prefixSize }
+        let announced = announcedBodyLength(in: buffer).map { Int($0) + prefixSize }
         return .truncatedFrame(expected: announced ?? prefixSize, received: buffer.readableBytes)
     }
 }

@@ -150,6 +150,17 @@ struct FrameCodecTests {
         return buffer
     }
 
+    /// Writes `stream` into `channel` in reads of `readSize` bytes (the last one shorter) and returns the batches
+    /// passed on, in order.
+    static func batches(of stream: ByteBuffer, inReadsOf readSize: Int, into channel: EmbeddedChannel) throws -> [FrameBatch] {
+        var batches: [FrameBatch] = []
+        for offset in stride(from: 0, to: stream.readableBytes, by: readSize) {
+            try channel.writeInbound(stream.getSlice(at: offset, length: min(readSize, stream.readableBytes - offset))!)
+            while let batch = try channel.readInbound(as: FrameBatch.self) { batches.append(batch) }
+        }
+        return batches
+    }
+
     @Test("the batching decoder passes on, per read, the frames that read completed, whatever the split")
     func batches() throws {
         let channel = EmbeddedChannel(handler: FrameBatchDecoder())
@@ -159,12 +170,7 @@ struct FrameCodecTests {
 
         // Byte by byte: each frame comes alone, in the read of its last byte; the other reads pass nothing on.
         let all = Self.bytes(Self.samples)
-        var batches: [FrameBatch] = []
-        for offset in 0..<all.readableBytes {
-            try channel.writeInbound(all.getSlice(at: offset, length: 1)!)
-            while let batch = try channel.readInbound(as: FrameBatch.self) { batches.append(batch) }
-        }
-        #expect(batches == Self.samples.map { FrameBatch([$0]) })
+        #expect(try Self.batches(of: all, inReadsOf: 1, into: channel) == Self.samples.map { FrameBatch([$0]) })
 
         // Split inside the third frame: two reads, each with the frames it completed.
         let cut = Self.samples[0...1].reduce(0) { $0 + $1.wireSize } + 3
@@ -179,15 +185,7 @@ struct FrameCodecTests {
     func batchLargeFrame() throws {
         let channel = EmbeddedChannel(handler: FrameBatchDecoder())
         let large = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: ByteBuffer(repeating: 0x41, count: 100_000)))
-        let all = Self.bytes([large, .ping(1), .pong(2)])
-        var offset = 0
-        var batches: [FrameBatch] = []
-        while offset < all.readableBytes {
-            let length = min(999, all.readableBytes - offset)
-            try channel.writeInbound(all.getSlice(at: offset, length: length)!)
-            offset += length
-            while let batch = try channel.readInbound(as: FrameBatch.self) { batches.append(batch) }
-        }
+        let batches = try Self.batches(of: Self.bytes([large, .ping(1), .pong(2)]), inReadsOf: 999, into: channel)
         #expect(batches == [FrameBatch([large, .ping(1), .pong(2)])], "\(batches.map(\.frames.count))")
         #expect(try channel.finish().isClean)
     }
@@ -215,15 +213,7 @@ struct FrameCodecTests {
         let channel = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: 8 << 20))
         let payload = ByteBuffer(bytes: (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let large = Frame.message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(1)), payload: payload))
-        let all = Self.bytes([.ping(1), large, .pong(2)])
-        var batches: [FrameBatch] = []
-        var offset = 0
-        while offset < all.readableBytes {
-            let length = min(65_536, all.readableBytes - offset)
-            try channel.writeInbound(all.getSlice(at: offset, length: length)!)
-            offset += length
-            while let batch = try channel.readInbound(as: FrameBatch.self) { batches.append(batch) }
-        }
+        let batches = try Self.batches(of: Self.bytes([.ping(1), large, .pong(2)]), inReadsOf: 65_536, into: channel)
         #expect(batches.flatMap(\.frames) == [.ping(1), large, .pong(2)])
         #expect(try channel.finish().isClean)
     }

@@ -39,12 +39,9 @@ public func decodeStreamInBatches(_ bytes: [UInt8], maximumBodySize: Int, splits
             result.frames += batch.frames
         }
     }
-    let cuts = Set(splits.filter { $0 > 0 && $0 < bytes.count }).sorted()
-    var start = 0
     do {
-        for end in cuts + [bytes.count] where end > start {
-            try channel.writeInbound(ByteBuffer(bytes: bytes[start..<end]))
-            start = end
+        for piece in pieces(of: bytes, cutAt: splits) {
+            try channel.writeInbound(ByteBuffer(bytes: piece))
             collect()
         }
         _ = try channel.finish(acceptAlreadyClosed: true)
@@ -59,6 +56,12 @@ public func decodeStreamInBatches(_ bytes: [UInt8], maximumBodySize: Int, splits
     return result
 }
 
+/// `bytes` cut at `splits`: offsets into it, in any order; out-of-range and repeated ones are ignored.
+func pieces(of bytes: [UInt8], cutAt splits: [Int]) -> [ArraySlice<UInt8>] {
+    let cuts = Set(splits.filter { $0 > 0 && $0 < bytes.count }).sorted()
+    return zip([0] + cuts, cuts + [bytes.count]).map { bytes[$0..<$1] }
+}
+
 /// The same for the original framing (a connection whose first byte is 0xCE): frame bodies.
 public func decodeOriginalStream(_ bytes: [UInt8], maximumBodySize: Int, splits: [Int] = []) -> DecodedStream<ByteBuffer> {
     decodeStream(bytes, with: OriginalFrameDecoder(maximumBodySize: maximumBodySize), splits: splits)
@@ -70,12 +73,9 @@ func decodeStream<Decoder: NIOSingleStepByteToMessageDecoder>(
     var result = DecodedStream<Decoder.InboundOut>()
     var decoder = decoder
     var buffer = ByteBuffer()
-    let cuts = Set(splits.filter { $0 > 0 && $0 < bytes.count }).sorted()
-    var start = 0
     do {
-        for end in cuts + [bytes.count] {
-            buffer.writeBytes(bytes[start..<end])
-            start = end
+        for piece in pieces(of: bytes, cutAt: splits) {
+            buffer.writeBytes(piece)
             while true {
                 let before = buffer.readerIndex
                 guard let frame = try decoder.decode(buffer: &buffer) else {
