@@ -5,9 +5,11 @@ the receiver how many it handled. The Python side does no per-message work, so t
 Parley receiver (its event loop at 100 %), without a Parley sender sharing the two cores.
 
     swift build -c release --product parley-bench --scratch-path .build-release
-    Benchmarks/receiver_flood.py .build-release/release/parley-bench [SECONDS]
+    Benchmarks/receiver_flood.py .build-release/release/parley-bench [SECONDS] [--typed]
 
-Prints the rate. Nothing is asserted.
+--typed sends the same payload as `bench.Small`, which the receiver decodes with JSONDecoder into its
+`SmallMessage` before its handler runs: the receiving half of the typed path alone, to set beside
+`JSONDecoder alone` from parley-bench. Prints the rate. Nothing is asserted.
 """
 import json
 import os
@@ -23,14 +25,16 @@ PAYLOAD = (b'{"id":42,"title":"Buy oat milk and a loaf of sourdough",'
 
 
 def main() -> None:
-    bench = sys.argv[1]
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
+    arguments = [argument for argument in sys.argv[1:] if argument != "--typed"]
+    type_name = "bench.Small" if "--typed" in sys.argv else "bench.Raw"
+    bench = arguments[0]
+    seconds = float(arguments[1]) if len(arguments) > 1 else 4.0
     receiver = subprocess.Popen([bench, "receiver"], stdout=subprocess.PIPE)
     try:
         ready = receiver.stdout.readline().decode()
         port = int(ready.split("port=")[1].split()[0])
         connection = wire.handshake(wire.connect_tcp(port))
-        batch = b"".join(wire.frame(wire.message_body("bench.Raw", PAYLOAD, id=n + 1)) for n in range(1000))
+        batch = b"".join(wire.frame(wire.message_body(type_name, PAYLOAD, id=n + 1)) for n in range(1000))
         connection.sock.settimeout(None)
         start = time.monotonic()
         sent = 0
@@ -42,7 +46,7 @@ def main() -> None:
         answer = connection.recv_answer(connection.send_message("bench.CountQuery", b"{}", request=True), timeout=60)
         elapsed = time.monotonic() - start
         handled = json.loads(answer.payload)["messages"]
-        print(f"receiver alone: {handled} of {sent} handled in {elapsed:.2f} s: {handled / elapsed:,.0f} msgs/s")
+        print(f"receiver alone ({type_name}): {handled} of {sent} handled in {elapsed:.2f} s: {handled / elapsed:,.0f} msgs/s")
     finally:
         receiver.kill()
         receiver.wait()

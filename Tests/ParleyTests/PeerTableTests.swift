@@ -25,6 +25,7 @@ struct PeerTableTests {
             return
         }
         #expect(peer.id == Self.large && table.peers.isEmpty)
+        #expect(table.connection(for: Self.large) == nil)
     }
 
     @Test("simultaneous connects: both sides keep the connection dialled by the smaller id, whatever the order")
@@ -48,6 +49,7 @@ struct PeerTableTests {
         #expect(table.register(Self.candidate(2, peer: Self.large, dialer: Self.small, at: 200)) == .replaced(old: 1))
         #expect(table.peers.first?.connectedAt == Date(timeIntervalSince1970: 100))
         #expect(table.peers.first?.address == "c2")
+        #expect(table.connection(for: Self.large) == 2)
     }
 
     @Test("closing a retired duplicate reports nothing; the peer stays connected")
@@ -69,6 +71,7 @@ struct PeerTableTests {
             return
         }
         #expect(peer.id == Self.small && table.isConnected(Self.small) && table.reachablePeers.isEmpty)
+        #expect(table.connection(for: Self.small) == nil, "nothing to send on until the kept connection registers")
         #expect(table.register(Self.candidate(2, peer: Self.small, dialer: Self.large, at: 200)) == .handedOver)
         #expect(table.peers.first?.connectedAt == Date(timeIntervalSince1970: 100))
         #expect(table.connection(for: Self.small) == 2)

@@ -48,6 +48,10 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
     }
 
     private(set) var active: [PeerID: Candidate] = [:]
+    /// Each active peer's connection alone: the send path asks for it with every message, and reading it out of
+    /// `active` copies the whole entry (the peer's strings and lists, a retain each). Set with `active`, in
+    /// ``setActive(_:for:)`` only.
+    private var connections: [PeerID: Connection] = [:]
     /// Peers between connections: their remote side closed our active connection as a duplicate of another.
     private var handovers: [PeerID: Peer] = [:]
     private var retired: Set<Connection> = []
@@ -58,26 +62,24 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
     /// Peers with a connection to send on (not being handed over), oldest first.
     var reachablePeers: [Peer] { active.values.map(\.peer).sorted { $0.connectedAt < $1.connectedAt } }
 
-    func connection(for peer: PeerID) -> Connection? {
-        // Through the index: the subscript would copy the whole entry (the peer's strings and lists) to read one
-        // field, and every send asks.
-        guard let index = active.index(forKey: peer) else { return nil }
-        return active.values[index].connection
-    }
+    func connection(for peer: PeerID) -> Connection? { connections[peer] }
 
     /// Connected, or being handed over to another connection.
     func isConnected(_ peer: PeerID) -> Bool { active[peer] != nil || handovers[peer] != nil }
 
     mutating func register(_ candidate: Candidate) -> RegisterAction {
         if let handedOver = handovers.removeValue(forKey: candidate.peer.id) {
-            active[candidate.peer.id] = Candidate(
-                connection: candidate.connection, peer: candidate.peer.keepingConnectionTime(of: handedOver),
-                dialer: candidate.dialer
+            setActive(
+                Candidate(
+                    connection: candidate.connection, peer: candidate.peer.keepingConnectionTime(of: handedOver),
+                    dialer: candidate.dialer
+                ),
+                for: candidate.peer.id
             )
             return .handedOver
         }
         guard let existing = active[candidate.peer.id] else {
-            active[candidate.peer.id] = candidate
+            setActive(candidate, for: candidate.peer.id)
             return .connected
         }
         let newWins: Bool
@@ -93,7 +95,7 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
             var replacement = candidate
             // The peer stays connected through the switch, so it keeps its original connection time.
             replacement.peer = candidate.peer.keepingConnectionTime(of: existing.peer)
-            active[candidate.peer.id] = replacement
+            setActive(replacement, for: candidate.peer.id)
             retired.insert(existing.connection)
             return .replaced(old: existing.connection)
         }
@@ -105,12 +107,17 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
     mutating func remove(_ connection: Connection, peer: PeerID, handedOver: Bool = false) -> RemoveAction {
         if retired.remove(connection) != nil { return .none }
         guard let existing = active[peer], existing.connection == connection else { return .none }
-        active[peer] = nil
+        setActive(nil, for: peer)
         if handedOver {
             handovers[peer] = existing.peer
             return .handover(existing.peer)
         }
         return .disconnected(existing.peer)
+    }
+
+    private mutating func setActive(_ candidate: Candidate?, for peer: PeerID) {
+        active[peer] = candidate
+        connections[peer] = candidate?.connection
     }
 
     /// The handover of `peer` did not complete in time: returns the peer, now gone; nil if it completed.
