@@ -467,6 +467,11 @@ public final class Transceiver: Service, Sendable {
         do {
             channel = try await ClientBootstrap(group: group)
                 .channelOption(.allowRemoteHalfClosure, value: true)
+                // A Unix socket's send buffer does not grow as TCP's does: at the default 208 KiB a 4 MiB message
+                // crossed to parleyd in some twenty steps, each waiting for parleyd to be scheduled to read.
+                // 2 MiB (the kernel doubles it, up to wmem_max): 4 MiB through parleyd 0.75 – 0.89 -> 0.84 – 0.98
+                // GB/s (docs/performance.md). A limit, not an allocation: only bytes parleyd has not read yet use it.
+                .channelOption(.socketOption(.so_sndbuf), value: 2 << 20)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try setup.configure(channel, role: .dialer, sharedSecret: nil)
