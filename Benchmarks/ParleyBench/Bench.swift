@@ -114,6 +114,16 @@ func waitForReceiver(_ parley: Transceiver, _ peer: Peer, expected: Int) async t
     try await waitUntil(expected) { try await parley.request(CountQuery(), from: peer, expecting: Count.self, timeout: .seconds(60)).messages }
 }
 
+/// Sends `payload` `count` times as `bench.Raw` and waits until the receiver has handled them all; returns the
+/// seconds that took. `received`: what the receiver has counted since the run began, before and after.
+func sendRaw(_ payload: ByteBuffer, count: Int, _ parley: Transceiver, _ peer: Peer, received: inout Int) async throws -> Double {
+    let start = ContinuousClock.now
+    for _ in 0..<count { try await parley.sendRaw(typeName: rawTypeName, payload: payload, to: peer.id) }
+    received += count
+    try await waitForReceiver(parley, peer, expected: received)
+    return seconds(ContinuousClock.now - start)
+}
+
 /// Asks `count` until it reaches `expected`.
 func waitUntil(_ expected: Int, counted count: () async throws -> Int) async throws {
     while try await count() < expected { try await Task.sleep(for: .milliseconds(5)) }
@@ -162,13 +172,27 @@ struct Bench {
         // `main` runs on the main actor; the measurements run off it, or every `await` into Parley would add
         // two executor hops that measure Swift's main-actor scheduling rather than Parley.
         var only: Set<Substring>?
-        if let flag = arguments.firstIndex(of: "--only"), arguments.index(after: flag) < arguments.endIndex {
-            only = Set(arguments[arguments.index(after: flag)].split(separator: ","))
+        if let flag = arguments.firstIndex(of: "--only") {
+            let value = arguments.index(after: flag) < arguments.endIndex ? arguments[arguments.index(after: flag)] : ""
+            only = Set(value.split(separator: ","))
+            let unknown = only!.subtracting(measurementNames)
+            guard !only!.isEmpty, unknown.isEmpty else {
+                let what = only!.isEmpty ? "--only needs a list" : "unknown measurement \(unknown.sorted().joined(separator: ", "))"
+                FileHandle.standardError.write(Data("parley-bench: \(what); one or more of \(measurementNames.sorted().joined(separator: ","))\n".utf8))
+                exit(2)
+            }
+        }
+        if arguments.contains("--quick") && arguments.contains("--long") {
+            FileHandle.standardError.write(Data("parley-bench: --quick and --long together; give one\n".utf8))
+            exit(2)
         }
         let scale = arguments.contains("--quick") ? Scale.quick : arguments.contains("--long") ? .long : .full
         try await runBenchmarks(scale: scale, encrypted: arguments.contains("--encrypted"), only: only)
     }
 }
+
+/// What `--only` can name.
+let measurementNames: Set<Substring> = ["typed", "raw", "latency", "large", "big", "daemon", "stall"]
 
 /// How many messages each measurement sends: `full` is the table in docs/performance.md.
 enum Scale {
@@ -244,11 +268,7 @@ func runBenchmarks(scale: Scale, encrypted: Bool, only: Set<Substring>?) async t
         rawPayload.writeBytes(encoded)
         var rawRate: Double?
         if runs("raw") {
-            clock = .now
-            for _ in 0..<rawCount { try await parley.sendRaw(typeName: rawTypeName, payload: rawPayload, to: peer.id) }
-            received += rawCount
-            try await waitForReceiver(parley, peer, expected: received)
-            rawRate = Double(rawCount) / seconds(ContinuousClock.now - clock)
+            rawRate = Double(rawCount) / (try await sendRaw(rawPayload, count: rawCount, parley, peer, received: &received))
             print("pre-encoded frames, one way:      \(format(rawRate!)) msgs/s")
         }
 
@@ -300,11 +320,7 @@ func runBenchmarks(scale: Scale, encrypted: Bool, only: Set<Substring>?) async t
         let bigCount = scale.of(100, minimum: 20)
         var bigRate: Double?
         if runs("big") {
-            clock = .now
-            for _ in 0..<bigCount { try await parley.sendRaw(typeName: rawTypeName, payload: big, to: peer.id) }
-            received += bigCount
-            try await waitForReceiver(parley, peer, expected: received)
-            bigRate = Double(bigCount * big.readableBytes) / seconds(ContinuousClock.now - clock)
+            bigRate = Double(bigCount * big.readableBytes) / (try await sendRaw(big, count: bigCount, parley, peer, received: &received))
             print("4 MiB frames, one way:            \(format(bigRate! / 1_048_576)) MiB/s (\(format(bigRate! / 1e9)) GB/s)")
         }
 

@@ -93,4 +93,19 @@ struct PeerTableTests {
         // Connections this node dialled are its own choice: two addresses of one peer are not a claim.
         #expect(table.register(from(4, "10.0.0.3", dialer: Self.small)) == .replaced(old: 3))
     }
+
+    @Test("after a handover the kept connection's address still guards the id against a claim from another host")
+    func claimAfterHandover() {
+        var table = PeerTable<Int>()
+        func from(_ connection: Int, _ host: String) -> PeerTable<Int>.Candidate {
+            var candidate = Self.candidate(connection, peer: Self.large, dialer: Self.large)
+            candidate.host = host
+            return candidate
+        }
+        _ = table.register(from(1, "10.0.0.2"))
+        _ = table.remove(1, peer: Self.large, handedOver: true)
+        #expect(table.register(from(2, "10.0.0.2")) == .handedOver)
+        #expect(table.register(from(3, "10.0.0.66")) == .claimRefused(connectedFrom: "10.0.0.2"))
+        #expect(table.connection(for: Self.large) == 2)
+    }
 }

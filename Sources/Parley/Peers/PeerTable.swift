@@ -72,7 +72,7 @@ struct PeerTable<Connection: Hashable & Sendable>: Sendable {
             setActive(
                 Candidate(
                     connection: candidate.connection, peer: candidate.peer.keepingConnectionTime(of: handedOver),
-                    dialer: candidate.dialer
+                    dialer: candidate.dialer, host: candidate.host
                 ),
                 for: candidate.peer.id
             )

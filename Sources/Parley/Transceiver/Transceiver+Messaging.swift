@@ -140,16 +140,12 @@ extension Transceiver {
     /// Sends an already-encoded payload under `typeName` to one peer. Waits while that peer's queue is above its
     /// high watermark; with a `stallTimeout`, throws ``TransceiverError/peerNotReading(_:stalledFor:)`` if nothing
     /// of the queue leaves for that long (routers use it so that one stalled reader cannot hold up the others).
-    /// Runs on the caller's executor: it only finds the connection and queues the frame, and a hop to the global
-    /// executor and back cost a forwarding router more than that (docs/performance.md).
-    public nonisolated(nonsending) func sendRaw(
-        typeName: String, payload: ByteBuffer, to peer: PeerID, stallTimeout: Duration? = nil
-    ) async throws {
+    public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID, stallTimeout: Duration? = nil) async throws {
         try checkSendable(typeName: typeName, payload: payload)
         try await sendRaw(typeName: typeName, payload: payload, on: try connection(to: peer), peer: peer, stallTimeout: stallTimeout)
     }
 
-    private nonisolated(nonsending) func sendRaw(
+    private func sendRaw(
         typeName: String, payload: ByteBuffer, on connection: PeerConnection, peer: PeerID, stallTimeout: Duration?
     ) async throws {
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
@@ -165,7 +161,7 @@ extension Transceiver {
     /// Sends an already-encoded payload to `peer` on the very connection `peer` was handed out for: if that
     /// connection has ended, even if the same peer id is connected again meanwhile, it throws
     /// ``TransceiverError/peerNotConnected(_:)``. For what belongs to one connection (a debugger session's state).
-    public nonisolated(nonsending) func sendRaw(typeName: String, payload: ByteBuffer, toConnectionOf peer: Peer) async throws {
+    public func sendRaw(typeName: String, payload: ByteBuffer, toConnectionOf peer: Peer) async throws {
         try checkSendable(typeName: typeName, payload: payload)
         let connection = try connection(to: peer.id)
         guard connection.id == peer.connectionID else { throw TransceiverError.peerNotConnected(peer.id) }

@@ -468,9 +468,10 @@ public final class Transceiver: Service, Sendable {
             channel = try await ClientBootstrap(group: group)
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 // A Unix socket's send buffer does not grow as TCP's does: at the default 208 KiB a 4 MiB message
-                // crossed to parleyd in some twenty steps, each waiting for parleyd to be scheduled to read.
-                // 2 MiB (the kernel doubles it, up to wmem_max): 4 MiB through parleyd 0.75 – 0.89 -> 0.84 – 0.98
-                // GB/s (docs/performance.md). A limit, not an allocation: only bytes parleyd has not read yet use it.
+                // crossed to parleyd in some twenty steps, each waiting for parleyd to be scheduled to read. Linux
+                // caps the request at net.core.wmem_max and then doubles it (so 416 KiB on a stock kernel, 4 MiB
+                // where wmem_max is 4 MiB, as where it was measured: 4 MiB through parleyd 0.75 – 0.89 -> 0.84 – 0.98
+                // GB/s, docs/performance.md). A limit, not an allocation: only bytes parleyd has not read use it.
                 .channelOption(.socketOption(.so_sndbuf), value: 2 << 20)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {

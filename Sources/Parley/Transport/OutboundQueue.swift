@@ -81,7 +81,7 @@ final class OutboundQueue: Sendable {
 
     /// Queues `frame`, waiting first while the queue is above its high watermark. Throws once the queue is closed,
     /// and ``OutboundQueueStalled`` if it waited `stallTimeout` without a byte leaving the queue.
-    nonisolated(nonsending) func enqueue(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
+    func enqueue(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
         while true {
             if try enqueueIfRoom(frame) { return }
             try await waitForRoom(stallTimeout: stallTimeout.map(TimeAmount.init))
@@ -233,7 +233,7 @@ final class OutboundQueue: Sendable {
         if more { channel.eventLoop.execute { self.flush() } }
     }
 
-    private nonisolated(nonsending) func waitForRoom(stallTimeout: TimeAmount?) async throws {
+    private func waitForRoom(stallTimeout: TimeAmount?) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiterID += 1
             return state.nextWaiterID

@@ -146,7 +146,7 @@ final class PeerConnection: Sendable, Hashable {
 
     /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
     /// leaves it for that long.
-    nonisolated(nonsending) func send(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
+    func send(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
         try await outbound.enqueue(frame, stallTimeout: stallTimeout)
         messagesOut.add(1, ordering: .relaxed)
     }
