@@ -32,8 +32,10 @@ struct Export: AsyncParsableCommand {
 
     /// To a file, the export is written beside it and takes its place only when complete (``PendingFile``): a
     /// failed export (no such session, parleyd gone) leaves an existing FILE as it was and creates none. To
-    /// standard output, chunks go out as they come, through ``Output`` (a reader gone is a quiet end).
+    /// standard output, chunks go out as they come, through ``Output`` (a reader gone is a quiet end). Interrupted
+    /// (Ctrl-C, SIGTERM), it removes the partial file before it ends (``PendingFiles``).
     func run() async throws {
+        if self.file != "-" { await PendingFiles.removeOnInterrupt() }
         let file: PendingFile? = self.file == "-" ? nil : try PendingFile(replacing: self.file, force: force)
         let entries = try await daemon.session { client in
             var cursor: String?

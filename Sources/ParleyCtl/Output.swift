@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import Synchronization
+import UnixSignals
 
 /// Writes whole lines to standard output and standard error, unbuffered (stdout is often a pipe, where `print`
 /// would hold lines back) and one line at a time (handlers of several peers may print at once).
@@ -195,6 +196,7 @@ final class PendingFile {
         fd = created.fd
         self.path = path
         self.force = force
+        PendingFiles.add(temporaryPath, for: path)
         var replaced = stat()
         if stat(path, &replaced) == 0 { _ = fchmod(fd, replaced.st_mode & 0o7777) }
     }
@@ -278,6 +280,35 @@ final class PendingFile {
         if !finished {
             unlink(temporaryPath)
             finished = true
+        }
+        PendingFiles.remove(temporaryPath)
+    }
+}
+
+/// The temporary files of the ``PendingFile``s not yet committed or discarded. SIGINT or SIGTERM would end
+/// parleyctl without running their `deinit`, leaving a hidden `.FILE.parleyctl-…` beside FILE; a command that
+/// writes a file over a long time (`export`) asks for ``removeOnInterrupt()`` first.
+enum PendingFiles {
+    /// Temporary path → the FILE it is to become.
+    private static let pending = Mutex<[String: String]>([:])
+
+    static func add(_ temporaryPath: String, for path: String) { pending.withLock { $0[temporaryPath] = path } }
+
+    static func remove(_ temporaryPath: String) { _ = pending.withLock { $0.removeValue(forKey: temporaryPath) } }
+
+    /// From now on SIGINT or SIGTERM removes every pending temporary file, says which FILE was not written, and
+    /// ends parleyctl with status 128 + the signal, what a shell shows when the signal ends a process. Returns once
+    /// the signals are trapped.
+    static func removeOnInterrupt() async {
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        Task {
+            for await signal in signals {
+                for (temporaryPath, path) in pending.withLock({ $0 }) {
+                    unlink(temporaryPath)
+                    Output.error("interrupted (\(signal)): \(path) was not written; a file already there keeps its content")
+                }
+                exit(128 + signal.rawValue)
+            }
         }
     }
 }

@@ -521,6 +521,29 @@ struct DebuggerTests {
         try await daemon.stop()
     }
 
+    @Test("an export to a file ended by SIGINT removes its temporary file, creates no FILE, says so and exits with 130")
+    func exportInterrupted() async throws {
+        let daemon = try await Daemon(staticPeer: nil)
+        let exports = daemon.directory.appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: exports, withIntermediateDirectories: true)
+        // parleyd stopped: parleyctl creates its temporary file, then waits for parleyd's side of the handshake,
+        // so the signal lands while the export is under way, whatever the timing.
+        kill(daemon.child.pid, SIGSTOP)
+        let target = exports.appendingPathComponent("interrupted.jsonl").path
+        let parleyctl = try Child("parleyctl", ["export", "1", target, "--socket", daemon.socket])
+        let started = await eventually(timeout: .seconds(20)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: exports.path)) ?? []).contains { $0.hasPrefix(".interrupted.jsonl.parleyctl-") }
+        }
+        #expect(started, "parleyctl never created its temporary file")
+        kill(parleyctl.pid, SIGINT)
+        let status = try await parleyctl.exitStatus(within: .seconds(20))
+        kill(daemon.child.pid, SIGCONT)
+        #expect(status == 128 + SIGINT, "\(parleyctl.stderr)")
+        #expect(parleyctl.stderr.contains("\(target) was not written"), "\(parleyctl.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: exports.path).isEmpty, "nothing is left behind")
+        try await daemon.stop()
+    }
+
     // MARK: - Helpers
 
     /// An app that writes one 206 frame with this exact body and closes.
