@@ -26,6 +26,13 @@ public struct DrawerDeclaration: Sendable, Hashable {
         guard bytes <= maximumDeclareBytes else { throw .declarationTooLarge(bytes: bytes) }
     }
 
+    /// That a `Changed` payload of `bytes` bytes is within ``maximumDeclareBytes`` too: any value a drawer can hold
+    /// fits in a declaration, and parleyd keeps what an app reports (even outside its rules), so without a bound an
+    /// app could make parleyd hold a frame's worth of text per item.
+    public static func checkChangedSize(_ bytes: Int) throws(DrawerError) {
+        guard bytes <= maximumDeclareBytes else { throw .changeTooLarge(bytes: bytes) }
+    }
+
     /// Checks the declaration itself: ids unique and of a sane size, values of the right kind.
     public init(items: [DrawerItem]) throws(DrawerError) {
         guard items.count <= Self.maximumItems else {
@@ -168,6 +175,8 @@ public enum DrawerError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidDeclaration(String)
     /// A `Declare` payload above ``DrawerDeclaration/maximumDeclareBytes``.
     case declarationTooLarge(bytes: Int)
+    /// A `Changed` payload above the same limit.
+    case changeTooLarge(bytes: Int)
 
     public var description: String {
         switch self {
@@ -191,6 +200,8 @@ public enum DrawerError: Error, Sendable, Hashable, CustomStringConvertible {
             "the drawer declaration is not valid: \(problem)"
         case .declarationTooLarge(let bytes):
             "the drawer declaration is too large: \(bytes) bytes of JSON, above the limit of \(DrawerDeclaration.maximumDeclareBytes) (256 KiB)"
+        case .changeTooLarge(let bytes):
+            "the drawer change is too large: \(bytes) bytes of JSON, above the limit of \(DrawerDeclaration.maximumDeclareBytes) (256 KiB, as for a whole declaration); the value is not recorded"
         }
     }
 }

@@ -91,4 +91,11 @@ struct DrawerDeclarationTests {
         #expect(throws: DrawerError.declarationTooLarge(bytes: 256 * 1024 + 1)) { try DrawerDeclaration.checkDeclareSize(256 * 1024 + 1) }
         #expect("\(DrawerError.declarationTooLarge(bytes: 300_000))".contains("300000 bytes of JSON, above the limit of 262144 (256 KiB)"))
     }
+
+    @Test("a Changed payload is at most 256 KiB too")
+    func changedSize() throws {
+        try DrawerDeclaration.checkChangedSize(256 * 1024)
+        #expect(throws: DrawerError.changeTooLarge(bytes: 256 * 1024 + 1)) { try DrawerDeclaration.checkChangedSize(256 * 1024 + 1) }
+        #expect("\(DrawerError.changeTooLarge(bytes: 300_000))".contains("300000 bytes of JSON, above the limit of 262144"))
+    }
 }

@@ -657,6 +657,44 @@ def test_a_declaration_up_to_256_kib_is_taken_and_a_larger_one_refused(daemon):
         conn.close()
 
 
+def test_a_change_up_to_256_kib_is_recorded_and_a_larger_one_refused(daemon):
+    """docs/drawer.md, Messages: a Changed payload is at most 256 KiB, like a Declare. Within it, even a value
+    outside the app's own rules is recorded; one byte more is refused and logged (answered why, if sent as a
+    request), the drawer keeps the value before it, and the connection and its later changes are unaffected."""
+    name = f"raw-{uuid.uuid4().hex[:8]}"
+    conn = raw_app(daemon, name)
+
+    def changed(size: int) -> bytes:
+        empty = json.dumps({"item": "note", "value": ""}).encode()
+        payload = json.dumps({"item": "note", "value": "x" * (size - len(empty))}).encode()
+        assert len(payload) == size
+        return payload
+
+    try:
+        declare(conn, [{"id": "note", "label": "Note", "kind": "text", "value": "a", "maxLength": 64}])
+        wait_until(lambda: drawer_of(daemon, name), "the declaration")
+        conn.send_message(CHANGED, changed(DECLARE_LIMIT))
+        wait_until(lambda: len(values_of(daemon, name)["note"]) > 64, "the 256 KiB change, outside its rules, recorded")
+
+        conn.send_message(CHANGED, json.dumps({"item": "note", "value": "b"}).encode())
+        wait_until(lambda: values_of(daemon, name)["note"] == "b", "a small change")
+        mark = daemon.mark()
+        conn.send_message(CHANGED, changed(DECLARE_LIMIT + 1))
+        line = daemon.wait_for_line("drawer change refused", start=mark)
+        assert "262145 bytes" in line and "256 KiB" in line, line
+        rid = conn.send_message(CHANGED, changed(DECLARE_LIMIT + 1), request=True)
+        answer = conn.recv_answer(rid)
+        assert answer.kind == wire.ERROR_REPLY and answer.code == wire.HANDLER_FAILED, answer
+        assert "262145 bytes" in answer.text, answer.text
+        assert values_of(daemon, name)["note"] == "b", "a refused change is not the drawer's value"
+
+        conn.send_message(CHANGED, json.dumps({"item": "note", "value": "c"}).encode())
+        wait_until(lambda: values_of(daemon, name)["note"] == "c", "the change after the refused ones")
+        conn.assert_alive()
+    finally:
+        conn.close()
+
+
 def choice(option_id: str, label: str = "A") -> dict:
     return {"id": "c", "label": "C", "kind": "choice", "value": option_id, "options": [{"id": option_id, "label": label}]}
 

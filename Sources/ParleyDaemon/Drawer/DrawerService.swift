@@ -53,7 +53,16 @@ final class DrawerService: Sendable {
             logger.info("drawer declared", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name.escapedForPeople(maximumBytes: 128))", "items": "\(declaration.items.count)"])
             publish(peer.id)
         }
-        transceiver.receive(DrawerMessage.Changed.self) { [self] changed, peer in
+        // Raw too: a Changed is at most 256 KiB, like a Declare.
+        transceiver.receiveRaw(typeName: DrawerMessage.Changed.messageType) { [self] message, peer in
+            let changed: DrawerMessage.Changed
+            do {
+                try DrawerDeclaration.checkChangedSize(message.payload.readableBytes)
+                changed = try message.decode(DrawerMessage.Changed.self)
+            } catch {
+                logger.warning("drawer change refused", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
+                throw error
+            }
             // The app is the authority on its own values: one outside its declared rules is recorded all the same
             // (parleyd and the app must not disagree), and logged.
             let problem = drawers.withLock { drawers -> String? in
