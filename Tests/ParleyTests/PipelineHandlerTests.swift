@@ -138,9 +138,11 @@ struct PipelineHandlerTests {
         #expect(all == ["hello", "message 1: \(large.readableBytes) bytes", "message 2: 5 bytes", "inactive"])
     }
 
-    @Test("out of the bridge goes only what the app can read; a request it cannot receive is answered with unknown-type")
+    @Test("out of the bridge goes only what the app can read; a request it cannot receive is answered with unknown-type, and a read's end follows")
     func bridgeOutbound() throws {
         let (channel, _) = try Self.bridge()
+        let readEnds = Observed(0)
+        try channel.pipeline.syncOperations.addHandler(ReadEndCounter(ends: readEnds))
         try channel.writeOutbound(FrameBatch([rawHello()]))
         try channel.writeOutbound(FrameBatch([Frame.ping(1)]))
         try channel.writeOutbound(FrameBatch([Frame.close(CloseFrame(code: .goingAway, message: "bye"))]))
@@ -158,6 +160,7 @@ struct PipelineHandlerTests {
             return
         }
         #expect(reply.inReplyTo == MessageID(6) && reply.code == .unknownType)
+        #expect(readEnds.value == 1, "the handlers above see the answer's read end")
     }
 
     @Test("the handshake deadline starts with the first byte on an accepted connection, and a hello in time disarms it")
@@ -509,6 +512,18 @@ private final class FrameRecorder: ChannelInboundHandler, Sendable {
 }
 
 /// Counts the reads that reach the socket end of a pipeline.
+/// Counts the read ends that come up the pipeline.
+private final class ReadEndCounter: ChannelInboundHandler, Sendable {
+    typealias InboundIn = Any
+    let ends: Observed<Int>
+    init(ends: Observed<Int>) { self.ends = ends }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        ends.update { $0 += 1 }
+        context.fireChannelReadComplete()
+    }
+}
+
 private final class ReadCounter: ChannelOutboundHandler, Sendable {
     typealias OutboundIn = Any
     let reads: Observed<Int>

@@ -140,7 +140,12 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
             context.write(wrapOutboundOut(body), promise: index == bodies.count - 1 ? promise : nil)
         }
         if bodies.isEmpty { promise?.succeed() }
-        if !refusals.isEmpty { context.fireChannelRead(wrapInboundOut(FrameBatch(refusals))) }
+        if !refusals.isEmpty {
+            // Handed up as if read: outside a socket read, so a read's end must follow, as after a translation;
+            // the handlers above act on what they saw at a read's end (the idle clock counts the replies then).
+            context.fireChannelRead(wrapInboundOut(FrameBatch(refusals)))
+            context.fireChannelReadComplete()
+        }
     }
 
     /// The hello such an app would send if it spoke Parley: a fresh id (it has none of its own), its address as
