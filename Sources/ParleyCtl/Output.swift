@@ -307,7 +307,8 @@ enum PendingFiles {
                     unlink(temporaryPath)
                     Output.error("interrupted (\(signal)): \(path) was not written; a file already there keeps its content")
                 }
-                exit(128 + signal.rawValue)
+                // _exit: main may be exiting normally at the same moment, and output here is unbuffered write(2).
+                _exit(128 + signal.rawValue)
             }
         }
     }

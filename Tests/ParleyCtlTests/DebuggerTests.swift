@@ -529,6 +529,7 @@ struct DebuggerTests {
         // parleyd stopped: parleyctl creates its temporary file, then waits for parleyd's side of the handshake,
         // so the signal lands while the export is under way, whatever the timing.
         kill(daemon.child.pid, SIGSTOP)
+        defer { kill(daemon.child.pid, SIGCONT) }
         let target = exports.appendingPathComponent("interrupted.jsonl").path
         let parleyctl = try Child("parleyctl", ["export", "1", target, "--socket", daemon.socket])
         let started = await eventually(timeout: .seconds(20)) {

@@ -511,7 +511,6 @@ private final class FrameRecorder: ChannelInboundHandler, Sendable {
     func channelInactive(context: ChannelHandlerContext) { seen.update { $0.append("inactive") } }
 }
 
-/// Counts the reads that reach the socket end of a pipeline.
 /// Counts the read ends that come up the pipeline.
 private final class ReadEndCounter: ChannelInboundHandler, Sendable {
     typealias InboundIn = Any
@@ -524,6 +523,7 @@ private final class ReadEndCounter: ChannelInboundHandler, Sendable {
     }
 }
 
+/// Counts the reads that reach the socket end of a pipeline.
 private final class ReadCounter: ChannelOutboundHandler, Sendable {
     typealias OutboundIn = Any
     let reads: Observed<Int>

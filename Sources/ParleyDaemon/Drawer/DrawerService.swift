@@ -59,7 +59,8 @@ final class DrawerService: Sendable {
             do {
                 try DrawerDeclaration.checkChangedSize(message.payload.readableBytes)
                 changed = try message.decode(DrawerMessage.Changed.self)
-            } catch {
+            } catch let error as DrawerError {
+                // Only the size: a payload that is not a Changed is the router's to report (rate-limited).
                 logger.warning("drawer change refused", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
                 throw error
             }
