@@ -171,21 +171,21 @@ struct Bench {
         if arguments.first == "receiver" { try await runReceiver(secretFile: arguments.dropFirst().first) }
         // `main` runs on the main actor; the measurements run off it, or every `await` into Parley would add
         // two executor hops that measure Swift's main-actor scheduling rather than Parley.
-        var only: Set<Substring>?
-        if let flag = arguments.firstIndex(of: "--only") {
-            let value = arguments.index(after: flag) < arguments.endIndex ? arguments[arguments.index(after: flag)] : ""
-            only = Set(value.split(separator: ","))
-            let unknown = only!.subtracting(measurementNames)
-            guard !only!.isEmpty, unknown.isEmpty else {
-                let what = only!.isEmpty ? "--only needs a list" : "unknown measurement \(unknown.sorted().joined(separator: ", "))"
-                FileHandle.standardError.write(Data("parley-bench: \(what); one or more of \(measurementNames.sorted().joined(separator: ","))\n".utf8))
-                exit(2)
-            }
-        }
-        if arguments.contains("--quick") && arguments.contains("--long") {
-            FileHandle.standardError.write(Data("parley-bench: --quick and --long together; give one\n".utf8))
+        func usageError(_ text: String) -> Never {
+            FileHandle.standardError.write(Data("parley-bench: \(text)\n".utf8))
             exit(2)
         }
+        var only: Set<Substring>?
+        if let flag = arguments.firstIndex(of: "--only") {
+            let names = Set(arguments.dropFirst(flag - arguments.startIndex + 1).first?.split(separator: ",") ?? [])
+            let unknown = names.subtracting(measurementNames)
+            if names.isEmpty || !unknown.isEmpty {
+                let what = names.isEmpty ? "--only needs a list" : "unknown measurement \(unknown.sorted().joined(separator: ", "))"
+                usageError("\(what); one or more of \(measurementNames.sorted().joined(separator: ","))")
+            }
+            only = names
+        }
+        if arguments.contains("--quick") && arguments.contains("--long") { usageError("--quick and --long together; give one") }
         let scale = arguments.contains("--quick") ? Scale.quick : arguments.contains("--long") ? .long : .full
         try await runBenchmarks(scale: scale, encrypted: arguments.contains("--encrypted"), only: only)
     }

@@ -240,14 +240,21 @@ final class PendingFile {
         let synced = fsync(fd) == 0 ? nil : errno
         let closed = close(fd) == 0 ? nil : errno
         fd = -1
-        if let failure = synced ?? closed { throw failed(failure) }
+        // Placed (or failed) as one step with leaving ``PendingFiles``: a signal cannot fall between the two.
+        try PendingFiles.settle(temporaryPath) {
+            if let failure = synced ?? closed { throw failed(failure) }
+            try place()
+        }
+    }
+
+    private func place() throws {
         if force {
             guard rename(temporaryPath, path) == 0 else { throw failed(errno) }
             finished = true
             return
         }
         if link(temporaryPath, path) == 0 {
-            discard()  // FILE is the other name of the same file now
+            removeTemporaryFile()  // FILE is the other name of the same file now
             return
         }
         if errno == EEXIST { throw cleanedUp(OutputFile.alreadyExists(path)) }
@@ -264,7 +271,7 @@ final class PendingFile {
     }
 
     private func cleanedUp<Failure: Error>(_ error: Failure) -> Failure {
-        discard()
+        removeTemporaryFile()
         return error
     }
 
@@ -273,6 +280,11 @@ final class PendingFile {
 
     /// Removes the temporary file (unless it already became FILE).
     func discard() {
+        removeTemporaryFile()
+        PendingFiles.remove(temporaryPath)
+    }
+
+    private func removeTemporaryFile() {
         if fd >= 0 {
             close(fd)
             fd = -1
@@ -281,7 +293,6 @@ final class PendingFile {
             unlink(temporaryPath)
             finished = true
         }
-        PendingFiles.remove(temporaryPath)
     }
 }
 
@@ -296,6 +307,16 @@ enum PendingFiles {
 
     static func remove(_ temporaryPath: String) { _ = pending.withLock { $0.removeValue(forKey: temporaryPath) } }
 
+    /// Runs `placing` (which puts the file in place, or removes it on failure) and forgets the file, under the lock
+    /// the signal handler takes: an interruption comes before both or after both, so a FILE put in place is never
+    /// reported as not written.
+    static func settle(_ temporaryPath: String, _ placing: () throws -> Void) throws {
+        try pending.withLock { files in
+            defer { files.removeValue(forKey: temporaryPath) }
+            try placing()
+        }
+    }
+
     /// From now on SIGINT or SIGTERM removes every pending temporary file, says which FILE was not written, and
     /// ends parleyctl with status 128 + the signal, what a shell shows when the signal ends a process. Returns once
     /// the signals are trapped.
@@ -303,12 +324,15 @@ enum PendingFiles {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         Task {
             for await signal in signals {
-                for (temporaryPath, path) in pending.withLock({ $0 }) {
-                    unlink(temporaryPath)
-                    Output.error("interrupted (\(signal)): \(path) was not written; a file already there keeps its content")
+                // Under the lock, held to the end: no file is placed (``settle(_:_:)``) after it is reported.
+                pending.withLock { files in
+                    for (temporaryPath, path) in files {
+                        unlink(temporaryPath)
+                        Output.error("interrupted (\(signal)): \(path) was not written; a file already there keeps its content")
+                    }
+                    // _exit: main may be exiting normally at the same moment, and output here is unbuffered write(2).
+                    _exit(128 + signal.rawValue)
                 }
-                // _exit: main may be exiting normally at the same moment, and output here is unbuffered write(2).
-                _exit(128 + signal.rawValue)
             }
         }
     }

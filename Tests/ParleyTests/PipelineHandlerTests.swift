@@ -113,11 +113,11 @@ struct PipelineHandlerTests {
         let gate = Latch()
         let translator = GatedTranslator(gate: gate)
         let seen = Observed<[String]>([])
-        let reads = Observed(0)
+        let events = ReadEvents()
         let channel = NIOAsyncTestingChannel()
         try await channel.testingEventLoop.executeInContext {
             try channel.pipeline.syncOperations.addHandlers([
-                ReadCounter(reads: reads),
+                events,
                 OriginalFramingBridge(translator: translator, logger: LogCapture().logger, logThrottle: LogThrottle(), pool: .singleton),
                 FrameRecorder(seen: seen),
             ])
@@ -131,7 +131,7 @@ struct PipelineHandlerTests {
         try await channel.testingEventLoop.executeInContext {}
         _ = try await translator.started.wait(for: "the translation to start") { $0 ? true : nil }
         #expect(seen.value == ["hello"], "nothing after the large body goes up before it")
-        #expect(reads.value == 0, "no more reading while a body is being translated")
+        #expect(events.reads.value == 0, "no more reading while a body is being translated")
         // ... and when it is done, everything follows in the order it came.
         gate.open()
         let all = try await seen.wait(for: "the frames and the end") { $0.count == 4 ? $0 : nil }
@@ -141,8 +141,8 @@ struct PipelineHandlerTests {
     @Test("out of the bridge goes only what the app can read; a request it cannot receive is answered with unknown-type, and a read's end follows")
     func bridgeOutbound() throws {
         let (channel, _) = try Self.bridge()
-        let readEnds = Observed(0)
-        try channel.pipeline.syncOperations.addHandler(ReadEndCounter(ends: readEnds))
+        let events = ReadEvents()
+        try channel.pipeline.syncOperations.addHandler(events)
         try channel.writeOutbound(FrameBatch([rawHello()]))
         try channel.writeOutbound(FrameBatch([Frame.ping(1)]))
         try channel.writeOutbound(FrameBatch([Frame.close(CloseFrame(code: .goingAway, message: "bye"))]))
@@ -160,7 +160,7 @@ struct PipelineHandlerTests {
             return
         }
         #expect(reply.inReplyTo == MessageID(6) && reply.code == .unknownType)
-        #expect(readEnds.value == 1, "the handlers above see the answer's read end")
+        #expect(events.readEnds.value == 1, "the handlers above see the answer's read end")
     }
 
     @Test("the handshake deadline starts with the first byte on an accepted connection, and a hello in time disarms it")
@@ -511,26 +511,20 @@ private final class FrameRecorder: ChannelInboundHandler, Sendable {
     func channelInactive(context: ChannelHandlerContext) { seen.update { $0.append("inactive") } }
 }
 
-/// Counts the read ends that come up the pipeline.
-private final class ReadEndCounter: ChannelInboundHandler, Sendable {
+/// Counts, where it stands in the pipeline, the reads asked for on their way down and the read ends on their way up.
+private final class ReadEvents: ChannelDuplexHandler, Sendable {
     typealias InboundIn = Any
-    let ends: Observed<Int>
-    init(ends: Observed<Int>) { self.ends = ends }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        ends.update { $0 += 1 }
-        context.fireChannelReadComplete()
-    }
-}
-
-/// Counts the reads that reach the socket end of a pipeline.
-private final class ReadCounter: ChannelOutboundHandler, Sendable {
     typealias OutboundIn = Any
-    let reads: Observed<Int>
-    init(reads: Observed<Int>) { self.reads = reads }
+    let reads = Observed(0)
+    let readEnds = Observed(0)
 
     func read(context: ChannelHandlerContext) {
         reads.update { $0 += 1 }
         context.read()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readEnds.update { $0 += 1 }
+        context.fireChannelReadComplete()
     }
 }
