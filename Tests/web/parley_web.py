@@ -296,5 +296,19 @@ def _group_alive(pgid):
     return False
 
 
+def request_mark(driver):
+    """The page's clock now: `requests_since` lists what the page fetched after it."""
+    return driver.execute_script("return performance.now()")
+
+
+def requests_since(driver, mark):
+    """The paths (with query) of the requests the page made after `mark` and that completed (Resource Timing), so a
+    test can tell a change that came through the live stream from one the page fetched again."""
+    return driver.execute_script("""
+        return performance.getEntriesByType('resource')
+          .filter((entry) => entry.startTime >= arguments[0])
+          .map((entry) => { const url = new URL(entry.name); return url.pathname + url.search; });""", mark)
+
+
 def severe_console_entries(driver):
     return [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
