@@ -1,0 +1,164 @@
+// The allocator init used here is NIO's SPI for buffers over memory from elsewhere (ByteBuffer-core.swift); it is
+// the one place NIO tells its caller that a buffer's storage has been released.
+@_spi(CustomByteBufferAllocator) import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Memory for large frames, used again. A frame that spans several socket reads is gathered into a room of its
+/// own. Above glibc's mmap threshold (128 KiB in parleyd) every such room used to be fresh pages from the kernel,
+/// and faulting them in, one fault and one zeroed page per 4 KiB, was over a third of parleyd's time when it
+/// forwarded 4 MiB frames (docs/performance.md).
+///
+/// ``FrameBatchDecoder`` takes its rooms from ``allocator``. When the last buffer over a room's memory goes,
+/// whoever held it last, NIO hands the memory back through that allocator, and the pool keeps it for the next
+/// large frame instead of returning it to the system. Reuse therefore starts only once nothing refers to the
+/// earlier frame: a frame handed on is never written over.
+///
+/// The pool is one per process and bounded, so that it cannot become memory a peer makes parleyd hold outside its
+/// budget: at most ``maximumBytes`` are kept, a kept block serves requests of between half its size and its size,
+/// and blocks nobody took for ``keepFor`` are given back to the system, at the next release and by a trim every
+/// ``keepFor`` that runs while any large room is in use or kept (``scheduleTrim(on:)``).
+public enum FrameRoomPool {
+    /// Smaller rooms come from malloc's own free lists, which already reuse memory.
+    public static let minimumRoom = 128 << 10
+    public static let maximumBytes = 16 << 20
+    public static let keepFor: TimeAmount = .seconds(1)
+
+    /// Rooms for large frames: memory kept from earlier rooms where there is some, else malloc's.
+    public static let allocator = ByteBufferAllocator(
+        allocate: { size in RoomMemory.allocate(size, in: RoomMemory.kept) },
+        reallocate: { pointer, _, newSize in RoomMemory.reallocate(pointer, to: newSize, in: RoomMemory.kept) },
+        deallocate: { pointer in RoomMemory.release(pointer, to: RoomMemory.kept) },
+        copy: { destination, source, count in destination.copyMemory(from: source, byteCount: count) }
+    )
+
+    /// Bytes kept now, ready for the next large frame.
+    public static var keptBytes: Int { RoomMemory.kept.withLock { $0.bytes } }
+
+    /// Gives back to the system what nobody took for ``keepFor``; returns the bytes still kept. `now` is for tests.
+    @discardableResult
+    public static func trim(now: ContinuousClock.Instant = .now) -> Int {
+        let (expired, left) = RoomMemory.kept.withLock { kept in (kept.removeExpired(now: now), kept.bytes) }
+        RoomMemory.freeBlocks(expired)
+        return left
+    }
+
+    /// Trims the pool on `eventLoop` every ``keepFor`` for as long as a large room is in use or kept, so that an idle
+    /// process gives all of it back; one schedule at a time, over all loops.
+    public static func scheduleTrim(on eventLoop: any EventLoop) {
+        let schedule = RoomMemory.kept.withLock { kept -> Bool in
+            guard !kept.trimScheduled else { return false }
+            kept.trimScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        let task = eventLoop.scheduleTask(in: keepFor) {
+            trim()
+            let again = RoomMemory.kept.withLock { kept -> Bool in
+                kept.trimScheduled = false
+                return kept.bytes > 0 || kept.outstanding > 0
+            }
+            if again { scheduleTrim(on: eventLoop) }
+        }
+        // A loop shutting down cancels the task; the next room taken schedules another on its own loop.
+        task.futureResult.whenFailure { _ in RoomMemory.kept.withLock { $0.trimScheduled = false } }
+    }
+}
+
+/// The memory behind ``FrameRoomPool/allocator``. Each block starts with a header holding its usable size, so that
+/// a block released is known by its size alone (NIO's release passes only the address).
+enum RoomMemory {
+    /// Keeps malloc's 16-byte alignment for the bytes after it.
+    static let headerSize = 16
+
+    struct Block {
+        /// The block's start (its header), as an address: the list crosses threads.
+        var base: UInt
+        var size: Int
+        var releasedAt: ContinuousClock.Instant
+    }
+
+    struct Kept {
+        var blocks: [Block] = []  // oldest first
+        var bytes = 0
+        /// Large rooms handed out and not released yet.
+        var outstanding = 0
+        var trimScheduled = false
+
+        /// The oldest kept block that can serve `size` without wasting more than half of itself.
+        mutating func take(size: Int) -> Block? {
+            outstanding += 1
+            guard let index = blocks.firstIndex(where: { $0.size >= size && $0.size / 2 <= size }) else { return nil }
+            bytes -= blocks[index].size
+            return blocks.remove(at: index)
+        }
+
+        /// Keeps `block` unless it would not fit; returns what is to be freed: expired blocks, the oldest ones the
+        /// new one displaces, or the new one itself.
+        mutating func keep(_ block: Block) -> [Block] {
+            outstanding -= 1
+            var freed = removeExpired(now: block.releasedAt)
+            guard block.size <= FrameRoomPool.maximumBytes else { return freed + [block] }
+            while bytes + block.size > FrameRoomPool.maximumBytes {
+                let oldest = blocks.removeFirst()
+                bytes -= oldest.size
+                freed.append(oldest)
+            }
+            blocks.append(block)
+            bytes += block.size
+            return freed
+        }
+
+        mutating func removeExpired(now: ContinuousClock.Instant) -> [Block] {
+            let expired = blocks.prefix { now - $0.releasedAt >= .nanoseconds(FrameRoomPool.keepFor.nanoseconds) }
+            guard !expired.isEmpty else { return [] }
+            blocks.removeFirst(expired.count)
+            bytes -= expired.reduce(0) { $0 + $1.size }
+            return Array(expired)
+        }
+    }
+
+    /// The process's pool. The functions below take the pool as a parameter so that tests can give them their own.
+    static let kept = Mutex(Kept())
+
+    static func allocate(_ size: Int, in kept: borrowing Mutex<Kept>) -> UnsafeMutableRawPointer? {
+        if size >= FrameRoomPool.minimumRoom, let block = kept.withLock({ $0.take(size: size) }) {
+            return UnsafeMutableRawPointer(bitPattern: block.base)! + headerSize
+        }
+        guard let base = malloc(size + headerSize) else { return nil }
+        return start(of: base, size: size)
+    }
+
+    static func reallocate(_ pointer: UnsafeMutableRawPointer?, to size: Int, in kept: borrowing Mutex<Kept>) -> UnsafeMutableRawPointer? {
+        guard let pointer else { return allocate(size, in: kept) }
+        let wasLarge = (pointer - headerSize).load(as: Int.self) >= FrameRoomPool.minimumRoom
+        guard let base = realloc(pointer - headerSize, size + headerSize) else { return nil }
+        let isLarge = size >= FrameRoomPool.minimumRoom
+        if wasLarge != isLarge { kept.withLock { $0.outstanding += isLarge ? 1 : -1 } }
+        return start(of: base, size: size)
+    }
+
+    static func release(_ pointer: UnsafeMutableRawPointer, to kept: borrowing Mutex<Kept>) {
+        let base = pointer - headerSize
+        let size = base.load(as: Int.self)
+        guard size >= FrameRoomPool.minimumRoom else { return free(base) }
+        let block = Block(base: UInt(bitPattern: base), size: size, releasedAt: .now)
+        freeBlocks(kept.withLock { $0.keep(block) })
+    }
+
+    static func freeBlocks(_ blocks: [Block]) {
+        for block in blocks { free(UnsafeMutableRawPointer(bitPattern: block.base)) }
+    }
+
+    private static func start(of base: UnsafeMutableRawPointer, size: Int) -> UnsafeMutableRawPointer {
+        base.storeBytes(of: size, as: Int.self)
+        return base + headerSize
+    }
+}
