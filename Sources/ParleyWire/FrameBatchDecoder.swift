@@ -33,8 +33,14 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     /// The stream held a malformed frame: nothing after it can be trusted to be framed right.
     private var failed = false
 
-    public init(maximumBodySize: Int = FrameLayout.defaultMaximumBodySize) {
+    private let reusesRooms: Bool
+
+    /// - Parameter reusesRooms: whether large frames are gathered in memory reused from earlier ones
+    ///   (``FrameRoomPool``). Faster, but reused memory is resident before the frame's bytes arrive, so a peer
+    ///   that stops in the middle of a frame holds more than it sent: for trusted peers only.
+    public init(maximumBodySize: Int = FrameLayout.defaultMaximumBodySize, reusesRooms: Bool = false) {
         decoder = FrameDecoder(maximumBodySize: maximumBodySize)
+        self.reusesRooms = reusesRooms
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -44,7 +50,7 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
         do {
             if unfinished != nil {
                 // The frame begun in an earlier read; when this read does not complete it, it took all the bytes.
-                guard let first = try complete(with: &bytes, eventLoop: context.eventLoop) else { return }
+                guard let first = try complete(with: &bytes, allocator: context.channel.allocator, eventLoop: context.eventLoop) else { return }
                 frames.append(first)
             }
             while let frame = try decoder.decode(buffer: &bytes) { frames.append(frame) }
@@ -66,9 +72,9 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     /// decoded in place, in the new read's buffer. Room for the frame is taken once its length is known and found
     /// within the maximum: all of it up to ``wholeRoomMaximum``; beyond, about four times the bytes received so far
     /// (at most five), so that what a peer merely announces does not decide how much memory is reserved for it. A
-    /// 4 MiB frame is copied at 1 MiB and not again. Rooms come from ``FrameRoomPool``, which reuses the memory of
-    /// earlier rooms once nothing refers to their frames.
-    private func complete(with bytes: inout ByteBuffer, eventLoop: any EventLoop) throws -> Frame? {
+    /// 4 MiB frame is copied at 1 MiB and not again. With `reusesRooms`, rooms come from ``FrameRoomPool``, which
+    /// reuses the memory of earlier rooms once nothing refers to their frames.
+    private func complete(with bytes: inout ByteBuffer, allocator: ByteBufferAllocator, eventLoop: any EventLoop) throws -> Frame? {
         var held = unfinished!
         unfinished = nil
         if held.readableBytes < FrameLayout.prefixSize {
@@ -89,8 +95,13 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
             var room = min(total, max(needed, Self.wholeRoomMaximum, 4 * held.readableBytes))
             // Nearly there: the rest too, rather than one more copy for the last few bytes.
             if total - room < room / 4 { room = total }
-            var grown = FrameRoomPool.allocator.buffer(capacity: room)
-            FrameRoomPool.scheduleTrim(on: eventLoop)
+            var grown: ByteBuffer
+            if reusesRooms {
+                grown = FrameRoomPool.allocator.buffer(capacity: room)
+                FrameRoomPool.scheduleTrim(on: eventLoop)
+            } else {
+                grown = allocator.buffer(capacity: room)
+            }
             grown.writeBuffer(&held)
             held = grown
         }
