@@ -33,14 +33,14 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     /// The stream held a malformed frame: nothing after it can be trusted to be framed right.
     private var failed = false
 
-    private let reusesRooms: Bool
+    private let trustsPeer: Bool
 
-    /// - Parameter reusesRooms: whether large frames are gathered in memory reused from earlier ones
-    ///   (``FrameRoomPool``). Faster, but reused memory is resident before the frame's bytes arrive, so a peer
-    ///   that stops in the middle of a frame holds more than it sent: for trusted peers only.
-    public init(maximumBodySize: Int = FrameLayout.defaultMaximumBodySize, reusesRooms: Bool = false) {
+    /// - Parameter trustsPeer: whether a large frame gets its whole room as soon as its length is known, in memory
+    ///   reused from earlier frames (``FrameRoomPool``). Faster, but the room is then resident before the frame's
+    ///   bytes arrive, so a peer that stops in the middle of a frame holds more than it sent: trusted peers only.
+    public init(maximumBodySize: Int = FrameLayout.defaultMaximumBodySize, trustsPeer: Bool = false) {
         decoder = FrameDecoder(maximumBodySize: maximumBodySize)
-        self.reusesRooms = reusesRooms
+        self.trustsPeer = trustsPeer
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -72,8 +72,8 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     /// decoded in place, in the new read's buffer. Room for the frame is taken once its length is known and found
     /// within the maximum: all of it up to ``wholeRoomMaximum``; beyond, about four times the bytes received so far
     /// (at most five), so that what a peer merely announces does not decide how much memory is reserved for it. A
-    /// 4 MiB frame is copied at 1 MiB and not again. With `reusesRooms`, rooms come from ``FrameRoomPool``, which
-    /// reuses the memory of earlier rooms once nothing refers to their frames.
+    /// 4 MiB frame is copied at 1 MiB and not again. A trusted peer's frame gets its whole room at once, from
+    /// ``FrameRoomPool``, which reuses the memory of earlier rooms once nothing refers to their frames.
     private func complete(with bytes: inout ByteBuffer, allocator: ByteBufferAllocator, eventLoop: any EventLoop) throws -> Frame? {
         var held = unfinished!
         unfinished = nil
@@ -92,11 +92,11 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
         if held.writableBytes < rest.readableBytes {
             // `held` is a slice of a read buffer (no room: it is exactly its bytes) or a buffer of ours that is full.
             let needed = held.readableBytes + rest.readableBytes
-            var room = min(total, max(needed, Self.wholeRoomMaximum, 4 * held.readableBytes))
+            var room = trustsPeer ? total : min(total, max(needed, Self.wholeRoomMaximum, 4 * held.readableBytes))
             // Nearly there: the rest too, rather than one more copy for the last few bytes.
             if total - room < room / 4 { room = total }
             var grown: ByteBuffer
-            if reusesRooms {
+            if trustsPeer {
                 grown = FrameRoomPool.allocator.buffer(capacity: room)
                 FrameRoomPool.scheduleTrim(on: eventLoop)
             } else {

@@ -16,7 +16,7 @@ import Darwin
 /// and faulting them in, one fault and one zeroed page per 4 KiB, was over a third of parleyd's time when it
 /// forwarded 4 MiB frames (docs/performance.md).
 ///
-/// A ``FrameBatchDecoder`` made with `reusesRooms` (parleyd's local apps) takes its rooms from ``allocator``. When the last buffer over a room's memory goes,
+/// A ``FrameBatchDecoder`` made with `trustsPeer` (parleyd's local apps) takes its rooms from ``allocator``. When the last buffer over a room's memory goes,
 /// whoever held it last, NIO hands the memory back through that allocator, and the pool keeps it for the next
 /// large frame instead of returning it to the system. Reuse therefore starts only once nothing refers to the
 /// earlier frame: a frame handed on is never written over.

@@ -111,7 +111,7 @@ struct FrameRoomPoolTests {
 
     @Test("a frame still held is not written over by the frames decoded after it in reused rooms")
     func heldFrameIntact() throws {
-        let channel = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: 8 << 20, reusesRooms: true))
+        let channel = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: 8 << 20, trustsPeer: true))
         func frame(_ byte: UInt8) -> Frame {
             .message(MessageFrame(header: MessageHeader(typeName: "t", id: MessageID(UInt64(byte))), payload: ByteBuffer(repeating: byte, count: 3 << 20)))
         }
