@@ -129,6 +129,31 @@ final class TestDebugger: Sendable {
     func records(_ count: Int) async throws -> [StateRecord] {
         try await arrivals.take(count).map(\.record)
     }
+
+    /// The next `count` records from `client`. When they do not come, the error says what the client counted and
+    /// whether it saw a debugger, and which peers the debugger had: a record never sent, one that failed, and one
+    /// lost on the way fail differently.
+    func records(_ count: Int, sentBy client: RemoteDebugger<CounterState, CounterAction>) async throws -> [StateRecord] {
+        do {
+            return try await records(count)
+        } catch let error as TestTimeout {
+            throw RecordsMissing(
+                timeout: error, client: "\(client.statistics)", clientConnected: client.isConnected,
+                pending: client.pendingCount, debuggerPeers: transceiver.peers.map(\.description))
+        }
+    }
+}
+
+struct RecordsMissing: Error, CustomStringConvertible {
+    var timeout: TestTimeout
+    var client: String
+    var clientConnected: Bool
+    var pending: Int
+    var debuggerPeers: [String]
+
+    var description: String {
+        "\(timeout); the client: \(client), connected \(clientConnected), \(pending) queued; the debugger's peers: \(debuggerPeers)"
+    }
 }
 
 extension StateRecord {

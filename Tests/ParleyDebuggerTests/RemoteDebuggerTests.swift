@@ -36,7 +36,7 @@ struct RemoteDebuggerTests {
         let client = makeClient(port: debugger.port)
         try client.start()
         client.write(action: .increment, state: sampleState(1))
-        let record = try await debugger.records(1)[0]
+        let record = try await debugger.records(1, sentBy: client)[0]
         #expect(record.action == "increment")
         #expect(record.screenshot.readableBytes == 0)
         await client.stop()
@@ -81,7 +81,7 @@ struct RemoteDebuggerTests {
         client.write(action: .reset, state: sampleState(5))
 
         // `.reset` was written last and records arrive in order: had a noisy one been sent, it would be among these.
-        let records = try await debugger.records(2)
+        let records = try await debugger.records(2, sentBy: client)
         #expect(records.map(\.action) == ["increment", "reset"])
         #expect(try records.map { try $0.decodedState().count } == [2, 5])
         #expect(client.filteredCount == 3)
@@ -107,7 +107,7 @@ struct RemoteDebuggerTests {
 
         // The debugger appears: exactly the four newest arrive, oldest first.
         let debugger = try await TestDebugger.start(port: port)
-        let records = try await debugger.records(4)
+        let records = try await debugger.records(4, sentBy: client)
         #expect(records.map(\.action) == ["tick(6)", "tick(7)", "tick(8)", "tick(9)"])
         #expect(await eventually { client.pendingCount == 0 })
         #expect(client.statistics.sent == 4)
@@ -148,7 +148,7 @@ struct RemoteDebuggerTests {
         for n in 0..<20 { client.write(action: .tick(n), state: sampleState(n), snapshot: samplePNG) }
         await client.stop()
 
-        let records = try await debugger.records(20)
+        let records = try await debugger.records(20, sentBy: client)
         #expect(records.map(\.action) == (0..<20).map { "tick(\($0))" })
         client.write(action: .reset, state: sampleState(0))
         #expect(client.droppedCount == 1)
@@ -196,7 +196,7 @@ struct RemoteDebuggerTests {
             group.addTask { try await client.run() }
             _ = try await debugger.waitForApp()
             client.write(action: .increment, state: sampleState(1))
-            #expect(try await debugger.records(1).map(\.action) == ["increment"])
+            #expect(try await debugger.records(1, sentBy: client).map(\.action) == ["increment"])
             group.cancelAll()
             try await group.waitForAll()
         }
@@ -217,7 +217,7 @@ struct RemoteDebuggerTests {
             await client.stop()
             try await group.waitForAll()
         }
-        #expect(try await debugger.records(1).map(\.action) == ["reset"])
+        #expect(try await debugger.records(1, sentBy: client).map(\.action) == ["reset"])
         #expect(await eventually(peersOf: debugger.transceiver) { $0.isEmpty })
         await debugger.stop()
     }
