@@ -24,7 +24,8 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     public typealias InboundIn = ByteBuffer
     public typealias InboundOut = FrameBatch
 
-    /// Frames up to this size get their whole room at once; larger ones grow with what arrives.
+    /// Frames up to this size get their whole room at once; larger ones grow with what arrives (unless the peer
+    /// is trusted: then every frame gets its whole room at once).
     public static let wholeRoomMaximum = 1 << 20
 
     private var decoder: FrameDecoder
@@ -50,7 +51,7 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
         do {
             if unfinished != nil {
                 // The frame begun in an earlier read; when this read does not complete it, it took all the bytes.
-                guard let first = try complete(with: &bytes, allocator: context.channel.allocator, eventLoop: context.eventLoop) else { return }
+                guard let first = try complete(with: &bytes, allocator: context.channel.allocator) else { return }
                 frames.append(first)
             }
             while let frame = try decoder.decode(buffer: &bytes) { frames.append(frame) }
@@ -74,7 +75,7 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     /// (at most five), so that what a peer merely announces does not decide how much memory is reserved for it. A
     /// 4 MiB frame is copied at 1 MiB and not again. A trusted peer's frame gets its whole room at once, from
     /// ``FrameRoomPool``, which reuses the memory of earlier rooms once nothing refers to their frames.
-    private func complete(with bytes: inout ByteBuffer, allocator: ByteBufferAllocator, eventLoop: any EventLoop) throws -> Frame? {
+    private func complete(with bytes: inout ByteBuffer, allocator: ByteBufferAllocator) throws -> Frame? {
         var held = unfinished!
         unfinished = nil
         if held.readableBytes < FrameLayout.prefixSize {
@@ -95,13 +96,7 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
             var room = trustsPeer ? total : min(total, max(needed, Self.wholeRoomMaximum, 4 * held.readableBytes))
             // Nearly there: the rest too, rather than one more copy for the last few bytes.
             if total - room < room / 4 { room = total }
-            var grown: ByteBuffer
-            if trustsPeer {
-                grown = FrameRoomPool.allocator.buffer(capacity: room)
-                FrameRoomPool.scheduleTrim(on: eventLoop)
-            } else {
-                grown = allocator.buffer(capacity: room)
-            }
+            var grown = (trustsPeer ? FrameRoomPool.allocator : allocator).buffer(capacity: room)
             grown.writeBuffer(&held)
             held = grown
         }

@@ -16,15 +16,21 @@ import Darwin
 /// and faulting them in, one fault and one zeroed page per 4 KiB, was over a third of parleyd's time when it
 /// forwarded 4 MiB frames (docs/performance.md).
 ///
-/// A ``FrameBatchDecoder`` made with `trustsPeer` (parleyd's local apps) takes its rooms from ``allocator``. When the last buffer over a room's memory goes,
-/// whoever held it last, NIO hands the memory back through that allocator, and the pool keeps it for the next
-/// large frame instead of returning it to the system. Reuse therefore starts only once nothing refers to the
-/// earlier frame: a frame handed on is never written over.
+/// A ``FrameBatchDecoder`` made with `trustsPeer` (Parley gives it to connections over a Unix socket: parleyd's
+/// local apps, and an app's own connection to parleyd) takes its rooms from ``allocator``. When the last buffer
+/// over a room's memory goes, whoever held it last, NIO hands the memory back through that allocator, and the pool
+/// keeps it for the next large frame instead of returning it to the system. Reuse therefore starts only once
+/// nothing refers to the earlier frame: a frame handed on is never written over. Buffers made from a room's
+/// buffer (a copy on write, a slice grown) come from the same allocator and return to the pool as well.
+///
+/// Sizes are address space, not resident memory: NIO rounds a buffer's capacity up to a power of two, so the
+/// room of a 4 MiB frame (4 MiB and its header) is an 8 MiB block of which 4 MiB is ever touched.
 ///
 /// The pool is one per process and bounded, so that it cannot become memory a peer makes parleyd hold outside its
 /// budget: at most ``maximumBytes`` are kept, a kept block serves requests of between half its size and its size,
 /// and blocks nobody took for ``keepFor`` are given back to the system, at the next release and by a trim every
-/// ``keepFor`` that runs while any large room is in use or kept (``scheduleTrim(on:)``).
+/// ``keepFor`` on the event loop given to ``trims(on:)``, which runs while any large block is in use or kept (it
+/// wakes once a second while an app holds on to a large frame's payload).
 public enum FrameRoomPool {
     /// Smaller rooms come from malloc's own free lists, which already reuse memory.
     public static let minimumRoom = 128 << 10
@@ -42,33 +48,11 @@ public enum FrameRoomPool {
     /// Bytes kept now, ready for the next large frame.
     public static var keptBytes: Int { RoomMemory.kept.withLock { $0.bytes } }
 
-    /// Gives back to the system what nobody took for ``keepFor``; returns the bytes still kept. `now` is for tests.
-    @discardableResult
-    public static func trim(now: ContinuousClock.Instant = .now) -> Int {
-        let (expired, left) = RoomMemory.kept.withLock { kept in (kept.removeExpired(now: now), kept.bytes) }
-        RoomMemory.freeBlocks(expired)
-        return left
-    }
-
-    /// Trims the pool on `eventLoop` every ``keepFor`` for as long as a large room is in use or kept, so that an idle
-    /// process gives all of it back; one schedule at a time, over all loops.
-    public static func scheduleTrim(on eventLoop: any EventLoop) {
-        let schedule = RoomMemory.kept.withLock { kept -> Bool in
-            guard !kept.trimScheduled else { return false }
-            kept.trimScheduled = true
-            return true
-        }
-        guard schedule else { return }
-        let task = eventLoop.scheduleTask(in: keepFor) {
-            trim()
-            let again = RoomMemory.kept.withLock { kept -> Bool in
-                kept.trimScheduled = false
-                return kept.bytes > 0 || kept.outstanding > 0
-            }
-            if again { scheduleTrim(on: eventLoop) }
-        }
-        // A loop shutting down cancels the task; the next room taken schedules another on its own loop.
-        task.futureResult.whenFailure { _ in RoomMemory.kept.withLock { $0.trimScheduled = false } }
+    /// Trims run on `eventLoop` from now on (the latest loop given wins), every ``keepFor`` while any large block is
+    /// in use or kept, so that an idle process gives all of it back. Give a loop that lives as long as the
+    /// connections using the pool; a loop that shuts down stops the trims until another is given.
+    public static func trims(on eventLoop: any EventLoop) {
+        RoomMemory.scheduleTrim(on: RoomMemory.kept.withLock { $0.trimLoop(eventLoop) })
     }
 }
 
@@ -90,7 +74,31 @@ enum RoomMemory {
         var bytes = 0
         /// Large rooms handed out and not released yet.
         var outstanding = 0
+        var trimLoop: (any EventLoop)?
         var trimScheduled = false
+
+        /// The loop to schedule a trim on now, if one is due: there is a loop, none is scheduled, and something to
+        /// trim now or later. Marks it scheduled.
+        mutating func trimToSchedule() -> (any EventLoop)? {
+            guard let trimLoop, !trimScheduled, bytes > 0 || outstanding > 0 else { return nil }
+            trimScheduled = true
+            return trimLoop
+        }
+
+        mutating func trimLoop(_ eventLoop: any EventLoop) -> (any EventLoop)? {
+            trimLoop = eventLoop
+            return trimToSchedule()
+        }
+
+        /// A scheduled trim ran (`cancelled`: its loop shut down instead); returns where to schedule the next.
+        mutating func trimEnded(on eventLoop: any EventLoop, cancelled: Bool) -> (any EventLoop)? {
+            trimScheduled = false
+            if cancelled {
+                if trimLoop === eventLoop { trimLoop = nil }
+                return nil
+            }
+            return trimToSchedule()
+        }
 
         /// The oldest kept block that can serve `size` without wasting more than half of itself.
         mutating func take(size: Int) -> Block? {
@@ -129,8 +137,10 @@ enum RoomMemory {
     static let kept = Mutex(Kept())
 
     static func allocate(_ size: Int, in kept: borrowing Mutex<Kept>) -> UnsafeMutableRawPointer? {
-        if size >= FrameRoomPool.minimumRoom, let block = kept.withLock({ $0.take(size: size) }) {
-            return UnsafeMutableRawPointer(bitPattern: block.base)! + headerSize
+        if size >= FrameRoomPool.minimumRoom {
+            let (block, trimLoop) = kept.withLock { kept in (kept.take(size: size), kept.trimToSchedule()) }
+            scheduleTrim(on: trimLoop)
+            if let block { return UnsafeMutableRawPointer(bitPattern: block.base)! + headerSize }
         }
         guard let base = malloc(size + headerSize) else { return nil }
         return start(of: base, size: size)
@@ -149,8 +159,27 @@ enum RoomMemory {
         let base = pointer - headerSize
         let size = base.load(as: Int.self)
         guard size >= FrameRoomPool.minimumRoom else { return free(base) }
-        let block = Block(base: UInt(bitPattern: base), size: size, releasedAt: .now)
-        freeBlocks(kept.withLock { $0.keep(block) })
+        // The clock is read under the lock, so that the list stays in release order for removeExpired.
+        let (freed, trimLoop) = kept.withLock { kept in
+            (kept.keep(Block(base: UInt(bitPattern: base), size: size, releasedAt: .now)), kept.trimToSchedule())
+        }
+        freeBlocks(freed)
+        scheduleTrim(on: trimLoop)
+    }
+
+    /// Gives back to the system what nobody took for ``FrameRoomPool/keepFor``.
+    static func trim(_ kept: borrowing Mutex<Kept>) {
+        freeBlocks(kept.withLock { $0.removeExpired(now: .now) })
+    }
+
+    /// Schedules a trim of the process's pool on `eventLoop` (nil: none is due), and the next one after it.
+    static func scheduleTrim(on eventLoop: (any EventLoop)?) {
+        guard let eventLoop else { return }
+        let task = eventLoop.scheduleTask(in: FrameRoomPool.keepFor) {
+            trim(kept)
+            scheduleTrim(on: kept.withLock { $0.trimEnded(on: eventLoop, cancelled: false) })
+        }
+        task.futureResult.whenFailure { _ in _ = kept.withLock { $0.trimEnded(on: eventLoop, cancelled: true) } }
     }
 
     static func freeBlocks(_ blocks: [Block]) {

@@ -104,12 +104,31 @@ struct FrameRoomPoolTests {
         #expect(copy.getInteger(at: 0, as: UInt8.self) == 0 && copy.readableBytesView.dropFirst().elementsEqual(bytes.dropFirst()))
     }
 
-    @Test("a trim at a time long after every release leaves nothing kept")
-    func trimAll() {
-        #expect(FrameRoomPool.trim(now: .now + .seconds(3_600)) == 0)
+    @Test("trims: scheduled on the loop given, one at a time, again after each while anything is kept or in use, and not after the loop shut down")
+    func trimSchedule() {
+        let loop = EmbeddedEventLoop()  // an identity here: nothing is scheduled on it
+        let other = EmbeddedEventLoop()
+        var kept = RoomMemory.Kept()
+        #expect(kept.trimLoop(loop) == nil, "nothing to trim: nothing scheduled")
+        _ = kept.take(size: Self.mebibyte)
+        #expect(kept.trimToSchedule() === loop)
+        #expect(kept.trimToSchedule() == nil, "one at a time")
+        #expect(kept.trimEnded(on: loop, cancelled: false) === loop, "a room is still in use: trim again")
+        _ = kept.keep(Self.block(1, size: Self.mebibyte))
+        #expect(kept.trimEnded(on: loop, cancelled: false) === loop, "a block is kept: trim again")
+        _ = kept.removeExpired(now: .now + .seconds(3_600))
+        #expect(kept.trimEnded(on: loop, cancelled: false) == nil, "nothing kept or in use: the trims stop")
+
+        _ = kept.take(size: Self.mebibyte)
+        #expect(kept.trimLoop(other) === other, "the latest loop given")
+        #expect(kept.trimEnded(on: loop, cancelled: true) == nil)
+        #expect(kept.trimToSchedule() === other, "a loop shutting down that is no longer the trims' own changes nothing")
+        #expect(kept.trimEnded(on: other, cancelled: true) == nil)
+        #expect(kept.trimLoop == nil && kept.trimToSchedule() == nil, "its own loop shut down: no trims until another is given")
+        #expect(kept.trimLoop(loop) === loop)
     }
 
-    @Test("a frame still held is not written over by the frames decoded after it in reused rooms")
+    @Test("a trusted peer's frames: one still held is intact after later frames, whose rooms may reuse the memory of frames let go")
     func heldFrameIntact() throws {
         let channel = EmbeddedChannel(handler: FrameBatchDecoder(maximumBodySize: 8 << 20, trustsPeer: true))
         func frame(_ byte: UInt8) -> Frame {

@@ -103,10 +103,10 @@ struct ChannelSetup: Sendable {
     }
 
     /// The handlers that turn bytes into Parley frames and back, for one framing. With a budget, a frame's bytes
-    /// are returned to it as soon as the decoder has completed the frame. Only a local app (same machine, its
-    /// socket's permissions) is trusted with whole rooms of reused memory: such a room is resident before the bytes
-    /// arrive, more than a LAN peer is charged for (reused rooms for every peer: 457 MiB against 331 MiB in the
-    /// slow-frames attack of scripts/measure-attacks).
+    /// are returned to it as soon as the decoder has completed the frame. Only the other end of a Unix socket (same
+    /// machine, the socket's permissions: parleyd's local apps, or parleyd for an app) is trusted with whole rooms
+    /// of reused memory: such a room is resident before the bytes arrive, more than a LAN peer is charged for
+    /// (reused rooms for every peer: 457 MiB against 331 MiB in the slow-frames attack of scripts/measure-attacks).
     private func framingHandlers(_ framing: Framing, for connection: PeerConnection, tap: BudgetTap?, isLocal: Bool) throws -> [any ChannelHandler] {
         switch framing {
         case .parley:
@@ -114,6 +114,7 @@ struct ChannelSetup: Sendable {
             // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
             let maximumBodySize = configuration.maximumFrameSize + (sealed ? FrameLayout.sealedOverhead : 0)
             let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler(tap: $0)] } ?? []
+            if isLocal { FrameRoomPool.trims(on: connection.channel.eventLoop) }
             return [FrameBatchDecoder(maximumBodySize: maximumBodySize, trustsPeer: isLocal)] + credit + [FrameEncoder()]
                 + (sealed ? [FrameProtectionHandler()] : [])
         case .original:
