@@ -45,9 +45,6 @@ public enum FrameRoomPool {
         copy: { destination, source, count in destination.copyMemory(from: source, byteCount: count) }
     )
 
-    /// Bytes kept now, ready for the next large frame.
-    public static var keptBytes: Int { RoomMemory.kept.withLock { $0.bytes } }
-
     /// Trims run on `eventLoop` from now on (the latest loop given wins), every ``keepFor`` while any large block is
     /// in use or kept, so that an idle process gives all of it back. Give a loop that lives as long as the
     /// connections using the pool; a loop that shuts down stops the trims until another is given.
