@@ -403,20 +403,20 @@ func throughDaemon(
     }
     let idle = residentMemoryMiB(of: daemon.pid)
     var expected = received
+    /// Sends `payload` `times` times through parleyd and waits until the receiver has counted them; the seconds taken.
+    func forward(_ payload: ByteBuffer, times: Int) async throws -> Double {
+        let start = ContinuousClock.now
+        for _ in 0..<times { try await client.sendRaw(typeName: target + rawTypeName, payload: payload, to: parleyd.id) }
+        expected += times
+        try await waitUntil(expected, counted: count)
+        return seconds(ContinuousClock.now - start)
+    }
 
-    var clock = ContinuousClock.now
-    for _ in 0..<small.count { try await client.sendRaw(typeName: target + rawTypeName, payload: small.payload, to: parleyd.id) }
-    expected += small.count
-    try await waitUntil(expected, counted: count)
-    let smallRate = Double(small.count) / seconds(ContinuousClock.now - clock)
+    let smallRate = Double(small.count) / (try await forward(small.payload, times: small.count))
     print("pre-encoded frames via parleyd:   \(format(smallRate)) msgs/s" + share(smallRate, of: small.directRate))
 
-    clock = .now
     let faultsBefore = minorFaults(of: daemon.pid)
-    for _ in 0..<big.count { try await client.sendRaw(typeName: target + rawTypeName, payload: big.payload, to: parleyd.id) }
-    expected += big.count
-    try await waitUntil(expected, counted: count)
-    let bigRate = Double(big.count * big.payload.readableBytes) / seconds(ContinuousClock.now - clock)
+    let bigRate = Double(big.count * big.payload.readableBytes) / (try await forward(big.payload, times: big.count))
     let faultsPerFrame = Double(minorFaults(of: daemon.pid) - faultsBefore) / Double(big.count)
     print("4 MiB frames via parleyd:         \(format(bigRate / 1_048_576)) MiB/s (\(format(bigRate / 1e9)) GB/s)" + share(bigRate, of: big.directRate)
         + ", \(format(faultsPerFrame)) page faults in parleyd per frame")

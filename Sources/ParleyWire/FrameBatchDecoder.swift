@@ -34,7 +34,8 @@ public final class FrameBatchDecoder: ChannelInboundHandler {
     /// The stream held a malformed frame: nothing after it can be trusted to be framed right.
     private var failed = false
 
-    private let trustsPeer: Bool
+    /// See ``init(maximumBodySize:trustsPeer:)``.
+    public let trustsPeer: Bool
 
     /// - Parameter trustsPeer: whether a large frame gets its whole room as soon as its length is known, in memory
     ///   reused from earlier frames (``FrameRoomPool``). Faster, but the room is then resident before the frame's

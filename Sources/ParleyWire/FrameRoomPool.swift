@@ -35,7 +35,7 @@ public enum FrameRoomPool {
     /// Smaller rooms come from malloc's own free lists, which already reuse memory.
     public static let minimumRoom = 128 << 10
     public static let maximumBytes = 16 << 20
-    public static let keepFor: TimeAmount = .seconds(1)
+    public static let keepFor: Duration = .seconds(1)
 
     /// Rooms for large frames: memory kept from earlier rooms where there is some, else malloc's.
     public static let allocator = ByteBufferAllocator(
@@ -67,8 +67,8 @@ enum RoomMemory {
     }
 
     struct Kept {
-        var blocks: [Block] = []  // oldest first
-        var bytes = 0
+        var blocks: [Block] = []  // oldest first (at most maximumBytes / minimumRoom of them)
+        var bytes: Int { blocks.reduce(0) { $0 + $1.size } }
         /// Large rooms handed out and not released yet.
         var outstanding = 0
         var trimLoop: (any EventLoop)?
@@ -101,7 +101,6 @@ enum RoomMemory {
         mutating func take(size: Int) -> Block? {
             outstanding += 1
             guard let index = blocks.firstIndex(where: { $0.size >= size && $0.size / 2 <= size }) else { return nil }
-            bytes -= blocks[index].size
             return blocks.remove(at: index)
         }
 
@@ -111,21 +110,14 @@ enum RoomMemory {
             outstanding -= 1
             var freed = removeExpired(now: block.releasedAt)
             guard block.size <= FrameRoomPool.maximumBytes else { return freed + [block] }
-            while bytes + block.size > FrameRoomPool.maximumBytes {
-                let oldest = blocks.removeFirst()
-                bytes -= oldest.size
-                freed.append(oldest)
-            }
+            while bytes + block.size > FrameRoomPool.maximumBytes { freed.append(blocks.removeFirst()) }
             blocks.append(block)
-            bytes += block.size
             return freed
         }
 
         mutating func removeExpired(now: ContinuousClock.Instant) -> [Block] {
-            let expired = blocks.prefix { now - $0.releasedAt >= .nanoseconds(FrameRoomPool.keepFor.nanoseconds) }
-            guard !expired.isEmpty else { return [] }
+            let expired = blocks.prefix { now - $0.releasedAt >= FrameRoomPool.keepFor }
             blocks.removeFirst(expired.count)
-            bytes -= expired.reduce(0) { $0 + $1.size }
             return Array(expired)
         }
     }
@@ -172,7 +164,7 @@ enum RoomMemory {
     /// Schedules a trim of the process's pool on `eventLoop` (nil: none is due), and the next one after it.
     static func scheduleTrim(on eventLoop: (any EventLoop)?) {
         guard let eventLoop else { return }
-        let task = eventLoop.scheduleTask(in: FrameRoomPool.keepFor) {
+        let task = eventLoop.scheduleTask(in: TimeAmount(FrameRoomPool.keepFor)) {
             trim(kept)
             scheduleTrim(on: kept.withLock { $0.trimEnded(on: eventLoop, cancelled: false) })
         }

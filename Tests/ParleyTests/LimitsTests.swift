@@ -156,6 +156,32 @@ struct LimitsTests {
         }
     }
 
+    // MARK: - Memory for large frames
+
+    @Test("only a connection over the control socket gathers large frames in whole rooms of reused memory; a LAN peer's rooms grow with what it sent")
+    func trustedRooms() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-rooms-\(UUID().uuidString.prefix(8))")
+        let path = directory.appendingPathComponent("node.sock").path
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer({ $0.controlSocketPath = path }) { server, _, _, _ in
+            let tool = makeTransceiver("tool", listen: nil)
+            try await withRunning([tool]) {
+                _ = try await tool.connect(toUnixSocket: path)
+                #expect(await eventually { server.openConnections == (tcp: 1, local: 1) })
+                // Each of the server's connections: whether it is local, and whether its decoder trusts the peer.
+                var seen: [(local: Bool, trusted: Bool)] = []
+                for connection in server.registry.connections {
+                    let channel = connection.channel
+                    let trusted = try await channel.eventLoop.submit {
+                        try channel.pipeline.syncOperations.handler(type: FrameBatchDecoder.self).trustsPeer
+                    }.get()
+                    seen.append((channel.isLocalSocket, trusted))
+                }
+                #expect(seen.count == 2 && seen.allSatisfy { $0.local == $0.trusted }, "\(seen)")
+            }
+        }
+    }
+
     // MARK: - Idle timeout
 
     @Test("a connection with no message either way for idleTimeout is closed with idle-timeout; heartbeats do not count")

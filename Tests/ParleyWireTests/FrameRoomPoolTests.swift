@@ -51,7 +51,7 @@ struct FrameRoomPoolTests {
 
     @Test("a block nobody took for keepFor is freed at the next release or trim")
     func expiry() {
-        let keepFor = Duration.nanoseconds(FrameRoomPool.keepFor.nanoseconds)
+        let keepFor = FrameRoomPool.keepFor
         var kept = RoomMemory.Kept()
         _ = kept.take(size: Self.mebibyte)
         _ = kept.take(size: Self.mebibyte)

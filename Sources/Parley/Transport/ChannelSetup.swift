@@ -37,6 +37,8 @@ struct ChannelSetup: Sendable {
     ) throws -> ConnectionChannel {
         let isLocal = channel.isLocalSocket
         let tap = isLocal ? nil : budget.map { BudgetTap(budget: $0, channel: channel) }
+        // Its large frames are gathered in the pool's memory (framingHandlers); the pool gives it back on this loop.
+        if isLocal { FrameRoomPool.trims(on: channel.eventLoop) }
         let connection = PeerConnection(
             channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration,
             budget: tap
@@ -114,7 +116,6 @@ struct ChannelSetup: Sendable {
             // A sealed frame carries a whole frame of up to the maximum size, plus its own kind byte and tag.
             let maximumBodySize = configuration.maximumFrameSize + (sealed ? FrameLayout.sealedOverhead : 0)
             let credit: [any ChannelHandler] = tap.map { [DecodedBudgetHandler(tap: $0)] } ?? []
-            if isLocal { FrameRoomPool.trims(on: connection.channel.eventLoop) }
             return [FrameBatchDecoder(maximumBodySize: maximumBodySize, trustsPeer: isLocal)] + credit + [FrameEncoder()]
                 + (sealed ? [FrameProtectionHandler()] : [])
         case .original:
