@@ -19,6 +19,10 @@ extension Frame {
 
     /// Appends the whole frame (prefix and body) to `buffer`.
     public func write(to buffer: inout ByteBuffer) {
+        if case .message(let message) = self {
+            message.write(to: &buffer, bodySize: bodySize)
+            return
+        }
         writePrefixAndHeader(to: &buffer)
         if let payload = trailingPayload {
             var payload = payload
@@ -96,11 +100,10 @@ extension Frame {
             }
             return .sealed(body)
         case .message:
-            guard let flags = body.readInteger(as: UInt8.self),
-                let id = body.readInteger(endianness: .little, as: UInt64.self),
-                let replyTo = body.readInteger(endianness: .little, as: UInt64.self),
-                let nameLength = body.readInteger(endianness: .little, as: UInt16.self)
-            else { throw .malformedFrame(kind: kind, reason: "body shorter than the fixed header") }
+            // One read for the fixed fields: this runs for every message received.
+            guard let (flags, id, replyTo, nameLength) = body.readMultipleIntegers(
+                endianness: .little, as: (UInt8, UInt64, UInt64, UInt16).self
+            ) else { throw .malformedFrame(kind: kind, reason: "body shorter than the fixed header") }
             guard nameLength > 0, Int(nameLength) <= FrameLayout.maximumTypeNameLength else {
                 throw .malformedFrame(kind: kind, reason: "type name length \(nameLength) is outside 1...\(FrameLayout.maximumTypeNameLength)")
             }
@@ -132,6 +135,35 @@ extension Frame {
             }
             let text = body.readString(length: body.readableBytes) ?? ""
             return .close(CloseFrame(code: ErrorCode(rawValue: code), message: text))
+        }
+    }
+}
+
+extension MessageFrame {
+    /// Appends the whole frame in one write: fields, type name and payload copied into the buffer at once. Every
+    /// message sent takes this path, and its three separate writes (fields, name, payload) each paid NIO's
+    /// capacity and exclusivity checks, a visible share of forwarding small messages (docs/performance.md).
+    func write(to buffer: inout ByteBuffer, bodySize: Int) {
+        let size = FrameLayout.prefixSize + bodySize
+        let header = self.header
+        let nameStart = FrameLayout.prefixSize + FrameLayout.messageFixedHeaderSize
+        var name = header.typeName
+        _ = name.withUTF8 { name in
+            payload.withUnsafeReadableBytes { payload in
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { out in
+                    out.storeBytes(of: StartByte.parley.rawValue, toByteOffset: 0, as: UInt8.self)
+                    out.storeBytes(of: UInt32(bodySize).littleEndian, toByteOffset: 1, as: UInt32.self)
+                    out.storeBytes(of: FrameKind.message.rawValue, toByteOffset: 5, as: UInt8.self)
+                    out.storeBytes(of: header.flags.rawValue, toByteOffset: 6, as: UInt8.self)
+                    out.storeBytes(of: header.id.rawValue.littleEndian, toByteOffset: 7, as: UInt64.self)
+                    out.storeBytes(of: (header.inReplyTo?.rawValue ?? 0).littleEndian, toByteOffset: 15, as: UInt64.self)
+                    out.storeBytes(of: UInt16(name.count).littleEndian, toByteOffset: 23, as: UInt16.self)
+                    UnsafeMutableRawBufferPointer(rebasing: out[nameStart..<(nameStart + name.count)])
+                        .copyMemory(from: UnsafeRawBufferPointer(name))
+                    UnsafeMutableRawBufferPointer(rebasing: out[(nameStart + name.count)..<size]).copyMemory(from: payload)
+                    return size
+                }
+            }
         }
     }
 }

@@ -62,6 +62,51 @@ struct MemoryBudgetTests {
         #expect(budget.used == 0)
     }
 
+    @Test("charges and releases from many threads at once, some over the capacity: the budget ends equal to what its open accounts hold, within capacity, each account holding what its owner was told it holds")
+    func concurrentCharges() async throws {
+        let capacity = 100_000
+        let (budget, counters) = Self.budget(capacity)
+        // Eight owners, each keeping up to 40 000 bytes: together more than the capacity, so owners are closed
+        // while others charge; a closed owner opens a new account and goes on.
+        let survivors = await withTaskGroup(of: (BudgetAccount, Int).self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    var generator = SystemRandomNumberGenerator()
+                    func open() -> BudgetAccount {
+                        let account = budget.openAccount(for: EmbeddedChannel())
+                        account.ending = { _ in }
+                        return account
+                    }
+                    var account = open()
+                    var held = 0
+                    for _ in 0..<50_000 {
+                        if held > 40_000 {
+                            let bytes = Int.random(in: 1...held, using: &generator)
+                            budget.release(bytes, from: account)
+                            held -= bytes
+                            continue
+                        }
+                        let bytes = Int.random(in: 1...3_000, using: &generator)
+                        if budget.charge(bytes, to: account) {
+                            held += bytes
+                        } else {
+                            #expect(!account.isOpen)
+                            account = open()
+                            held = 0
+                        }
+                    }
+                    return (account, held)
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counters.budgetEvictions.load(ordering: .relaxed) > 0, "the owners together went over the capacity")
+        let open = survivors.filter { $0.0.isOpen }
+        for (account, held) in open { #expect(account.held == held) }
+        #expect(budget.used == open.reduce(0) { $0 + $1.1 })
+        #expect(budget.used <= capacity)
+    }
+
     static func pipeline(_ budget: MemoryBudget, stall: TimeAmount?) throws -> EmbeddedChannel {
         try queuedPipeline(budget, stall: stall, queued: false).channel
     }

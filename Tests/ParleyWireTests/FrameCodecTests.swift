@@ -292,6 +292,26 @@ struct FrameCodecTests {
         )
     }
 
+    @Test("a message frame written whole is byte for byte its header and payload written apart (the large-payload path), after what the buffer held", arguments: [
+        MessageHeader(typeName: "t", id: MessageID(1)),
+        MessageHeader(typeName: "app.Événement/ünïcode", id: MessageID(.max), inReplyTo: MessageID(0x0102_0304_0506_0708), flags: .expectsReply),
+        MessageHeader(typeName: String(repeating: "x", count: 300), id: MessageID(77), inReplyTo: MessageID(5)),
+    ])
+    func wholeMessageWrite(header: MessageHeader) {
+        var source = Self.buffer("skipped{\"payload\":[1,2,3]}")
+        source.moveReaderIndex(forwardBy: 7)  // a slice that does not start at its storage's beginning
+        for payload in [source, ByteBuffer()] {
+            let frame = Frame.message(MessageFrame(header: header, payload: payload))
+            var whole = Self.buffer("before")
+            frame.write(to: &whole)
+            var apart = Self.buffer("before")
+            frame.writePrefixAndHeader(to: &apart)
+            apart.writeImmutableBuffer(payload)
+            #expect(whole == apart)
+            #expect(whole.readableBytes == 6 + frame.wireSize)
+        }
+    }
+
     @Test("a length above the maximum is refused before the body is buffered")
     func oversized() {
         var decoder = FrameDecoder(maximumBodySize: 1024)

@@ -8,18 +8,21 @@ import Synchronization
 /// over it, the connections holding the most are closed first, with a logged reason, until the charge fits; the
 /// connection charging may be among them. A peer that sends small messages its handlers keep up with holds a few
 /// kilobytes and is never the largest.
+///
+/// Charges and releases that fit take no lock: every queued message is charged on the sending event loop and
+/// returned on the connection's, and a shared lock there was contended on every message (docs/performance.md).
+/// Only a charge that goes over the capacity takes the lock, to choose and close the largest holders.
 final class MemoryBudget: Sendable {
     let capacity: Int
     private let logger: Logger
     private let logThrottle: LogThrottle
     private let counters: StatisticsCounters
 
-    private struct State {
-        var used = 0
-        var accounts: [ObjectIdentifier: BudgetAccount] = [:]
-    }
-
-    private let state = Mutex(State())
+    /// The sum of what the open accounts hold. Each change to an account's holding is followed by the same change
+    /// here, so the two can be seen apart only for a moment, and the sum is exact once no charge is in flight.
+    private let usedBytes = Atomic<Int>(0)
+    /// The open accounts, to rank when the budget is full.
+    private let accounts = Mutex<[ObjectIdentifier: BudgetAccount]>([:])
 
     init(capacity: Int, logger: Logger, logThrottle: LogThrottle, counters: StatisticsCounters) {
         self.capacity = capacity
@@ -29,12 +32,12 @@ final class MemoryBudget: Sendable {
     }
 
     /// Bytes held now, over all connections.
-    var used: Int { state.withLock { $0.used } }
+    var used: Int { usedBytes.load(ordering: .relaxed) }
 
     /// An account for one connection; everything it holds is returned when the channel closes.
     func openAccount(for channel: any Channel) -> BudgetAccount {
         let account = BudgetAccount(channel: channel)
-        state.withLock { $0.accounts[ObjectIdentifier(account)] = account }
+        accounts.withLock { $0[ObjectIdentifier(account)] = account }
         channel.closeFuture.whenComplete { _ in self.close(account) }
         return account
     }
@@ -43,52 +46,45 @@ final class MemoryBudget: Sendable {
     /// as one of the largest holders, or before); the caller drops what it was about to hold.
     func charge(_ bytes: Int, to account: BudgetAccount) -> Bool {
         guard bytes > 0 else { return true }
-        let (kept, evicted) = state.withLock { state -> (Bool, [(BudgetAccount, Int)]) in
-            guard account.isOpen else { return (false, []) }
-            var evicted: [(BudgetAccount, Int)] = []
-            if state.used + bytes > capacity {
-                // Largest first; the charging account counts with what it would hold after this charge.
-                let ranked = state.accounts.values.sorted { held(by: $0, charging: account, bytes) > held(by: $1, charging: account, bytes) }
-                for candidate in ranked where state.used + bytes > capacity {
-                    let amount = candidate.held
-                    candidate.markClosed()
-                    state.accounts[ObjectIdentifier(candidate)] = nil
-                    state.used -= amount
-                    evicted.append((candidate, candidate === account ? amount + bytes : amount))
-                    if candidate === account { break }
-                }
-            }
-            guard account.isOpen, state.used + bytes <= capacity else { return (false, evicted) }
-            account.add(bytes)
-            state.used += bytes
-            return (true, evicted)
-        }
-        for (victim, held) in evicted { evict(victim, held: held) }
-        return kept
+        guard account.charge(bytes) else { return false }
+        if usedBytes.add(bytes, ordering: .relaxed).newValue <= capacity { return true }
+        return makeRoom(charging: account)
     }
 
-    private func held(by candidate: BudgetAccount, charging account: BudgetAccount, _ bytes: Int) -> Int {
-        candidate.held + (candidate === account ? bytes : 0)
+    /// The budget went over its capacity with `account`'s charge (already counted, in the account and the sum):
+    /// closes the largest holders, the charging account counting with that charge, until the sum fits again.
+    /// Charges made meanwhile on other loops that also went over each come here after this one.
+    private func makeRoom(charging account: BudgetAccount) -> Bool {
+        let evicted = accounts.withLock { accounts -> [(BudgetAccount, Int)] in
+            var evicted: [(BudgetAccount, Int)] = []
+            guard usedBytes.load(ordering: .relaxed) > capacity else { return evicted }
+            // Each holding read once: they change while this runs, and a sort needs values that hold still.
+            let ranked = accounts.values.map { ($0, $0.held) }.sorted { $0.1 > $1.1 }
+            for (candidate, _) in ranked where usedBytes.load(ordering: .relaxed) > capacity {
+                accounts[ObjectIdentifier(candidate)] = nil
+                if let held = candidate.close() {
+                    usedBytes.subtract(held, ordering: .relaxed)
+                    evicted.append((candidate, held))
+                }
+                if candidate === account { break }
+            }
+            return evicted
+        }
+        for (victim, held) in evicted { evict(victim, held: held) }
+        return account.isOpen
     }
 
     /// Returns `bytes` that `account` no longer holds.
     func release(_ bytes: Int, from account: BudgetAccount) {
         guard bytes > 0 else { return }
-        state.withLock { state in
-            guard account.isOpen else { return }
-            let returned = min(bytes, account.held)
-            account.add(-returned)
-            state.used -= returned
-        }
+        let returned = account.release(bytes)
+        if returned > 0 { usedBytes.subtract(returned, ordering: .relaxed) }
     }
 
     private func close(_ account: BudgetAccount) {
         account.ending = nil
-        state.withLock { state in
-            guard state.accounts.removeValue(forKey: ObjectIdentifier(account)) != nil else { return }
-            state.used -= account.held
-            account.markClosed()
-        }
+        _ = accounts.withLock { $0.removeValue(forKey: ObjectIdentifier(account)) }
+        if let held = account.close() { usedBytes.subtract(held, ordering: .relaxed) }
     }
 
     private func evict(_ account: BudgetAccount, held: Int) {
@@ -147,11 +143,14 @@ final class InboundProgress {
     var partial = 0
 }
 
-/// What one connection holds of the ``MemoryBudget``. Mutated only under the budget's lock.
+/// What one connection holds of the ``MemoryBudget``, and whether it is still open, in one atomic value: a charge
+/// or release and the account's closing never interleave, so bytes are never added to an account after it was
+/// closed and its holding subtracted from the budget.
 final class BudgetAccount: Sendable {
     let channel: any Channel
-    private let amount = Atomic<Int>(0)
-    private let open = Atomic<Bool>(true)
+    /// Open: the bytes held (≥ 0). Closed: `-1 - held`, the bytes it held when it closed (for the error that says
+    /// why), no longer counted in the budget.
+    private let state = Atomic<Int>(0)
     private let endingBox = Mutex<(@Sendable (ConnectionLimitExceeded) -> Void)?>(nil)
 
     init(channel: any Channel) { self.channel = channel }
@@ -162,10 +161,40 @@ final class BudgetAccount: Sendable {
         set { endingBox.withLock { $0 = newValue } }
     }
 
-    var held: Int { amount.load(ordering: .relaxed) }
-    var isOpen: Bool { open.load(ordering: .relaxed) }
-    fileprivate func add(_ delta: Int) { amount.add(delta, ordering: .relaxed) }
-    fileprivate func markClosed() { open.store(false, ordering: .relaxed) }
+    /// The bytes held now; once closed, those it held when it closed.
+    var held: Int {
+        let value = state.load(ordering: .relaxed)
+        return value >= 0 ? value : -1 - value
+    }
+
+    var isOpen: Bool { state.load(ordering: .relaxed) >= 0 }
+
+    /// Adds `bytes` if the account is open; false if it is closed.
+    fileprivate func charge(_ bytes: Int) -> Bool {
+        update { $0 >= 0 ? $0 + bytes : nil } != nil
+    }
+
+    /// Takes back up to `bytes` (never below zero); the bytes taken back, none once closed.
+    fileprivate func release(_ bytes: Int) -> Int {
+        guard let before = update({ $0 >= 0 ? $0 - min(bytes, $0) : nil }) else { return 0 }
+        return min(bytes, before)
+    }
+
+    /// Closes the account; the bytes it held, or nil if it was closed already.
+    fileprivate func close() -> Int? {
+        update { $0 >= 0 ? -1 - $0 : nil }
+    }
+
+    /// Applies `change` atomically; the value it was applied to, or nil where `change` declined (nil).
+    private func update(_ change: (Int) -> Int?) -> Int? {
+        var current = state.load(ordering: .relaxed)
+        while let next = change(current) {
+            let (done, seen) = state.compareExchange(expected: current, desired: next, ordering: .relaxed)
+            if done { return current }
+            current = seen
+        }
+        return nil
+    }
 }
 
 /// Charges each read to the connection's budget account before the framing decoder holds it, and watches the

@@ -28,7 +28,7 @@ final class Router: Sendable {
         /// Produces a reply: a type name and an encoded payload.
         case respond(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer))
         /// Forwards: replies when it returns something, and a request it returns nothing for gets `no-responder`.
-        case route(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer)?)
+        case route(@Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?)
     }
 
     /// The outcome of dispatching one message, for the caller to act on (reply, count, log).

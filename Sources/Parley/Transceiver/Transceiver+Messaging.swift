@@ -69,7 +69,8 @@ extension Transceiver {
     public func routeUnhandled(
         _ handler: @escaping @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
     ) {
-        router.registerFallback(.route { message, peer in try await handler(message, peer).map { ($0.typeName, $0.payload) } })
+        // Stored as given: a wrapping closure would be one more async call for every message routed.
+        router.registerFallback(.route(handler))
     }
 
     /// Removes the handler for `typeName`; later messages of that type are counted as unknown.
@@ -145,6 +146,7 @@ extension Transceiver {
         try await sendRaw(typeName: typeName, payload: payload, on: try connection(to: peer), peer: peer, stallTimeout: stallTimeout)
     }
 
+    @inline(__always)  // into the public sendRaw: an async call costs a frame allocation, on every message sent
     private func sendRaw(
         typeName: String, payload: ByteBuffer, on connection: PeerConnection, peer: PeerID, stallTimeout: Duration?
     ) async throws {

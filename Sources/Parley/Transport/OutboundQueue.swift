@@ -81,25 +81,35 @@ final class OutboundQueue: Sendable {
 
     /// Queues `frame`, waiting first while the queue is above its high watermark. Throws once the queue is closed,
     /// and ``OutboundQueueStalled`` if it waited `stallTimeout` without a byte leaving the queue.
+    ///
+    /// Inlined into its callers, the common case (room in the queue) makes no async call: each costs a frame
+    /// allocation, and this runs for every message sent.
+    @inline(__always)
     func enqueue(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
-        while true {
-            if try enqueueIfRoom(frame) { return }
+        if try enqueueIfRoom(frame) { return }
+        try await enqueueWhenRoom(frame, stallTimeout: stallTimeout)
+    }
+
+    private func enqueueWhenRoom(_ frame: Frame, stallTimeout: Duration?) async throws {
+        repeat {
             try await waitForRoom(stallTimeout: stallTimeout.map(TimeAmount.init))
-        }
+        } while try !enqueueIfRoom(frame)
     }
 
     /// Queues `frame` if that needs no waiting; returns false (and queues nothing) when the queue is full.
     func enqueueIfRoom(_ frame: Frame) throws -> Bool {
-        try state.withLock { state in
+        let flush = try state.withLock { state -> Bool? in
             if let error = state.closedError { throw error }
-            guard state.queuedBytes < highWatermark, state.waiters.isEmpty else { return false }
+            guard state.queuedBytes < highWatermark, state.waiters.isEmpty else { return nil }
             // Over the node's budget this connection may be the one closed: then nothing is queued.
             if let budget, !budget.budget.charge(Self.size(of: frame), to: budget.account) {
                 throw ConnectionLimitExceeded.memoryBudget(held: budget.account.held, capacity: budget.budget.capacity)
             }
-            append(frame, to: &state)
-            return true
+            return append(frame, to: &state)
         }
+        guard let flush else { return false }
+        if flush { scheduleFlush() }
+        return true
     }
 
     /// Fails every waiting and future `enqueue` with `error`. Frames already queued are still written.
@@ -116,17 +126,19 @@ final class OutboundQueue: Sendable {
     /// written, ends the channel as `ending` says. After `timeout` the channel is closed regardless, so a peer
     /// that stopped reading cannot hold a connection open.
     func finish(sending last: Frame?, then ending: Ending, timeout: Duration, reason: any Error) {
-        let endNow: Bool = state.withLock { state in
-            guard state.ending == nil else { return false }
+        let (endNow, flush) = state.withLock { state -> (Bool, Bool) in
+            guard state.ending == nil else { return (false, false) }
             state.ending = ending
+            var flush = false
             if let last {
                 // Charged like any frame, so that its write returns what it took; a closed account ignores both.
                 if let budget { _ = budget.budget.charge(Self.size(of: last), to: budget.account) }
-                append(last, to: &state)
+                flush = append(last, to: &state)
             }
             if state.closedError == nil { state.closedError = reason }
-            return state.queuedBytes == 0 && !state.flushing
+            return (state.queuedBytes == 0 && !state.flushing, flush)
         }
+        if flush { scheduleFlush() }
         close(reason)
         if endNow { end(ending) }
         let channel = self.channel
@@ -140,15 +152,23 @@ final class OutboundQueue: Sendable {
         }
     }
 
-    private func append(_ frame: Frame, to state: inout State) {
+    /// Queues `frame`; true when the caller is to schedule a flush (``scheduleFlush()``), once out of the lock.
+    private func append(_ frame: Frame, to state: inout State) -> Bool {
         state.pending.append(frame)
         state.queuedBytes += Self.size(of: frame)
-        scheduleFlush(&state)
+        return startFlushing(&state)
     }
 
-    private func scheduleFlush(_ state: inout State) {
-        guard !state.flushing, !state.held, !state.pending.isEmpty else { return }
+    /// Marks a flush as scheduled if one is due; true when it is, and the caller is to schedule it. Scheduled out
+    /// of the state's lock: handing a task to another event loop takes that loop's lock and may wake it with a
+    /// system call, and the loop writing this queue waits on the state's lock meanwhile.
+    private func startFlushing(_ state: inout State) -> Bool {
+        guard !state.flushing, !state.held, !state.pending.isEmpty else { return false }
         state.flushing = true
+        return true
+    }
+
+    private func scheduleFlush() {
         channel.eventLoop.execute { self.flush() }
     }
 
@@ -161,10 +181,11 @@ final class OutboundQueue: Sendable {
 
     /// Writes what was held back, after whatever was written to the channel before this call.
     func release() {
-        state.withLock { state in
+        let flush = state.withLock { state in
             state.held = false
-            scheduleFlush(&state)
+            return startFlushing(&state)
         }
+        if flush { scheduleFlush() }
     }
 
     /// Writes the next batch; once the kernel has taken all of it, the batch after that. Runs on the event loop.
@@ -230,7 +251,7 @@ final class OutboundQueue: Sendable {
         for waiter in woken { waiter.continuation.resume() }
         if let ending { end(ending) }
         // A new event-loop task rather than a call: a kernel that takes every batch at once must not deepen the stack.
-        if more { channel.eventLoop.execute { self.flush() } }
+        if more { scheduleFlush() }
     }
 
     private func waitForRoom(stallTimeout: TimeAmount?) async throws {
