@@ -105,7 +105,27 @@ final class ControlRouter: Sendable {
         transceiver.respond(to: Control.Reload.self, localOnly: true) { _, peer in
             return try await reload()
         }
-        transceiver.routeUnhandled(forwardUnhandled)
+        transceiver.routeUnhandled(immediately: forwardImmediately, otherwise: forwardUnhandled)
+    }
+
+    /// The common case of forwarding, done on the spot: a one-way message to one peer whose queue has room — a
+    /// local client's to the one LAN peer it names, or a LAN peer's to its one subscribed local client. Anything
+    /// else, and any failure, is left to ``forwardUnhandled(_:from:)``, which has every rule and error: it is the
+    /// same forwarding, without the async calls that cost more than the queueing (docs/performance.md).
+    private func forwardImmediately(_ message: InboundMessage, from peer: Peer) -> Bool {
+        guard !message.expectsReply else { return false }
+        let typeName: String
+        let target: PeerID
+        if peer.isLocal {
+            guard let (routed, targets) = try? route(message.typeName), targets.count == 1, routed.target != RoutedType.everyPeer
+            else { return false }
+            (typeName, target) = (routed.typeName, targets[0].id)
+        } else {
+            let wanted = subscribers(of: message.typeName)
+            guard wanted.count == 1 else { return false }
+            (typeName, target) = (RoutedType(from: peer.id, typeName: message.typeName).wireName, wanted[0])
+        }
+        return (try? transceiver.sendRawIfRoom(typeName: typeName, payload: message.payload, to: target)) ?? false
     }
 
     /// A message no handler of parleyd's own takes: a local client's goes out to the LAN, a LAN peer's to the local
@@ -193,9 +213,7 @@ final class ControlRouter: Sendable {
     /// `@<sender id>/<Type>`.
     /// Returns false when no local client wanted it.
     private nonisolated(nonsending) func forwardToSubscribers(_ message: InboundMessage, from sender: Peer) async -> Bool {
-        let wanted = subscriptions.withLock { subscriptions in
-            subscriptions.compactMap { client, types in types.isEmpty || types.contains(message.typeName) ? client : nil }
-        }
+        let wanted = subscribers(of: message.typeName)
         guard !wanted.isEmpty else {
             logger.debug("no local client subscribed", metadata: ["type": "\(message.typeName)", "peer-id": "\(sender.id)"])
             return false
@@ -225,6 +243,13 @@ final class ControlRouter: Sendable {
             for client in wanted { group.addTask { await forward(to: client) } }
         }
         return true
+    }
+
+    /// The local clients subscribed to `typeName` (or to every type).
+    private func subscribers(of typeName: String) -> [PeerID] {
+        subscriptions.withLock { subscriptions in
+            subscriptions.compactMap { client, types in types.isEmpty || types.contains(typeName) ? client : nil }
+        }
     }
 
     /// The connected peers that are not local clients.

@@ -52,6 +52,46 @@ struct BackpressureTests {
         }
     }
 
+    @Test("sendRawIfRoom queues without waiting until a stalled peer's queue is full, then says so and queues nothing; what it queued arrives in order once the peer reads")
+    func sendIfRoom() async throws {
+        let gate = Gate()
+        let receiver = makeTransceiver("stalled", adjust: Self.tuned)
+        let sender = makeTransceiver("sender", listen: nil, adjust: Self.tuned)
+        let received = Mutex<[Int]>([])
+        receiver.receiveRaw(typeName: RawBlob.typeName) { message, _ in
+            try await gate.wait()
+            received.withLock { $0.append(Int(message.payload.getInteger(at: message.payload.readerIndex, as: UInt32.self)!)) }
+        }
+        try await withRunning([receiver, sender]) {
+            let peer = try await sender.connect(to: receiver.loopbackEndpoint)
+            func blob(_ index: Int) -> ByteBuffer {
+                var blob = RawBlob.payload(size: 64 * 1024)
+                blob.setInteger(UInt32(index), at: blob.readerIndex)
+                return blob
+            }
+            var queued = 0
+            // Kernel buffers take some before the queue fills; 50 MB would be far more than they hold.
+            while queued < 800, try sender.sendRawIfRoom(typeName: RawBlob.typeName, payload: blob(queued), to: peer.id) {
+                queued += 1
+            }
+            #expect(queued < 800, "the queue filled")
+            #expect(sender.registry.connection(for: peer.id)?.outbound.waitingSenders == 0, "nothing waited")
+            let stranger = PeerID()
+            do {
+                _ = try sender.sendRawIfRoom(typeName: RawBlob.typeName, payload: blob(0), to: stranger)
+                Issue.record("queued for a peer that is not connected")
+            } catch TransceiverError.peerNotConnected(let id) {
+                #expect(id == stranger)
+            }
+            gate.open()
+            // Behind everything queued: once it arrives, all before it has, and the refused message never will.
+            let last = 1_000_000
+            try await sender.sendRaw(typeName: RawBlob.typeName, payload: blob(last), to: peer.id)
+            #expect(await eventually { received.withLock { $0.last } == last })
+            #expect(received.withLock { $0 } == Array(0..<queued) + [last])
+        }
+    }
+
     @Test("broadcast disconnects a peer whose queue stays full, and still reaches the others")
     func broadcastDropsSlowPeer() async throws {
         let gate = Gate()

@@ -3,6 +3,7 @@ import NIOCore
 @testable import Parley
 import ParleyTestSupport
 import ParleyWire
+import Synchronization
 import Testing
 
 @Suite("Lifecycle and dead connections", .timeLimit(.minutes(2)))
@@ -233,6 +234,41 @@ struct ControlSocketTests {
             } catch TransceiverError.remoteError(let code, _) {
                 #expect(code == .noResponder)
             }
+        }
+    }
+
+    @Test("routeUnhandled with an immediate part: what it takes never reaches the async handler, the rest does, and one connection's messages are handled in the order sent")
+    func immediateRouting() async throws {
+        let server = makeTransceiver("router")
+        let client = makeTransceiver("client", listen: nil)
+        let handled = Mutex<[(index: Int, immediately: Bool)]>([])
+        @Sendable func index(of message: InboundMessage) -> Int { Int(String(buffer: message.payload))! }
+        server.routeUnhandled(
+            immediately: { message, _ in
+                guard message.typeName == "quick", !message.expectsReply else { return false }
+                handled.withLock { $0.append((index(of: message), true)) }
+                return true
+            },
+            otherwise: { message, _ in
+                // Slower than the immediate part: a message taken at once while this one waits would overtake it.
+                try await Task.sleep(for: .milliseconds(1))
+                handled.withLock { $0.append((index(of: message), false)) }
+                return message.expectsReply ? (typeName: "answered", payload: message.payload) : nil
+            }
+        )
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            let total = 300
+            for index in 0..<total {
+                let typeName = index % 3 == 0 ? "slow" : "quick"
+                try await client.sendRaw(typeName: typeName, payload: ByteBuffer(string: "\(index)"), to: peer.id)
+            }
+            // A request of the quick type is still the async handler's: only it can answer.
+            let reply = try await client.requestRaw(typeName: "quick", payload: ByteBuffer(string: "\(total)"), from: peer.id)
+            #expect(reply.typeName == "answered" && String(buffer: reply.payload) == "\(total)")
+            let seen = handled.withLock { $0 }
+            #expect(seen.map(\.index) == Array(0...total), "every message once, in the order sent")
+            #expect(seen.allSatisfy { $0.immediately == ($0.index % 3 != 0 && $0.index < total) })
         }
     }
 }

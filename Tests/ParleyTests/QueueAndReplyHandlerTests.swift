@@ -273,6 +273,37 @@ struct QueueAndReplyHandlerTests {
         #expect(queue.queuedBytes == 0)
     }
 
+    @Test("room the queue made for a backlog is kept while the backlog lasts, not made again for every batch, and given back once the queue is empty")
+    func backlogRoom() async throws {
+        let (channel, queue, kernel) = try await Self.queue(high: 1 << 24, low: 1 << 20, holding: true)
+        let burst = 3 * OutboundQueue.burstCapacity
+        func enqueueBurst(from first: Int) async throws {
+            _ = try await channel.testingEventLoop.executeInContext {
+                try (first..<first + burst).map { try queue.enqueueIfRoom(Self.note(UInt64($0))) }
+            }
+        }
+        try await enqueueBurst(from: 1)
+        await channel.testingEventLoop.run()  // the loop takes the burst and writes its first batch, held
+        #expect(queue.room.writer >= burst)
+        try await enqueueBurst(from: 1 + burst)  // while the first is still being written
+        // A batch at a time, until the loop has written the first burst and taken the second from the senders.
+        var written = try await Self.written(channel).count
+        while written <= burst {
+            kernel.take()
+            await channel.testingEventLoop.run()
+            written += try await Self.written(channel).count
+        }
+        #expect(queue.room.senders >= burst, "the senders got the emptied buffer back with its room")
+        while queue.queuedBytes > 0 {
+            kernel.take()
+            await channel.testingEventLoop.run()
+            written += try await Self.written(channel).count
+        }
+        await channel.testingEventLoop.run()
+        #expect(queue.room.senders <= OutboundQueue.burstCapacity && queue.room.writer <= OutboundQueue.burstCapacity)
+        #expect(written == 2 * burst)
+    }
+
     @Test("held frames wait until release, behind what was written before")
     func holdAndRelease() async throws {
         let (channel, queue, _) = try await Self.queue(high: 1 << 24, low: 1 << 20, holding: false)

@@ -28,7 +28,12 @@ final class Router: Sendable {
         /// Produces a reply: a type name and an encoded payload.
         case respond(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer))
         /// Forwards: replies when it returns something, and a request it returns nothing for gets `no-responder`.
-        case route(@Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?)
+        /// `immediately`, if given, is tried first, on the connection's event loop, and the async part runs only
+        /// when it returns false (see ``Router/dispatchImmediately(_:from:)``).
+        case route(
+            immediately: (@Sendable (InboundMessage, Peer) -> Bool)?,
+            @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
+        )
     }
 
     /// The outcome of dispatching one message, for the caller to act on (reply, count, log).
@@ -44,33 +49,50 @@ final class Router: Sendable {
         var localOnly: Bool
     }
 
-    private let handlers = Mutex<[String: Entry]>([:])
-    /// Receives messages of every type that has no handler of its own (tools such as `parleyctl listen`).
-    private let fallback = Mutex<Handler?>(nil)
+    private struct Table {
+        var handlers: [String: Entry] = [:]
+        /// Receives messages of every type that has no handler of its own (tools such as `parleyctl listen`).
+        var fallback: Handler?
+    }
+
+    private let table = Mutex(Table())
 
     func registerFallback(_ handler: Handler?) {
-        fallback.withLock { $0 = handler }
+        table.withLock { $0.fallback = handler }
     }
 
     func register(_ typeName: String, _ handler: Handler, localOnly: Bool = false) {
-        handlers.withLock { $0[typeName] = Entry(handler: handler, localOnly: localOnly) }
+        table.withLock { $0.handlers[typeName] = Entry(handler: handler, localOnly: localOnly) }
     }
 
     func unregister(_ typeName: String) {
-        _ = handlers.withLock { $0.removeValue(forKey: typeName) }
+        _ = table.withLock { $0.handlers.removeValue(forKey: typeName) }
     }
 
     /// The types a hello lists as accepted: local-only ones only towards local clients.
     func registeredTypes(includingLocalOnly: Bool) -> [String] {
-        handlers.withLock { handlers in handlers.filter { includingLocalOnly || !$0.value.localOnly }.keys.sorted() }
+        table.withLock { table in table.handlers.filter { includingLocalOnly || !$0.value.localOnly }.keys.sorted() }
+    }
+
+    /// The handler that takes `message` from `peer`: its type's own, else the fallback; nil for an unknown type.
+    private func handler(for message: InboundMessage, from peer: Peer) -> Handler? {
+        table.withLock { table in
+            guard let entry = table.handlers[message.typeName] else { return table.fallback }
+            return entry.localOnly && !peer.isLocal ? nil : entry.handler
+        }
+    }
+
+    /// Lets the handler of `message` deal with it at once if it can: true when a routing handler's immediate
+    /// part took it (on the caller's thread, without waiting); false when it must be dispatched.
+    func dispatchImmediately(_ message: InboundMessage, from peer: Peer) -> Bool {
+        guard case .route(let immediately?, _) = handler(for: message, from: peer) else { return false }
+        return immediately(message, peer)
     }
 
     func dispatch(_ message: InboundMessage, from peer: Peer) async -> Outcome {
         // Built only when needed: this runs for every message.
         var unknown: Outcome { .failed(.unknownType, "no handler for message type \"\(message.typeName)\"") }
-        let entry = handlers.withLock { $0[message.typeName] }
-        if let entry, entry.localOnly, !peer.isLocal { return unknown }
-        guard let handler = entry?.handler ?? fallback.withLock({ $0 }) else { return unknown }
+        guard let handler = handler(for: message, from: peer) else { return unknown }
         do {
             switch handler {
             case .receive(let body):
@@ -82,7 +104,7 @@ final class Router: Sendable {
             case .respond(let body):
                 let (typeName, payload) = try await body(message, peer)
                 return .reply(typeName: typeName, payload: payload)
-            case .route(let body):
+            case .route(_, let body):
                 if let (typeName, payload) = try await body(message, peer) {
                     return .reply(typeName: typeName, payload: payload)
                 }

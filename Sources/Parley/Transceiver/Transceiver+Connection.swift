@@ -360,7 +360,9 @@ extension Transceiver {
         counters.messagesReceived.add(1, ordering: .relaxed)
         counters.payloadBytesReceived.add(message.payload.readableBytes, ordering: .relaxed)
         guard connection.handlerBegins() else { return }
-        await handle(message, from: peer, on: connection, logger: logger)
+        if !router.dispatchImmediately(message, from: peer) {
+            await handle(message, from: peer, on: connection, logger: logger)
+        }
         if connection.handlerEnds() { finishForShutdown(connection) }
     }
 
@@ -419,9 +421,7 @@ extension Transceiver {
         let connection = requestConnection.peer.flatMap { registry.connection(for: $0.id) } ?? requestConnection
         do {
             // The common case needs no waiting, and so no timer.
-            if try connection.outbound.enqueueIfRoom(frame) {
-                connection.messagesOut.add(1, ordering: .relaxed)
-            } else {
+            if try !connection.sendIfRoom(frame) {
                 try await connection.send(frame, stallTimeout: configuration.slowPeerTimeout)
             }
             counters.messagesSent.add(1, ordering: .relaxed)

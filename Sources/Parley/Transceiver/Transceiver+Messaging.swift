@@ -70,7 +70,19 @@ extension Transceiver {
         _ handler: @escaping @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
     ) {
         // Stored as given: a wrapping closure would be one more async call for every message routed.
-        router.registerFallback(.route(handler))
+        router.registerFallback(.route(immediately: nil, handler))
+    }
+
+    /// ``routeUnhandled(_:)`` with a first try that does not wait: `immediately` runs first, for each message, on
+    /// the connection's event loop, and returns true when it dealt with the message entirely (for example, queued
+    /// it with ``sendRawIfRoom(typeName:payload:to:)``); only when it returns false does `handler` run, with every
+    /// rule of ``routeUnhandled(_:)``. For routers that forward streams of messages: a message taken at once costs
+    /// no async call. `immediately` must not block, and answers nothing: requests are for `handler`.
+    public func routeUnhandled(
+        immediately: @escaping @Sendable (InboundMessage, Peer) -> Bool,
+        otherwise handler: @escaping @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
+    ) {
+        router.registerFallback(.route(immediately: immediately, handler))
     }
 
     /// Removes the handler for `typeName`; later messages of that type are counted as unknown.
@@ -144,6 +156,19 @@ extension Transceiver {
     public func sendRaw(typeName: String, payload: ByteBuffer, to peer: PeerID, stallTimeout: Duration? = nil) async throws {
         try checkSendable(typeName: typeName, payload: payload)
         try await sendRaw(typeName: typeName, payload: payload, on: try connection(to: peer), peer: peer, stallTimeout: stallTimeout)
+    }
+
+    /// Queues an already-encoded payload for `peer` if its queue has room, without waiting; false when the queue
+    /// is full (``sendRaw(typeName:payload:to:stallTimeout:)`` waits for room). Throws as that does otherwise: the
+    /// peer not connected, a payload too large.
+    public func sendRawIfRoom(typeName: String, payload: ByteBuffer, to peer: PeerID) throws -> Bool {
+        try checkSendable(typeName: typeName, payload: payload)
+        let connection = try connection(to: peer)
+        let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
+        guard try connection.sendIfRoom(.message(MessageFrame(header: header, payload: payload))) else { return false }
+        counters.messagesSent.add(1, ordering: .relaxed)
+        counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
+        return true
     }
 
     @inline(__always)  // into the public sendRaw: an async call costs a frame allocation, on every message sent

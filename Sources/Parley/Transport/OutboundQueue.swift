@@ -51,6 +51,8 @@ final class OutboundQueue: Sendable {
     /// Bytes per batch (one larger frame goes alone): a batch taken by the kernel is the unit of progress a stall
     /// timeout sees, so a peer reading slowly shows progress at least every 64 KiB it reads.
     static let maximumBatchBytes = 64 * 1024
+    /// Frames of room in the queue's buffers above which the room is given back once the queue is empty.
+    static let burstCapacity = maximumBatchFrames * 4
 
     private let channel: any Channel
     /// Frames the event loop has taken from `pending` in one go and not yet handed to NIO. Only the event loop
@@ -75,6 +77,9 @@ final class OutboundQueue: Sendable {
     }
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
+
+    /// Frames the queue's two buffers have room for: the senders' and the one the loop writes from (for tests).
+    var room: (senders: Int, writer: Int) { (state.withLock { $0.pending.capacity }, taken.withLock { $0.capacity }) }
 
     /// Senders waiting in ``enqueue(_:stallTimeout:)`` for the queue to drain (tests wait for this state).
     var waitingSenders: Int { state.withLock { $0.waiters.count } }
@@ -208,16 +213,21 @@ final class OutboundQueue: Sendable {
             }
             if fill() {
                 // All taken frames are in the batch: take what the senders queued since, in one swap. They get the
-                // emptied buffer back, its room kept (a fresh one regrew by doubling under their appends), unless a
-                // backlog made it large: room for a burst is not kept for the connection's life.
-                if taken.capacity > Self.maximumBatchFrames * 4 { taken = CircularBuffer() }
-                state.withLock { state in
+                // emptied buffer back with its room (a fresh one regrew by doubling under their appends, a visible
+                // share of forwarding), for as long as a backlog lasts: once both are empty, room made for a burst
+                // goes, and is not kept for the connection's life.
+                // Returns the senders' buffer when it is given up, so that it is freed out of the state's lock.
+                _ = state.withLock { state -> CircularBuffer<Frame>? in
                     if state.pending.isEmpty {
                         if batch.isEmpty { state.flushing = false }
-                        return
+                        guard state.pending.capacity > Self.burstCapacity else { return nil }
+                        defer { state.pending = CircularBuffer() }
+                        return state.pending
                     }
                     swap(&taken, &state.pending)
+                    return nil
                 }
+                if taken.isEmpty, taken.capacity > Self.burstCapacity { taken = CircularBuffer() }
                 _ = fill()
             }
             return (batch, bytes)

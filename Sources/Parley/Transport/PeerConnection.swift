@@ -146,6 +146,13 @@ final class PeerConnection: Sendable, Hashable {
 
     /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
     /// leaves it for that long.
+    /// Queues `frame` if the queue has room; false (nothing queued) when it is full.
+    func sendIfRoom(_ frame: Frame) throws -> Bool {
+        guard try outbound.enqueueIfRoom(frame) else { return false }
+        messagesOut.add(1, ordering: .relaxed)
+        return true
+    }
+
     @inline(__always)  // see OutboundQueue.enqueue
     func send(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
         try await outbound.enqueue(frame, stallTimeout: stallTimeout)
