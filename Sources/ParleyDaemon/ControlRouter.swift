@@ -108,24 +108,25 @@ final class ControlRouter: Sendable {
         transceiver.routeUnhandled(immediately: forwardImmediately, otherwise: forwardUnhandled)
     }
 
-    /// The common case of forwarding, done on the spot: a one-way message to one peer whose queue has room — a
-    /// local client's to the one LAN peer it names, or a LAN peer's to its one subscribed local client. Anything
-    /// else, and any failure, is left to ``forwardUnhandled(_:from:)``, which has every rule and error: it is the
-    /// same forwarding, without the async calls that cost more than the queueing (docs/performance.md).
-    private func forwardImmediately(_ message: InboundMessage, from peer: Peer) -> Bool {
-        guard !message.expectsReply else { return false }
+    /// The common case of forwarding, done on the spot for a run of one-way messages of one type: to one peer
+    /// whose queue has room — a local client's messages to the one LAN peer they name, or a LAN peer's to its one
+    /// subscribed local client — all of the run at once, with one route and one queueing. Anything else, and any
+    /// failure, is left to ``forwardUnhandled(_:from:)``, which has every rule and error: it is the same
+    /// forwarding, without the async calls that cost more than the queueing (docs/performance.md).
+    private func forwardImmediately(_ run: ArraySlice<InboundMessage>, from peer: Peer) -> Int {
+        guard let first = run.first else { return 0 }
         let typeName: String
         let target: PeerID
         if peer.isLocal {
-            guard let (routed, targets) = try? route(message.typeName), targets.count == 1, routed.target != RoutedType.everyPeer
-            else { return false }
+            guard let (routed, targets) = try? route(first.typeName), targets.count == 1, routed.target != RoutedType.everyPeer
+            else { return 0 }
             (typeName, target) = (routed.typeName, targets[0].id)
         } else {
-            let wanted = subscribers(of: message.typeName)
-            guard wanted.count == 1 else { return false }
-            (typeName, target) = (RoutedType(from: peer.id, typeName: message.typeName).wireName, wanted[0])
+            let wanted = subscribers(of: first.typeName)
+            guard wanted.count == 1 else { return 0 }
+            (typeName, target) = (RoutedType(from: peer.id, typeName: first.typeName).wireName, wanted[0])
         }
-        return (try? transceiver.sendRawIfRoom(typeName: typeName, payload: message.payload, to: target)) ?? false
+        return (try? transceiver.sendRawIfRoom(typeName: typeName, payloads: run.map(\.payload), to: target)) ?? 0
     }
 
     /// A message no handler of parleyd's own takes: a local client's goes out to the LAN, a LAN peer's to the local

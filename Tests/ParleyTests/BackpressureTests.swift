@@ -52,7 +52,7 @@ struct BackpressureTests {
         }
     }
 
-    @Test("sendRawIfRoom queues without waiting until a stalled peer's queue is full, then says so and queues nothing; what it queued arrives in order once the peer reads")
+    @Test("sendRawIfRoom queues all its payloads without waiting until a stalled peer's queue is full, then says so and queues none; what it queued arrives in order once the peer reads")
     func sendIfRoom() async throws {
         let gate = Gate()
         let receiver = makeTransceiver("stalled", adjust: Self.tuned)
@@ -71,14 +71,18 @@ struct BackpressureTests {
             }
             var queued = 0
             // Kernel buffers take some before the queue fills; 50 MB would be far more than they hold.
-            while queued < 800, try sender.sendRawIfRoom(typeName: RawBlob.typeName, payload: blob(queued), to: peer.id) {
-                queued += 1
+            // Two at a time: a call queues both or neither.
+            while queued < 800 {
+                let taken = try sender.sendRawIfRoom(typeName: RawBlob.typeName, payloads: [blob(queued), blob(queued + 1)], to: peer.id)
+                #expect(taken == 0 || taken == 2)
+                if taken == 0 { break }
+                queued += taken
             }
             #expect(queued < 800, "the queue filled")
             #expect(sender.registry.connection(for: peer.id)?.outbound.waitingSenders == 0, "nothing waited")
             let stranger = PeerID()
             do {
-                _ = try sender.sendRawIfRoom(typeName: RawBlob.typeName, payload: blob(0), to: stranger)
+                _ = try sender.sendRawIfRoom(typeName: RawBlob.typeName, payloads: [blob(0)], to: stranger)
                 Issue.record("queued for a peer that is not connected")
             } catch TransceiverError.peerNotConnected(let id) {
                 #expect(id == stranger)

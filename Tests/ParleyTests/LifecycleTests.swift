@@ -237,17 +237,21 @@ struct ControlSocketTests {
         }
     }
 
-    @Test("routeUnhandled with an immediate part: what it takes never reaches the async handler, the rest does, and one connection's messages are handled in the order sent")
+    @Test("routeUnhandled with an immediate part: it is offered runs of one-way messages of one type, what it takes never reaches the async handler, the rest does, and one connection's messages are handled in the order sent")
     func immediateRouting() async throws {
         let server = makeTransceiver("router")
         let client = makeTransceiver("client", listen: nil)
         let handled = Mutex<[(index: Int, immediately: Bool)]>([])
+        let offered = Mutex<[[Int]]>([])
         @Sendable func index(of message: InboundMessage) -> Int { Int(String(buffer: message.payload))! }
         server.routeUnhandled(
-            immediately: { message, _ in
-                guard message.typeName == "quick", !message.expectsReply else { return false }
-                handled.withLock { $0.append((index(of: message), true)) }
-                return true
+            immediately: { run, _ in
+                offered.withLock { $0.append(run.map(index(of:))) }
+                // Takes at most two of a run of "quick": the third goes to the async handler, the rest comes back.
+                guard run.first?.typeName == "quick" else { return 0 }
+                let taken = run.prefix(2)
+                handled.withLock { $0 += taken.map { (index(of: $0), true) } }
+                return taken.count
             },
             otherwise: { message, _ in
                 // Slower than the immediate part: a message taken at once while this one waits would overtake it.
@@ -259,16 +263,21 @@ struct ControlSocketTests {
         try await withRunning([server, client]) {
             let peer = try await client.connect(to: server.loopbackEndpoint)
             let total = 300
+            func isSlow(_ index: Int) -> Bool { index % 7 == 0 }
             for index in 0..<total {
-                let typeName = index % 3 == 0 ? "slow" : "quick"
-                try await client.sendRaw(typeName: typeName, payload: ByteBuffer(string: "\(index)"), to: peer.id)
+                try await client.sendRaw(typeName: isSlow(index) ? "slow" : "quick", payload: ByteBuffer(string: "\(index)"), to: peer.id)
             }
-            // A request of the quick type is still the async handler's: only it can answer.
+            // A request of the quick type is never offered to the immediate part: only the async handler answers.
             let reply = try await client.requestRaw(typeName: "quick", payload: ByteBuffer(string: "\(total)"), from: peer.id)
             #expect(reply.typeName == "answered" && String(buffer: reply.payload) == "\(total)")
             let seen = handled.withLock { $0 }
             #expect(seen.map(\.index) == Array(0...total), "every message once, in the order sent")
-            #expect(seen.allSatisfy { $0.immediately == ($0.index % 3 != 0 && $0.index < total) })
+            #expect(!seen.contains { $0.immediately && (isSlow($0.index) || $0.index == total) })
+            #expect(seen.contains { $0.immediately })
+            for run in offered.withLock({ $0 }) {
+                #expect(!run.isEmpty && run == Array(run[0]..<run[0] + run.count), "a run is consecutive messages")
+                #expect(Set(run.map(isSlow)).count == 1, "a run is of one type")
+            }
         }
     }
 }

@@ -28,10 +28,10 @@ final class Router: Sendable {
         /// Produces a reply: a type name and an encoded payload.
         case respond(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer))
         /// Forwards: replies when it returns something, and a request it returns nothing for gets `no-responder`.
-        /// `immediately`, if given, is tried first, on the connection's event loop, and the async part runs only
-        /// when it returns false (see ``Router/dispatchImmediately(_:from:)``).
+        /// `immediately`, if given, is offered runs of one-way messages first, on the connection's event loop, and
+        /// the async part gets the messages it did not take (see ``Router/immediateRouting(of:from:)``).
         case route(
-            immediately: (@Sendable (InboundMessage, Peer) -> Bool)?,
+            immediately: ImmediateRouting?,
             @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
         )
     }
@@ -82,11 +82,15 @@ final class Router: Sendable {
         }
     }
 
-    /// Lets the handler of `message` deal with it at once if it can: true when a routing handler's immediate
-    /// part took it (on the caller's thread, without waiting); false when it must be dispatched.
-    func dispatchImmediately(_ message: InboundMessage, from peer: Peer) -> Bool {
-        guard case .route(let immediately?, _) = handler(for: message, from: peer) else { return false }
-        return immediately(message, peer)
+    /// Takes a run of consecutive one-way messages of one type from one connection and returns how many of them,
+    /// from the first, it dealt with entirely, without waiting.
+    typealias ImmediateRouting = @Sendable (ArraySlice<InboundMessage>, Peer) -> Int
+
+    /// The immediate part of the handler that takes one-way `message` from `peer`, if that handler has one: the
+    /// caller offers it `message` and the messages of the same type that follow it.
+    func immediateRouting(of message: InboundMessage, from peer: Peer) -> ImmediateRouting? {
+        guard !message.expectsReply, case .route(let immediately?, _) = handler(for: message, from: peer) else { return nil }
+        return immediately
     }
 
     func dispatch(_ message: InboundMessage, from peer: Peer) async -> Outcome {

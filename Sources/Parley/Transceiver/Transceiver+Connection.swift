@@ -288,7 +288,14 @@ extension Transceiver {
                         }
                         continue
                     }
-                    await deliver(inbound, from: peer, on: connection, logger: logger)
+                    guard let immediately = router.immediateRouting(of: inbound, from: peer) else {
+                        await deliver(inbound, from: peer, on: connection, logger: logger)
+                        continue
+                    }
+                    // The one-way messages of the same type that arrived with it, for its router to take together.
+                    var run = [inbound]
+                    while let next = frames.nextBuffered({ Self.sameRun($0, as: inbound) }) { run.append(next) }
+                    await deliver(run, to: immediately, from: peer, on: connection, logger: logger)
                 case .close(let close):
                     // Handed over only if there is a connection it can be handed over to: after this node's address
                     // changed, the other side may keep its old connection (dead, unknown to it yet), and waiting
@@ -353,17 +360,43 @@ extension Transceiver {
         )
     }
 
+    /// `frame` as a message of `first`'s run: one-way, of the same type, and not a reply.
+    private static func sameRun(_ frame: Frame, as first: InboundMessage) -> InboundMessage? {
+        guard case .message(let message) = frame, message.header.inReplyTo == nil, !message.header.flags.contains(.expectsReply),
+            message.header.typeName == first.typeName
+        else { return nil }
+        return InboundMessage(header: message.header, payload: message.payload)
+    }
+
     /// Hands one message to its handler. While draining, a message that arrives after the goodbye is not handled;
     /// the handler already running when draining began finishes, its reply goes out, and then the goodbye.
     private func deliver(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
-        connection.messagesIn.add(1, ordering: .relaxed)
-        counters.messagesReceived.add(1, ordering: .relaxed)
-        counters.payloadBytesReceived.add(message.payload.readableBytes, ordering: .relaxed)
+        count(received: CollectionOfOne(message), on: connection)
         guard connection.handlerBegins() else { return }
-        if !router.dispatchImmediately(message, from: peer) {
-            await handle(message, from: peer, on: connection, logger: logger)
+        await handle(message, from: peer, on: connection, logger: logger)
+        if connection.handlerEnds() { finishForShutdown(connection) }
+    }
+
+    /// Hands a run of one-way messages to a router's immediate part, and each message it does not take to the
+    /// router's async part, in order; as one handler for draining (the run arrived together).
+    private func deliver(
+        _ run: [InboundMessage], to immediately: Router.ImmediateRouting, from peer: Peer, on connection: PeerConnection, logger: Logger
+    ) async {
+        count(received: run, on: connection)
+        guard connection.handlerBegins() else { return }
+        var rest = run[...]
+        while !rest.isEmpty {
+            rest = rest.dropFirst(immediately(rest, peer))
+            guard let next = rest.popFirst() else { break }
+            await handle(next, from: peer, on: connection, logger: logger)
         }
         if connection.handlerEnds() { finishForShutdown(connection) }
+    }
+
+    private func count(received messages: some Collection<InboundMessage>, on connection: PeerConnection) {
+        connection.messagesIn.add(messages.count, ordering: .relaxed)
+        counters.messagesReceived.add(messages.count, ordering: .relaxed)
+        counters.payloadBytesReceived.add(messages.reduce(0) { $0 + $1.payload.readableBytes }, ordering: .relaxed)
     }
 
     /// Dispatches one message to its handler and answers requests.
@@ -421,7 +454,7 @@ extension Transceiver {
         let connection = requestConnection.peer.flatMap { registry.connection(for: $0.id) } ?? requestConnection
         do {
             // The common case needs no waiting, and so no timer.
-            if try !connection.sendIfRoom(frame) {
+            if try !connection.sendIfRoom(CollectionOfOne(frame)) {
                 try await connection.send(frame, stallTimeout: configuration.slowPeerTimeout)
             }
             counters.messagesSent.add(1, ordering: .relaxed)

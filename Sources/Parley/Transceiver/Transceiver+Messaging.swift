@@ -73,13 +73,16 @@ extension Transceiver {
         router.registerFallback(.route(immediately: nil, handler))
     }
 
-    /// ``routeUnhandled(_:)`` with a first try that does not wait: `immediately` runs first, for each message, on
-    /// the connection's event loop, and returns true when it dealt with the message entirely (for example, queued
-    /// it with ``sendRawIfRoom(typeName:payload:to:)``); only when it returns false does `handler` run, with every
-    /// rule of ``routeUnhandled(_:)``. For routers that forward streams of messages: a message taken at once costs
-    /// no async call. `immediately` must not block, and answers nothing: requests are for `handler`.
+    /// ``routeUnhandled(_:)`` with a first try that does not wait, for routers that forward streams of messages.
+    /// `immediately` is offered each run of consecutive one-way messages of one type that arrived together on one
+    /// connection (often a whole socket read of them), on the connection's event loop, and returns how many of
+    /// them, from the first, it dealt with entirely — for example, queued with
+    /// ``sendRawIfRoom(typeName:payloads:to:)``. The first message it does not take goes to `handler`, with every
+    /// rule of ``routeUnhandled(_:)``, and the rest of the run is offered to `immediately` again after it; the
+    /// connection's messages are handled in order throughout. Requests only ever go to `handler`. `immediately`
+    /// must not block. A run taken at once costs no async call, and one lookup of its route for all its messages.
     public func routeUnhandled(
-        immediately: @escaping @Sendable (InboundMessage, Peer) -> Bool,
+        immediately: @escaping @Sendable (_ run: ArraySlice<InboundMessage>, _ from: Peer) -> Int,
         otherwise handler: @escaping @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
     ) {
         router.registerFallback(.route(immediately: immediately, handler))
@@ -158,17 +161,21 @@ extension Transceiver {
         try await sendRaw(typeName: typeName, payload: payload, on: try connection(to: peer), peer: peer, stallTimeout: stallTimeout)
     }
 
-    /// Queues an already-encoded payload for `peer` if its queue has room, without waiting; false when the queue
-    /// is full (``sendRaw(typeName:payload:to:stallTimeout:)`` waits for room). Throws as that does otherwise: the
-    /// peer not connected, a payload too large.
-    public func sendRawIfRoom(typeName: String, payload: ByteBuffer, to peer: PeerID) throws -> Bool {
-        try checkSendable(typeName: typeName, payload: payload)
+    /// Queues already-encoded payloads, in order, each as a `typeName` message for `peer`, if its queue has room,
+    /// without waiting: all of them, or none when the queue is full (above its high watermark, which all of them
+    /// together may then go past; ``sendRaw(typeName:payload:to:stallTimeout:)`` waits for room instead). Returns
+    /// how many were queued. Throws as that does otherwise: the peer not connected, a payload too large (then
+    /// nothing is queued).
+    public func sendRawIfRoom(typeName: String, payloads: [ByteBuffer], to peer: PeerID) throws -> Int {
+        for payload in payloads { try checkSendable(typeName: typeName, payload: payload) }
         let connection = try connection(to: peer)
-        let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
-        guard try connection.sendIfRoom(.message(MessageFrame(header: header, payload: payload))) else { return false }
-        counters.messagesSent.add(1, ordering: .relaxed)
-        counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
-        return true
+        let frames = payloads.map { payload in
+            Frame.message(MessageFrame(header: MessageHeader(typeName: typeName, id: connection.makeMessageID()), payload: payload))
+        }
+        guard try connection.sendIfRoom(frames) else { return 0 }
+        counters.messagesSent.add(frames.count, ordering: .relaxed)
+        counters.payloadBytesSent.add(payloads.reduce(0) { $0 + $1.readableBytes }, ordering: .relaxed)
+        return frames.count
     }
 
     @inline(__always)  // into the public sendRaw: an async call costs a frame allocation, on every message sent

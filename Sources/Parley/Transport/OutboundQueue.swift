@@ -103,14 +103,23 @@ final class OutboundQueue: Sendable {
 
     /// Queues `frame` if that needs no waiting; returns false (and queues nothing) when the queue is full.
     func enqueueIfRoom(_ frame: Frame) throws -> Bool {
+        try enqueueIfRoom(CollectionOfOne(frame))
+    }
+
+    /// Queues all of `frames` if the queue is below its high watermark (which they may then go past together), with
+    /// one lock and one charge to the budget; returns false, and queues none of them, when it is full.
+    func enqueueIfRoom(_ frames: some Collection<Frame>) throws -> Bool {
+        let size = frames.reduce(0) { $0 + Self.size(of: $1) }
         let flush = try state.withLock { state -> Bool? in
             if let error = state.closedError { throw error }
             guard state.queuedBytes < highWatermark, state.waiters.isEmpty else { return nil }
             // Over the node's budget this connection may be the one closed: then nothing is queued.
-            if let budget, !budget.budget.charge(Self.size(of: frame), to: budget.account) {
+            if let budget, !budget.budget.charge(size, to: budget.account) {
                 throw ConnectionLimitExceeded.memoryBudget(held: budget.account.held, capacity: budget.budget.capacity)
             }
-            return append(frame, to: &state)
+            state.pending.append(contentsOf: frames)
+            state.queuedBytes += size
+            return startFlushing(&state)
         }
         guard let flush else { return false }
         if flush { scheduleFlush() }

@@ -146,10 +146,10 @@ final class PeerConnection: Sendable, Hashable {
 
     /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
     /// leaves it for that long.
-    /// Queues `frame` if the queue has room; false (nothing queued) when it is full.
-    func sendIfRoom(_ frame: Frame) throws -> Bool {
-        guard try outbound.enqueueIfRoom(frame) else { return false }
-        messagesOut.add(1, ordering: .relaxed)
+    /// Queues `frames` if the queue has room; false (nothing queued) when it is full.
+    func sendIfRoom(_ frames: some Collection<Frame>) throws -> Bool {
+        guard try outbound.enqueueIfRoom(frames) else { return false }
+        messagesOut.add(frames.count, ordering: .relaxed)
         return true
     }
 

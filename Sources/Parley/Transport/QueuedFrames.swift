@@ -39,6 +39,15 @@ struct FrameReader {
         return try await nextBatch()
     }
 
+    /// The next frame as `take` makes it, if the batch at hand has a next frame and `take` accepts it (returns
+    /// non-nil); the frame is consumed only then. For gathering frames that arrived together.
+    @inline(__always)
+    mutating func nextBuffered<Taken>(_ take: (Frame) -> Taken?) -> Taken? {
+        guard position < current.frames.count, let taken = take(current.frames[position]) else { return nil }
+        position += 1
+        return taken
+    }
+
     private mutating func nextBatch() async throws -> Frame? {
         while position == current.frames.count {
             // Every frame of the batch has been dealt with (and an empty batch is skipped).
