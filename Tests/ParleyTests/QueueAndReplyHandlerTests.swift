@@ -302,6 +302,22 @@ struct QueueAndReplyHandlerTests {
         await channel.testingEventLoop.run()
         #expect(queue.room.senders <= OutboundQueue.burstCapacity && queue.room.writer <= OutboundQueue.burstCapacity)
         #expect(written == 2 * burst)
+
+        // A backlog whose last batch is not full, then single frames: the room goes too, not passed back and forth.
+        try await enqueueBurst(from: 1 + 2 * burst)
+        await channel.testingEventLoop.run()
+        _ = try await channel.testingEventLoop.executeInContext { try queue.enqueueIfRoom(Self.note(UInt64(1 + 3 * burst))) }
+        while queue.queuedBytes > 0 {
+            kernel.take()
+            await channel.testingEventLoop.run()
+        }
+        for id in 0..<4 {
+            _ = try await channel.testingEventLoop.executeInContext { try queue.enqueueIfRoom(Self.note(UInt64(2 + 3 * burst + id))) }
+            await channel.testingEventLoop.run()
+            kernel.take()
+            await channel.testingEventLoop.run()
+        }
+        #expect(queue.room.senders <= OutboundQueue.burstCapacity && queue.room.writer <= OutboundQueue.burstCapacity)
     }
 
     @Test("held frames wait until release, behind what was written before")

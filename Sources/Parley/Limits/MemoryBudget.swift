@@ -83,8 +83,12 @@ final class MemoryBudget: Sendable {
 
     private func close(_ account: BudgetAccount) {
         account.ending = nil
-        _ = accounts.withLock { $0.removeValue(forKey: ObjectIdentifier(account)) }
-        if let held = account.close() { usedBytes.subtract(held, ordering: .relaxed) }
+        // Under the lock: an over-capacity charge ranking the accounts meanwhile must not count bytes it can no
+        // longer find a holder for, and close others in their place.
+        accounts.withLock { accounts in
+            accounts.removeValue(forKey: ObjectIdentifier(account))
+            if let held = account.close() { usedBytes.subtract(held, ordering: .relaxed) }
+        }
     }
 
     private func evict(_ account: BudgetAccount, held: Int) {

@@ -386,7 +386,8 @@ extension Transceiver {
         guard connection.handlerBegins() else { return }
         var rest = run[...]
         while !rest.isEmpty {
-            rest = rest.dropFirst(immediately(rest, peer))
+            // Clamped: the count comes from the router's code, and a wrong one must not trap the connection.
+            rest = rest.dropFirst(min(max(0, immediately(rest, peer)), rest.count))
             guard let next = rest.popFirst() else { break }
             await handle(next, from: peer, on: connection, logger: logger)
         }

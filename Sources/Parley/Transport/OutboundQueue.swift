@@ -234,10 +234,14 @@ final class OutboundQueue: Sendable {
                         return state.pending
                     }
                     swap(&taken, &state.pending)
-                    return nil
+                    // Fewer than a batch queued since: the backlog is over, and the senders get a fresh buffer
+                    // rather than the large one back.
+                    guard state.pending.capacity > Self.burstCapacity, taken.count < Self.maximumBatchFrames else { return nil }
+                    defer { state.pending = CircularBuffer() }
+                    return state.pending
                 }
-                if taken.isEmpty, taken.capacity > Self.burstCapacity { taken = CircularBuffer() }
                 _ = fill()
+                if taken.isEmpty, taken.capacity > Self.burstCapacity { taken = CircularBuffer() }
             }
             return (batch, bytes)
         }

@@ -144,14 +144,15 @@ final class PeerConnection: Sendable, Hashable {
         requests.makeMessageID()
     }
 
-    /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
-    /// leaves it for that long.
     /// Queues `frames` if the queue has room; false (nothing queued) when it is full.
     func sendIfRoom(_ frames: some Collection<Frame>) throws -> Bool {
         guard try outbound.enqueueIfRoom(frames) else { return false }
         messagesOut.add(frames.count, ordering: .relaxed)
         return true
     }
+
+    /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
+    /// leaves it for that long.
 
     @inline(__always)  // see OutboundQueue.enqueue
     func send(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
