@@ -254,8 +254,9 @@ struct ControlSocketTests {
                 return taken.count
             },
             otherwise: { message, _ in
-                // Slower than the immediate part: a message taken at once while this one waits would overtake it.
-                try await Task.sleep(for: .milliseconds(1))
+                // Suspends (no timer): were the immediate part offered later messages while this one is
+                // suspended, they would overtake it, and the order check below would fail.
+                for _ in 0..<10 { await Task.yield() }
                 handled.withLock { $0.append((index(of: message), false)) }
                 return message.expectsReply ? (typeName: "answered", payload: message.payload) : nil
             }

@@ -117,9 +117,7 @@ final class OutboundQueue: Sendable {
             if let budget, !budget.budget.charge(size, to: budget.account) {
                 throw ConnectionLimitExceeded.memoryBudget(held: budget.account.held, capacity: budget.budget.capacity)
             }
-            state.pending.append(contentsOf: frames)
-            state.queuedBytes += size
-            return startFlushing(&state)
+            return append(frames, size: size, to: &state)
         }
         guard let flush else { return false }
         if flush { scheduleFlush() }
@@ -147,7 +145,7 @@ final class OutboundQueue: Sendable {
             if let last {
                 // Charged like any frame, so that its write returns what it took; a closed account ignores both.
                 if let budget { _ = budget.budget.charge(Self.size(of: last), to: budget.account) }
-                flush = append(last, to: &state)
+                flush = append(CollectionOfOne(last), size: Self.size(of: last), to: &state)
             }
             if state.closedError == nil { state.closedError = reason }
             return (state.queuedBytes == 0 && !state.flushing, flush)
@@ -167,9 +165,9 @@ final class OutboundQueue: Sendable {
     }
 
     /// Queues `frame`; true when the caller is to schedule a flush (``scheduleFlush()``), once out of the lock.
-    private func append(_ frame: Frame, to state: inout State) -> Bool {
-        state.pending.append(frame)
-        state.queuedBytes += Self.size(of: frame)
+    private func append(_ frames: some Collection<Frame>, size: Int, to state: inout State) -> Bool {
+        state.pending.append(contentsOf: frames)
+        state.queuedBytes += size
         return startFlushing(&state)
     }
 
