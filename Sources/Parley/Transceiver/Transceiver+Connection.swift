@@ -7,7 +7,7 @@ import ParleyWire
 extension Transceiver {
     /// Serves one connection from handshake to close. Errors end this connection only.
     func serve(_ job: Job) async {
-        let channel = job.channel.frames.channel
+        let channel = job.channel.channel
         let connection = job.channel.connection
         var logger = self.logger
         logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
@@ -20,8 +20,7 @@ extension Transceiver {
         var handshakeResult = job.handshakeDone
         var endReason = DisconnectReason.peerClosed
         do {
-            try await job.channel.frames.executeThenClose { inbound in
-                var frames = FrameReader(inbound, budget: connection.budget)
+            try await job.channel.readThenClose { frames in
                 let peer: Peer
                 do {
                     peer = try await handshake(connection, machine: job.handshake, frames: &frames, logger: logger)

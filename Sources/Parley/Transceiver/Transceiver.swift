@@ -262,7 +262,7 @@ public final class Transceiver: Service, Sendable {
                     group.addTask { await self.keepDialling(discovery: coordinator, network: network) }
                     for await job in jobs {
                         if configuration.handlersRunOnEventLoop {
-                            let executor = EventLoopTaskExecutor(job.channel.frames.channel.eventLoop)
+                            let executor = EventLoopTaskExecutor(job.channel.channel.eventLoop)
                             group.addTask(executorPreference: executor) { await self.serve(job) }
                         } else {
                             group.addTask { await self.serve(job) }
@@ -383,7 +383,7 @@ public final class Transceiver: Service, Sendable {
                 for try await child in inbound {
                     guard let child else { continue }
                     if case .terminated = jobs.yield(Job(channel: child)) {
-                        try? await child.frames.channel.close()
+                        try? await child.channel.close()
                     }
                 }
             }
@@ -497,7 +497,7 @@ public final class Transceiver: Service, Sendable {
             }
             let job = Job(channel: channel, endpoint: endpoint, handshake: handshake, handshakeDone: continuation)
             if jobs == nil || jobs.map({ if case .terminated = $0.yield(job) { true } else { false } }) == true {
-                channel.frames.channel.close(promise: nil)
+                channel.channel.close(promise: nil)
                 continuation.resume(throwing: TransceiverError.notRunning)
             }
         }

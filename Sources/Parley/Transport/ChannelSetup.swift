@@ -5,13 +5,28 @@ import ParleyWire
 
 /// A configured connection: the frames for the business logic, and the connection's own state.
 struct ConnectionChannel: Sendable {
-    var frames: NIOAsyncChannel<QueuedFrames, Never>
+    var channel: any Channel
+    /// Where the connection's frames wait for its task.
+    var inbox: FrameInbox
     var connection: PeerConnection
+
+    /// Runs `body` with the connection's frames, then closes the channel, whether `body` returned or threw.
+    func readThenClose(_ body: (inout FrameReader) async throws -> Void) async throws {
+        var frames = FrameReader(inbox, budget: connection.budget)
+        do {
+            try await body(&frames)
+        } catch {
+            try? await channel.close()
+            throw error
+        }
+        try? await channel.close()
+    }
 }
 
 /// The pipeline of every connection, TCP or Unix socket:
 /// bytes ⇄ read activity ⇄ framing ⇄ [rate limit] ⇄ handshake deadline ⇄ heartbeats ⇄ [idle timeout]
-/// ⇄ reply resolution (and the batching and budget of frames waiting for handlers) ⇄ async frame batches.
+/// ⇄ reply resolution (and the batching and budget of frames waiting for handlers) ⇄ the inbox the connection's
+/// task takes batches from.
 ///
 /// The framing part is FrameBatchDecoder/FrameEncoder (and, on connections that authenticate with a shared secret,
 /// the sealing handler) for Parley. On an accepted TCP connection a ``FramingSniffer`` holds its place until the
@@ -93,15 +108,9 @@ struct ChannelSetup: Sendable {
         )
         if let timeout = configuration.idleTimeout { try sync.addHandler(IdleTimeoutHandler(timeout: timeout)) }
         try sync.addHandler(ReplyResolver(connection: connection, counters: counters))
-        let frames = try NIOAsyncChannel<QueuedFrames, Never>(
-            wrappingChannelSynchronously: channel,
-            // Counted in batches (one per socket read), not bytes: at most `highWatermark` reads' worth of frames
-            // wait here, those of 4 KiB or more charged to the budget. Above it Parley stops reading from the
-            // socket and TCP pushes back on the sender. Four batches hold thousands of small messages, and about
-            // as many large ones as the 16 frames this bound was when frames came one at a time.
-            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))
-        )
-        return ConnectionChannel(frames: frames, connection: connection)
+        let inbox = FrameInbox(eventLoop: channel.eventLoop)
+        try sync.addHandler(inbox)
+        return ConnectionChannel(channel: channel, inbox: inbox, connection: connection)
     }
 
     /// The handlers that turn bytes into Parley frames and back, for one framing. With a budget, a frame's bytes

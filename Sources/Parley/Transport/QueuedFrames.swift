@@ -15,13 +15,13 @@ struct QueuedFrames: Sendable, Equatable {
 /// A connection's frames one at a time, as the handshake and the handlers read them, from the batches its
 /// channel delivers.
 struct FrameReader {
-    private var batches: NIOAsyncChannelInboundStream<QueuedFrames>.AsyncIterator
+    private let batches: FrameInbox
     private var current = QueuedFrames(frames: [])
     private var position = 0
     private let budget: BudgetTap?
 
-    init(_ batches: NIOAsyncChannelInboundStream<QueuedFrames>, budget: BudgetTap?) {
-        self.batches = batches.makeAsyncIterator()
+    init(_ batches: FrameInbox, budget: BudgetTap?) {
+        self.batches = batches
         self.budget = budget
     }
 
@@ -54,7 +54,7 @@ struct FrameReader {
             if current.charged > 0 { budget?.release(current.charged) }
             current = QueuedFrames(frames: [])
             position = 0
-            guard let batch = try await batches.next(isolation: #isolation) else { return nil }
+            guard let batch = try await batches.next() else { return nil }
             current = batch
         }
         defer { position += 1 }

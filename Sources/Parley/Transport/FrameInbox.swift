@@ -1,0 +1,172 @@
+import NIOCore
+import Synchronization
+
+/// The end of a connection's pipeline: the batches ``ReplyResolver`` makes (one per socket read) wait here until
+/// the connection's task takes them, at most ``highWatermark`` of them; above that the socket is not read, and TCP
+/// pushes back on the sender.
+///
+/// What `NIOAsyncChannel` did for connections before, written for this one element type: NIO's bridge is generic,
+/// and its code ran unspecialised here (it lives in another module), looking up generic metadata at every batch —
+/// about a tenth of an echoing peer's CPU per round trip. The contract is the same: batches come out in order;
+/// the end of input (the channel closed, the peer shut down its sending side, the handler removed) ends the
+/// sequence after the batches already in; an error caught in the pipeline is thrown after them; cancelling the
+/// task that waits ends the sequence.
+final class FrameInbox: ChannelDuplexHandler, Sendable {
+    typealias InboundIn = QueuedFrames
+    typealias OutboundIn = Any
+
+    /// Batches waiting before reading stops, and below which it resumes. Counted in batches (one per socket read),
+    /// not bytes: those of 4 KiB or more are charged to the memory budget while they wait. Four batches hold
+    /// thousands of small messages, and about as many large ones as the 16 frames this bound was when frames came
+    /// one at a time.
+    static let highWatermark = 4
+    static let lowWatermark = 2
+
+    private struct State {
+        var batches = CircularBuffer<QueuedFrames>(initialCapacity: FrameInbox.highWatermark)
+        /// The task waiting for a batch; there is one only while `batches` is empty.
+        var waiter: UnsafeContinuation<QueuedFrames?, any Error>?
+        var ended = false
+        /// Thrown once, after the batches that came before it.
+        var failure: (any Error)?
+        /// A read NIO asked for was held back because `batches` was full.
+        var readHeld = false
+    }
+
+    private enum Taken {
+        case batch(QueuedFrames, resumeReading: Bool)
+        case end((any Error)?)
+        case none
+    }
+
+    private let state = Mutex(State())
+    private let eventLoop: any EventLoop
+    /// Set while the handler is in a pipeline; touched only on the event loop.
+    private let context: NIOLoopBoundBox<ChannelHandlerContext?>
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+        self.context = .makeEmptyBox(valueType: ChannelHandlerContext.self, eventLoop: eventLoop)
+    }
+
+    // MARK: - The connection's task
+
+    /// The next batch, in arrival order; nil once input has ended and every batch before the end was taken.
+    func next() async throws -> QueuedFrames? {
+        switch state.withLock({ Self.take(from: &$0) }) {
+        case .batch(let batch, let resumeReading):
+            if resumeReading { self.resumeReading() }
+            return batch
+        case .end(let failure):
+            if let failure { throw failure }
+            return nil
+        case .none:
+            return try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { waiter in
+                    // Taken again under the lock that parks the waiter: a batch or the end may have come since.
+                    let taken = state.withLock { state in
+                        let taken = Self.take(from: &state)
+                        if case .none = taken { state.waiter = waiter }
+                        return taken
+                    }
+                    switch taken {
+                    case .batch(let batch, let resumeReading):
+                        if resumeReading { self.resumeReading() }
+                        waiter.resume(returning: batch)
+                    case .end(let failure?): waiter.resume(throwing: failure)
+                    case .end(nil): waiter.resume(returning: nil)
+                    case .none: break
+                    }
+                }
+            } onCancel: {
+                self.end(failure: nil)
+            }
+        }
+    }
+
+    private static func take(from state: inout State) -> Taken {
+        if let batch = state.batches.popFirst() {
+            let resume = state.readHeld && state.batches.count < lowWatermark
+            if resume { state.readHeld = false }
+            return .batch(batch, resumeReading: resume)
+        }
+        guard state.ended else { return .none }
+        defer { state.failure = nil }
+        return .end(state.failure)
+    }
+
+    private func resumeReading() {
+        if eventLoop.inEventLoop {
+            context.value?.read()
+        } else {
+            eventLoop.execute { self.context.value?.read() }
+        }
+    }
+
+    /// Ends the sequence after the batches already in; the first end counts.
+    private func end(failure: (any Error)?) {
+        let waiter = state.withLock { state -> UnsafeContinuation<QueuedFrames?, any Error>? in
+            guard !state.ended else { return nil }
+            state.ended = true
+            guard let waiter = state.waiter else {
+                state.failure = failure
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        if let failure {
+            waiter?.resume(throwing: failure)
+        } else {
+            waiter?.resume(returning: nil)
+        }
+    }
+
+    // MARK: - The event loop
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context.value = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context.value = nil
+        end(failure: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let batch = unwrapInboundIn(data)
+        let waiter = state.withLock { state -> UnsafeContinuation<QueuedFrames?, any Error>? in
+            guard !state.ended else { return nil }
+            guard let waiter = state.waiter else {
+                state.batches.append(batch)
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: batch)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        let hold = state.withLock { state in
+            if state.batches.count >= Self.highWatermark { state.readHeld = true }
+            return state.readHeld
+        }
+        if !hold { context.read() }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        end(failure: nil)
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed { end(failure: nil) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        end(failure: error)
+        context.fireErrorCaught(error)
+    }
+}
