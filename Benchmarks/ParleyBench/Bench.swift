@@ -6,7 +6,8 @@ import ParleyTestSupport
 import Synchronization
 
 // parley-bench: Parley between two processes over loopback. The parent sends; a child copy of this binary
-// (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted.
+// (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted. The latency rows end with a
+// bare SwiftNIO echo of the same bytes (`parley-bench bare-echo`, BareEcho.swift), the floor under Parley's.
 //
 //   parley-bench [--quick | --long] [--encrypted] [--only typed,raw,latency,large,big,daemon,stall]
 //
@@ -177,6 +178,7 @@ struct Bench {
         }
         let arguments = CommandLine.arguments.dropFirst()
         if arguments.first == "receiver" { try await runReceiver(secretFile: arguments.dropFirst().first) }
+        if arguments.first == "bare-echo" { try await runBareEcho() }
         // `main` runs on the main actor; the measurements run off it, or every `await` into Parley would add
         // two executor hops that measure Swift's main-actor scheduling rather than Parley.
         func usageError(_ text: String) -> Never {
@@ -299,6 +301,9 @@ func runBenchmarks(scale: Scale, encrypted: Bool, only: Set<Substring>?) async t
                 try await rawRequestLatencies(parley, peer, payload: rawPayload, count: pingCount)
             }
             print("pre-encoded request/reply, pinned: \(percentiles(rawPinned))")
+            // The floor under these: SwiftNIO alone echoing the same bytes, no protocol (BareEcho.swift).
+            let bare = try await bareEchoLatencies(payload: rawPayload, count: pingCount, warmUp: 1_000)
+            print("bare SwiftNIO echo (reference):   \(percentiles(bare))")
         }
 
         // 5. 4 MB typed messages: transport time against encode + decode alone.
