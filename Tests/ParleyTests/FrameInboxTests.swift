@@ -39,11 +39,17 @@ struct FrameInboxTests {
         try await channel.writeInbound(Self.batch(2))
         #expect(try await inbox.next() == Self.batch(1))
         #expect(try await inbox.next() == Self.batch(2))
-        async let waiting = inbox.next()
-        // The task parks itself; the batch then goes to it directly, not into the queue.
+        let waiting = Task { try await inbox.next() }
+        await Self.parked(inbox)
+        // The batch goes to the parked task directly, not into the queue.
         try await channel.writeInbound(Self.batch(3))
-        #expect(try await waiting == Self.batch(3))
+        #expect(try await waiting.value == Self.batch(3))
         _ = try await channel.close()
+    }
+
+    /// Returns once a task is parked in `inbox.next()`.
+    static func parked(_ inbox: FrameInbox) async {
+        while !inbox.hasWaiter { await Task.yield() }
     }
 
     @Test("reading stops while four batches wait and resumes once fewer than two do")
@@ -94,17 +100,69 @@ struct FrameInboxTests {
         _ = try? await channel.close()
 
         let (other, waitingInbox, _) = try await Self.inbox()
-        async let waiting = waitingInbox.next()
+        let waiting = Task { try await waitingInbox.next() }
+        await Self.parked(waitingInbox)
         try await other.close()
-        #expect(try await waiting == nil)
+        #expect(try await waiting.value == nil)
     }
 
-    @Test("cancelling the task that waits ends its wait with nil")
+    @Test("the handler removed from the pipeline ends the sequence after the batches already in")
+    func removed() async throws {
+        let (channel, inbox, _) = try await Self.inbox()
+        try await channel.writeInbound(Self.batch(1))
+        try await channel.pipeline.removeHandler(inbox)
+        #expect(try await inbox.next() == Self.batch(1))
+        #expect(try await inbox.next() == nil)
+        _ = try await channel.close()
+    }
+
+    @Test("once the sequence has ended, the socket is not read again")
+    func noReadsAfterEnd() async throws {
+        let (channel, inbox, counter) = try await Self.inbox()
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try await inbox.next() == nil)
+        channel.read()
+        await channel.testingEventLoop.run()
+        #expect(counter.reads.withLockedValue { $0 } == 0)
+        _ = try await channel.close()
+    }
+
+    @Test("batches written while the task takes them, from another thread, all come out once and in order")
+    func concurrentOrder() async throws {
+        let (channel, inbox, _) = try await Self.inbox()
+        let count = 2_000
+        let reader = Task {
+            var ids: [MessageID] = []
+            while ids.count < count, let batch = try await inbox.next() {
+                if case .message(let message) = batch.frames[0] { ids.append(message.header.id) }
+            }
+            return ids
+        }
+        for id in 1...count { try await channel.writeInbound(Self.batch(UInt64(id))) }
+        #expect(try await reader.value == (1...count).map { MessageID(UInt64($0)) })
+        _ = try await channel.close()
+    }
+
+    @Test("cancelling the task that waits ends its wait with CancellationError; a cancelled task gets no more batches")
     func cancellation() async throws {
         let (channel, inbox, _) = try await Self.inbox()
         let waiter = Task { try await inbox.next() }
+        await Self.parked(inbox)
         waiter.cancel()
-        #expect(try await waiter.value == nil)
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+
+        let (other, queued, _) = try await Self.inbox()
+        try await other.writeInbound(Self.batch(1))
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await queued.next()
+        }
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(try await queued.next() == nil, "the batch that waited was dropped")
         _ = try await channel.close()
+        _ = try await other.close()
     }
 }
+
+/// Removable in tests, to see what removal does (in a connection it is removed only when the channel closes).
+extension FrameInbox: RemovableChannelHandler {}

@@ -10,16 +10,23 @@ struct ConnectionChannel: Sendable {
     var inbox: FrameInbox
     var connection: PeerConnection
 
-    /// Runs `body` with the connection's frames, then closes the channel, whether `body` returned or threw.
+    /// Runs `body` with the connection's frames, then closes the channel and waits until it is closed, whether
+    /// `body` returned or threw.
     func readThenClose(_ body: (inout FrameReader) async throws -> Void) async throws {
         var frames = FrameReader(inbox, budget: connection.budget)
         do {
             try await body(&frames)
         } catch {
-            try? await channel.close()
+            await close()
             throw error
         }
-        try? await channel.close()
+        await close()
+    }
+
+    /// Closes the channel, or waits for the close another path began.
+    private func close() async {
+        channel.close(promise: nil)
+        try? await channel.closeFuture.get()
     }
 }
 

@@ -9,8 +9,9 @@ import Synchronization
 /// and its code ran unspecialised here (it lives in another module), looking up generic metadata at every batch —
 /// about a tenth of an echoing peer's CPU per round trip. The contract is the same: batches come out in order;
 /// the end of input (the channel closed, the peer shut down its sending side, the handler removed) ends the
-/// sequence after the batches already in; an error caught in the pipeline is thrown after them; cancelling the
-/// task that waits ends the sequence.
+/// sequence after the batches already in; an error caught in the pipeline is thrown after them; a cancelled task
+/// gets `CancellationError` and the batches still waiting are dropped. Once the sequence has ended the socket is
+/// not read again. One task reads an inbox.
 final class FrameInbox: ChannelDuplexHandler, Sendable {
     typealias InboundIn = QueuedFrames
     typealias OutboundIn = Any
@@ -53,6 +54,10 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
 
     /// The next batch, in arrival order; nil once input has ended and every batch before the end was taken.
     func next() async throws -> QueuedFrames? {
+        if Task.isCancelled {
+            cancel()
+            throw CancellationError()
+        }
         switch state.withLock({ Self.take(from: &$0) }) {
         case .batch(let batch, let resumeReading):
             if resumeReading { self.resumeReading() }
@@ -66,7 +71,10 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
                     // Taken again under the lock that parks the waiter: a batch or the end may have come since.
                     let taken = state.withLock { state in
                         let taken = Self.take(from: &state)
-                        if case .none = taken { state.waiter = waiter }
+                        if case .none = taken {
+                            precondition(state.waiter == nil, "two tasks read one FrameInbox")
+                            state.waiter = waiter
+                        }
                         return taken
                     }
                     switch taken {
@@ -74,12 +82,14 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
                         if resumeReading { self.resumeReading() }
                         waiter.resume(returning: batch)
                     case .end(let failure?): waiter.resume(throwing: failure)
+                    // Cancelled before it could park: `cancel()` ended the sequence and found no one to tell.
+                    case .end(nil) where Task.isCancelled: waiter.resume(throwing: CancellationError())
                     case .end(nil): waiter.resume(returning: nil)
                     case .none: break
                     }
                 }
             } onCancel: {
-                self.end(failure: nil)
+                self.cancel()
             }
         }
     }
@@ -102,6 +112,21 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
             eventLoop.execute { self.context.value?.read() }
         }
     }
+
+    /// The reading task was cancelled: the sequence ends, what waits is dropped, and the task gets
+    /// `CancellationError` (thrown by `next()` itself, or given to it if it is parked).
+    private func cancel() {
+        let waiter = state.withLock { state -> UnsafeContinuation<QueuedFrames?, any Error>? in
+            state.batches.removeAll()
+            state.ended = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(throwing: CancellationError())
+    }
+
+    /// Whether a task is parked waiting for a batch (for tests).
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
     /// Ends the sequence after the batches already in; the first end counts.
     private func end(failure: (any Error)?) {
@@ -149,6 +174,8 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
 
     func read(context: ChannelHandlerContext) {
         let hold = state.withLock { state in
+            // Once ended, nothing more is taken: what the socket still brings would only be dropped.
+            if state.ended { return true }
             if state.batches.count >= Self.highWatermark { state.readHeld = true }
             return state.readHeld
         }

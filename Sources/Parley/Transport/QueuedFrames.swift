@@ -61,3 +61,7 @@ struct FrameReader {
         return current.frames[position]
     }
 }
+
+/// One task reads a connection's frames, in order.
+@available(*, unavailable)
+extension FrameReader: Sendable {}
