@@ -303,19 +303,20 @@ struct QueueAndReplyHandlerTests {
         #expect(queue.room.senders <= OutboundQueue.burstCapacity && queue.room.writer <= OutboundQueue.burstCapacity)
         #expect(written == 2 * burst)
 
-        // A backlog whose last batch is not full, then single frames: the room goes too, not passed back and forth.
+        // A backlog, then frames trickling in one at a time, each while the one before is still being written, so
+        // that every flush finds a frame waiting: once the backlog is over the room goes, rather than the two large
+        // buffers being passed back and forth for as long as the trickle lasts.
         try await enqueueBurst(from: 1 + 2 * burst)
         await channel.testingEventLoop.run()
-        _ = try await channel.testingEventLoop.executeInContext { try queue.enqueueIfRoom(Self.note(UInt64(1 + 3 * burst))) }
-        while queue.queuedBytes > 0 {
+        written = 0
+        var id = UInt64(1 + 3 * burst)
+        while written < burst + 8 {
+            let note = Self.note(id)
+            _ = try await channel.testingEventLoop.executeInContext { try queue.enqueueIfRoom(note) }
+            id += 1
             kernel.take()
             await channel.testingEventLoop.run()
-        }
-        for id in 0..<4 {
-            _ = try await channel.testingEventLoop.executeInContext { try queue.enqueueIfRoom(Self.note(UInt64(2 + 3 * burst + id))) }
-            await channel.testingEventLoop.run()
-            kernel.take()
-            await channel.testingEventLoop.run()
+            written += try await Self.written(channel).count
         }
         #expect(queue.room.senders <= OutboundQueue.burstCapacity && queue.room.writer <= OutboundQueue.burstCapacity)
     }
