@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 @testable import ParleyDaemon
 import Testing
@@ -24,5 +25,19 @@ struct LogLineTests {
         #expect(!line.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x202E })
         #expect(line.utf8.count < 1200, "\(line.utf8.count) bytes")
         #expect(line.hasSuffix("…"))
+    }
+
+    @Test("a human line's timestamp is ISO 8601 in UTC with milliseconds, as Foundation writes it, at any instant")
+    func timestamp() {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        // The epoch, a leap day, the last millisecond of a year, far ahead, and now. (Foundation goes through a
+        // Double: milliseconds that a binary fraction cannot hold, such as .005, may come out one lower there.)
+        let instants: [(Int, Int)] = [(0, 0), (951_782_400, 500_000_000), (1_798_761_599, 999_999_999), (4_102_444_800, 125_456_789)]
+            + [(Int(Date.now.timeIntervalSince1970), 42_000_000)]
+        for (seconds, nanoseconds) in instants {
+            let date = Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds / 1_000_000) / 1000)
+            #expect(DaemonLogHandler.timestamp(seconds: seconds, nanoseconds: nanoseconds) == date.formatted(style))
+        }
+        #expect(DaemonLogHandler.timestamp(seconds: 951_782_400, nanoseconds: 5_000_000) == "2000-02-29T00:00:00.005Z")
     }
 }
