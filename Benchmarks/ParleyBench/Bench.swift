@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import Parley
 import ParleyTestSupport
 import Synchronization
@@ -9,9 +10,11 @@ import Synchronization
 // (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted. The latency rows end with a
 // bare SwiftNIO echo of the same bytes (`parley-bench bare-echo`, BareEcho.swift), the floor under Parley's.
 //
-//   parley-bench [--quick | --long] [--encrypted] [--only typed,raw,latency,large,big,daemon,stall]
+//   parley-bench [--quick | --long] [--encrypted] [--nio-executor] [--only typed,raw,latency,roundtrip,large,big,daemon,stall]
 //
 // --encrypted: both sides share a secret, so every frame is sealed (ChaCha20-Poly1305) after the handshake.
+// --nio-executor: this process installs NIO's event loops as Swift's global executor (NIOSingletons) before it
+//   starts; the rows "on the global executor" then run there.
 // --only: just these measurements (JSON alone always runs: the typed row is read against it). With --long
 //   (10× more messages) one measurement lasts long enough to be profiled on its own (`perf record -p`).
 
@@ -171,6 +174,11 @@ func percentiles(_ sorted: [Double]) -> String {
 @main
 struct Bench {
     static func main() async throws {
+        // Before anything else: from here on every task that has no executor of its own runs on NIO's event loops
+        // instead of Swift's thread pool, so a reply resumes its caller on the loop that read it.
+        if CommandLine.arguments.contains("--nio-executor") {
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .error
@@ -202,7 +210,7 @@ struct Bench {
 }
 
 /// What `--only` can name.
-let measurementNames: Set<Substring> = ["typed", "raw", "latency", "large", "big", "daemon", "stall"]
+let measurementNames: Set<Substring> = ["typed", "raw", "latency", "roundtrip", "large", "big", "daemon", "stall"]
 
 /// How many messages each measurement sends: `full` is the table in docs/performance.md.
 enum Scale {
@@ -236,6 +244,7 @@ func runBenchmarks(scale: Scale, encrypted: Bool, only: Set<Substring>?) async t
         var received = 0
 
         print("Parley benchmark — two processes over loopback" + (encrypted ? ", encrypted (shared secret)" : ", open"))
+        if CommandLine.arguments.contains("--nio-executor") { print("global executor: NIO's event loops (--nio-executor)") }
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)")
         let payloadSize = try JSONEncoder().encode(smallValue).count
         print("small message payload: \(payloadSize) bytes of JSON")
@@ -284,15 +293,18 @@ func runBenchmarks(scale: Scale, encrypted: Bool, only: Set<Substring>?) async t
 
         // 4. Request/reply latency, one at a time: from the global executor, then pinned to the connection's
         //    event loop (no thread hand-off).
-        if runs("latency") {
+        //    `roundtrip`: the pre-encoded rows and the bare echo only (scripts/bench-compare --rtt-rounds).
+        if runs("latency") || runs("roundtrip") {
             let pingCount = scale.of(20_000)
-            for sequence in 0..<1_000 { _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self) }
-            let unpinned = try await requestLatencies(parley, peer, count: pingCount)
-            print("request/reply latency:            \(percentiles(unpinned))")
-            let pinned = try await withTaskExecutorPreference(parley.taskExecutor(for: peer.id)) {
-                try await requestLatencies(parley, peer, count: pingCount)
+            if runs("latency") {
+                for sequence in 0..<1_000 { _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self) }
+                let unpinned = try await requestLatencies(parley, peer, count: pingCount)
+                print("request/reply latency:            \(percentiles(unpinned))")
+                let pinned = try await withTaskExecutorPreference(parley.taskExecutor(for: peer.id)) {
+                    try await requestLatencies(parley, peer, count: pingCount)
+                }
+                print("request/reply latency, pinned:    \(percentiles(pinned))")
             }
-            print("request/reply latency, pinned:    \(percentiles(pinned))")
             // The same without JSON: the 109-byte payload echoed back as it is.
             for _ in 0..<1_000 { _ = try await parley.requestRaw(typeName: echoTypeName, payload: rawPayload, from: peer.id) }
             let rawUnpinned = try await rawRequestLatencies(parley, peer, payload: rawPayload, count: pingCount)
