@@ -30,8 +30,7 @@ func runBareEcho() async throws -> Never {
             channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(EchoHandler()) }
         }
         .bind(host: "127.0.0.1", port: 0).get()
-    FileHandle.standardOutput.write(Data("READY port=\(server.localAddress!.port!) id=bare-echo\n".utf8))
-    while true { try await Task.sleep(for: .seconds(3600)) }
+    try await announceReady(port: server.localAddress!.port!, id: "bare-echo")
 }
 
 /// Sends `payload`, waits until as many bytes came back, `warmUp + count` times, all on the connection's event
@@ -81,6 +80,13 @@ private final class RoundTrips: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         done.fail(error)
         context.close(promise: nil)
+    }
+
+    /// The echo went away before the last round trip: fail rather than wait for ever (a completed promise
+    /// ignores this).
+    func channelInactive(context: ChannelHandlerContext) {
+        done.fail(ChannelError.eof)
+        context.fireChannelInactive()
     }
 }
 

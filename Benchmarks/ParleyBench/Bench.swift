@@ -85,7 +85,12 @@ func runReceiver(secretFile: String?) async throws -> Never {
     parley.respond(to: Ping.self) { ping, _ in ping }
     parley.respondRaw(to: echoTypeName) { message, _ in (echoTypeName, message.payload) }
     try await parley.start()
-    FileHandle.standardOutput.write(Data("READY port=\(parley.listeningPort!) id=\(parley.localPeerID!)\n".utf8))
+    try await announceReady(port: parley.listeningPort!, id: "\(parley.localPeerID!)")
+}
+
+/// Tells the parent process (PeerProcess) where to connect, then serves until killed.
+func announceReady(port: Int, id: String) async throws -> Never {
+    FileHandle.standardOutput.write(Data("READY port=\(port) id=\(id)\n".utf8))
     while true { try await Task.sleep(for: .seconds(3600)) }
 }
 
@@ -176,8 +181,10 @@ struct Bench {
     static func main() async throws {
         // Before anything else: from here on every task that has no executor of its own runs on NIO's event loops
         // instead of Swift's thread pool, so a reply resumes its caller on the loop that read it.
-        if CommandLine.arguments.contains("--nio-executor") {
-            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        let nioExecutor = CommandLine.arguments.contains("--nio-executor")
+        if nioExecutor, !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+            FileHandle.standardError.write(Data("parley-bench: NIO's event loops could not be installed as the global executor\n".utf8))
+            exit(2)
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -205,7 +212,7 @@ struct Bench {
         }
         if arguments.contains("--quick") && arguments.contains("--long") { usageError("--quick and --long together; give one") }
         let scale = arguments.contains("--quick") ? Scale.quick : arguments.contains("--long") ? .long : .full
-        try await runBenchmarks(scale: scale, encrypted: arguments.contains("--encrypted"), only: only)
+        try await runBenchmarks(scale: scale, encrypted: arguments.contains("--encrypted"), nioExecutor: nioExecutor, only: only)
     }
 }
 
@@ -226,7 +233,7 @@ enum Scale {
     }
 }
 
-func runBenchmarks(scale: Scale, encrypted: Bool, only: Set<Substring>?) async throws {
+func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<Substring>?) async throws {
     /// Whether the measurement `name` runs.
     func runs(_ name: Substring) -> Bool { only?.contains(name) ?? true }
     do {
@@ -244,7 +251,7 @@ func runBenchmarks(scale: Scale, encrypted: Bool, only: Set<Substring>?) async t
         var received = 0
 
         print("Parley benchmark — two processes over loopback" + (encrypted ? ", encrypted (shared secret)" : ", open"))
-        if CommandLine.arguments.contains("--nio-executor") { print("global executor: NIO's event loops (--nio-executor)") }
+        if nioExecutor { print("global executor: NIO's event loops (--nio-executor)") }
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)")
         let payloadSize = try JSONEncoder().encode(smallValue).count
         print("small message payload: \(payloadSize) bytes of JSON")

@@ -118,7 +118,7 @@ public final class Transceiver: Service, Sendable {
 
     /// An executor that runs code on the event loop of `peer`'s connection. Code that mostly talks to one peer
     /// can run there (`withTaskExecutorPreference`) so that its sends and the replies it awaits need no thread
-    /// hand-off: on a small machine that takes 10 – 20 µs off each round trip. An app whose tasks all do little
+    /// hand-off: on a small machine that takes some 10 – 20 µs off each round trip. An app whose tasks all do little
     /// between awaits can get the same everywhere by making NIO's event loops Swift's global executor, first thing
     /// in `main` (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`);
     /// then no task may block (performance.md).
