@@ -52,7 +52,7 @@ struct BackpressureTests {
         }
     }
 
-    @Test("sendRawIfRoom queues all its payloads without waiting until a stalled peer's queue is full, then says so and queues none; what it queued arrives in order once the peer reads")
+    @Test("sendRawIfRoom queues all its payloads without waiting until a stalled peer's queue is full, then says so and queues none; a payload too large queues none; what it queued arrives in order once the peer reads")
     func sendIfRoom() async throws {
         let gate = Gate()
         let receiver = makeTransceiver("stalled", adjust: Self.tuned)
@@ -68,6 +68,14 @@ struct BackpressureTests {
                 var blob = RawBlob.payload(size: 64 * 1024)
                 blob.setInteger(UInt32(index), at: blob.readerIndex)
                 return blob
+            }
+            // A payload over the frame limit refuses the whole call before anything is queued: the first one,
+            // which alone would fit, never arrives (the order check at the end).
+            let tooLarge = ByteBuffer(repeating: 0, count: sender.configuration.maximumFrameSize)
+            #expect {
+                try sender.sendRawIfRoom(typeName: RawBlob.typeName, payloads: [blob(999_999), tooLarge], to: peer.id)
+            } throws: { error in
+                if case TransceiverError.messageTooLarge = error { true } else { false }
             }
             var queued = 0
             // Kernel buffers take some before the queue fills; 50 MB would be far more than they hold.

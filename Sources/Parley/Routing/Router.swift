@@ -29,11 +29,17 @@ final class Router: Sendable {
         case respond(@Sendable (InboundMessage, Peer) async throws -> (String, ByteBuffer))
         /// Forwards: replies when it returns something, and a request it returns nothing for gets `no-responder`.
         /// `immediately`, if given, is offered runs of one-way messages first, on the connection's event loop, and
-        /// the async part gets the messages it did not take (see ``Router/immediateRouting(of:from:)``).
+        /// the async part gets the messages it did not take (see ``Handler/immediately``).
         case route(
             immediately: ImmediateRouting?,
             @Sendable (InboundMessage, Peer) async throws -> (typeName: String, payload: ByteBuffer)?
         )
+
+        /// The immediate part of a router, if it has one: offered one-way messages of one type, in runs, before the
+        /// async part (``Transceiver/routeUnhandled(immediately:otherwise:)``).
+        var immediately: ImmediateRouting? {
+            if case .route(let immediately, _) = self { immediately } else { nil }
+        }
     }
 
     /// The outcome of dispatching one message, for the caller to act on (reply, count, log).
@@ -75,7 +81,7 @@ final class Router: Sendable {
     }
 
     /// The handler that takes `message` from `peer`: its type's own, else the fallback; nil for an unknown type.
-    private func handler(for message: InboundMessage, from peer: Peer) -> Handler? {
+    func handler(for message: InboundMessage, from peer: Peer) -> Handler? {
         table.withLock { table in
             guard let entry = table.handlers[message.typeName] else { return table.fallback }
             return entry.localOnly && !peer.isLocal ? nil : entry.handler
@@ -86,17 +92,11 @@ final class Router: Sendable {
     /// from the first, it dealt with entirely, without waiting.
     typealias ImmediateRouting = @Sendable (ArraySlice<InboundMessage>, Peer) -> Int
 
-    /// The immediate part of the handler that takes one-way `message` from `peer`, if that handler has one: the
-    /// caller offers it `message` and the messages of the same type that follow it.
-    func immediateRouting(of message: InboundMessage, from peer: Peer) -> ImmediateRouting? {
-        guard !message.expectsReply, case .route(let immediately?, _) = handler(for: message, from: peer) else { return nil }
-        return immediately
-    }
-
-    func dispatch(_ message: InboundMessage, from peer: Peer) async -> Outcome {
+    /// Runs `handler`, the one ``handler(for:from:)`` found for `message` (nil: none), and says what to answer.
+    func dispatch(_ message: InboundMessage, to handler: Handler?, from peer: Peer) async -> Outcome {
         // Built only when needed: this runs for every message.
         var unknown: Outcome { .failed(.unknownType, "no handler for message type \"\(message.typeName)\"") }
-        guard let handler = handler(for: message, from: peer) else { return unknown }
+        guard let handler else { return unknown }
         do {
             switch handler {
             case .receive(let body):

@@ -287,14 +287,16 @@ extension Transceiver {
                         }
                         continue
                     }
-                    guard let immediately = router.immediateRouting(of: inbound, from: peer) else {
-                        await deliver(inbound, from: peer, on: connection, logger: logger)
+                    // Looked up once, here: the dispatch below and the run's messages use the same handler.
+                    let handler = router.handler(for: inbound, from: peer)
+                    guard !inbound.expectsReply, let immediately = handler?.immediately else {
+                        await deliver(inbound, to: handler, from: peer, on: connection, logger: logger)
                         continue
                     }
                     // The one-way messages of the same type that arrived with it, for its router to take together.
                     var run = [inbound]
                     while let next = frames.nextBuffered({ Self.sameRun($0, as: inbound) }) { run.append(next) }
-                    await deliver(run, to: immediately, from: peer, on: connection, logger: logger)
+                    await deliver(run, to: immediately, otherwise: handler, from: peer, on: connection, logger: logger)
                 case .close(let close):
                     // Handed over only if there is a connection it can be handed over to: after this node's address
                     // changed, the other side may keep its old connection (dead, unknown to it yet), and waiting
@@ -369,17 +371,20 @@ extension Transceiver {
 
     /// Hands one message to its handler. While draining, a message that arrives after the goodbye is not handled;
     /// the handler already running when draining began finishes, its reply goes out, and then the goodbye.
-    private func deliver(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
+    private func deliver(
+        _ message: InboundMessage, to handler: Router.Handler?, from peer: Peer, on connection: PeerConnection, logger: Logger
+    ) async {
         count(received: CollectionOfOne(message), on: connection)
         guard connection.handlerBegins() else { return }
-        await handle(message, from: peer, on: connection, logger: logger)
+        await handle(message, with: handler, from: peer, on: connection, logger: logger)
         if connection.handlerEnds() { finishForShutdown(connection) }
     }
 
     /// Hands a run of one-way messages to a router's immediate part, and each message it does not take to the
-    /// router's async part, in order; as one handler for draining (the run arrived together).
+    /// router's async part (`handler`), in order; as one handler for draining (the run arrived together).
     private func deliver(
-        _ run: [InboundMessage], to immediately: Router.ImmediateRouting, from peer: Peer, on connection: PeerConnection, logger: Logger
+        _ run: [InboundMessage], to immediately: Router.ImmediateRouting, otherwise handler: Router.Handler?, from peer: Peer,
+        on connection: PeerConnection, logger: Logger
     ) async {
         count(received: run, on: connection)
         guard connection.handlerBegins() else { return }
@@ -388,20 +393,21 @@ extension Transceiver {
             // Clamped: the count comes from the router's code, and a wrong one must not trap the connection.
             rest = rest.dropFirst(min(max(0, immediately(rest, peer)), rest.count))
             guard let next = rest.popFirst() else { break }
-            await handle(next, from: peer, on: connection, logger: logger)
+            await handle(next, with: handler, from: peer, on: connection, logger: logger)
         }
         if connection.handlerEnds() { finishForShutdown(connection) }
     }
 
     private func count(received messages: some Collection<InboundMessage>, on connection: PeerConnection) {
         connection.messagesIn.add(messages.count, ordering: .relaxed)
-        counters.messagesReceived.add(messages.count, ordering: .relaxed)
-        counters.payloadBytesReceived.add(messages.reduce(0) { $0 + $1.payload.readableBytes }, ordering: .relaxed)
+        counters.received(messages.count, payloadBytes: messages.reduce(0) { $0 + $1.payload.readableBytes })
     }
 
-    /// Dispatches one message to its handler and answers requests.
-    private func handle(_ message: InboundMessage, from peer: Peer, on connection: PeerConnection, logger: Logger) async {
-        let outcome = await router.dispatch(message, from: peer)
+    /// Dispatches one message to its handler (nil: none takes it) and answers requests.
+    private func handle(
+        _ message: InboundMessage, with handler: Router.Handler?, from peer: Peer, on connection: PeerConnection, logger: Logger
+    ) async {
+        let outcome = await router.dispatch(message, to: handler, from: peer)
         let expectsReply = message.expectsReply
         switch outcome {
         case .handled:
@@ -453,13 +459,10 @@ extension Transceiver {
     private func sendOrLog(_ frame: Frame, on requestConnection: PeerConnection, logger: Logger) async {
         let connection = requestConnection.peer.flatMap { registry.connection(for: $0.id) } ?? requestConnection
         do {
-            // The common case needs no waiting, and so no timer.
-            if try !connection.sendIfRoom(CollectionOfOne(frame)) {
-                try await connection.send(frame, stallTimeout: configuration.slowPeerTimeout)
-            }
-            counters.messagesSent.add(1, ordering: .relaxed)
+            // The common case needs no waiting, and so no timer: `send` queues at once when there is room.
+            try await connection.send(frame, stallTimeout: configuration.slowPeerTimeout)
             // A reply's body: its payload and its few bytes of header.
-            counters.payloadBytesSent.add(frame.bodySize, ordering: .relaxed)
+            counters.sent(1, payloadBytes: frame.bodySize)
         } catch is OutboundQueueStalled {
             if let peer = connection.peer { dropSlowPeer(peer.id, connection) }
         } catch {

@@ -126,8 +126,7 @@ extension Transceiver {
                     let frame = Frame.message(MessageFrame(header: header, payload: payload))
                     do {
                         try await connection.send(frame, stallTimeout: timeout)
-                        self.counters.messagesSent.add(1, ordering: .relaxed)
-                        self.counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
+                        self.counters.sent(1, payloadBytes: payload.readableBytes)
                         return peer
                     } catch is OutboundQueueStalled {
                         self.dropSlowPeer(peer, connection)
@@ -173,8 +172,7 @@ extension Transceiver {
             Frame.message(MessageFrame(header: MessageHeader(typeName: typeName, id: connection.makeMessageID()), payload: payload))
         }
         guard try connection.sendIfRoom(frames) else { return 0 }
-        counters.messagesSent.add(frames.count, ordering: .relaxed)
-        counters.payloadBytesSent.add(payloads.reduce(0) { $0 + $1.readableBytes }, ordering: .relaxed)
+        counters.sent(frames.count, payloadBytes: payloads.reduce(0) { $0 + $1.readableBytes })
         return frames.count
     }
 
@@ -188,8 +186,7 @@ extension Transceiver {
         } catch is OutboundQueueStalled {
             throw TransceiverError.peerNotReading(peer, stalledFor: stallTimeout ?? .zero)
         }
-        counters.messagesSent.add(1, ordering: .relaxed)
-        counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
+        counters.sent(1, payloadBytes: payload.readableBytes)
     }
 
     /// Sends an already-encoded payload to `peer` on the very connection `peer` was handed out for: if that
@@ -236,8 +233,7 @@ extension Transceiver {
         } catch is TimeoutExpired {
             throw TransceiverError.replyTimedOut(type: typeName, peer: peer, timeout: timeout)
         }
-        counters.messagesSent.add(1, ordering: .relaxed)
-        counters.payloadBytesSent.add(payload.readableBytes, ordering: .relaxed)
+        counters.sent(1, payloadBytes: payload.readableBytes)
         switch reply {
         case .message(let message): return message
         case .error(let error): throw TransceiverError.remoteError(code: error.code, message: error.message)

@@ -55,6 +55,18 @@ final class StatisticsCounters: Sendable {
     let stalledFrames = Atomic<Int>(0)
     let silentConnectionsClosed = Atomic<Int>(0)
 
+    /// Counts `messages` sent, carrying `payloadBytes` in all.
+    func sent(_ messages: Int, payloadBytes: Int) {
+        messagesSent.add(messages, ordering: .relaxed)
+        payloadBytesSent.add(payloadBytes, ordering: .relaxed)
+    }
+
+    /// Counts `messages` received, carrying `payloadBytes` in all.
+    func received(_ messages: Int, payloadBytes: Int) {
+        messagesReceived.add(messages, ordering: .relaxed)
+        payloadBytesReceived.add(payloadBytes, ordering: .relaxed)
+    }
+
     var snapshot: TransceiverStatistics {
         TransceiverStatistics(
             messagesReceived: messagesReceived.load(ordering: .relaxed),

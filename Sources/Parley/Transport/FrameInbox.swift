@@ -26,7 +26,7 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
     private struct State {
         var batches = CircularBuffer<QueuedFrames>(initialCapacity: FrameInbox.highWatermark)
         /// The task waiting for a batch; there is one only while `batches` is empty.
-        var waiter: UnsafeContinuation<QueuedFrames?, any Error>?
+        var waiter: UnsafeContinuation<Taken, Never>?
         var ended = false
         /// Thrown once, after the batches that came before it.
         var failure: (any Error)?
@@ -34,7 +34,7 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
         var readHeld = false
     }
 
-    private enum Taken {
+    private enum Taken: Sendable {
         case batch(QueuedFrames, resumeReading: Bool)
         case end((any Error)?)
         case none
@@ -58,39 +58,39 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
             cancel()
             throw CancellationError()
         }
-        switch state.withLock({ Self.take(from: &$0) }) {
+        var taken = state.withLock { Self.take(from: &$0) }
+        if case .none = taken { taken = await park() }
+        switch taken {
         case .batch(let batch, let resumeReading):
             if resumeReading { self.resumeReading() }
             return batch
-        case .end(let failure):
-            if let failure { throw failure }
-            return nil
-        case .none:
-            return try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { waiter in
-                    // Taken again under the lock that parks the waiter: a batch or the end may have come since.
-                    let taken = state.withLock { state in
-                        let taken = Self.take(from: &state)
-                        if case .none = taken {
-                            precondition(state.waiter == nil, "two tasks read one FrameInbox")
-                            state.waiter = waiter
-                        }
-                        return taken
+        case .end(let failure?): throw failure
+        case .end(nil), .none: return nil
+        }
+    }
+
+    /// Waits for what there was none of when `next()` looked: a batch, or the end.
+    private func park() async -> Taken {
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { waiter in
+                // Taken again under the lock that parks the waiter: a batch or the end may have come since.
+                let taken = state.withLock { state in
+                    let taken = Self.take(from: &state)
+                    if case .none = taken {
+                        precondition(state.waiter == nil, "two tasks read one FrameInbox")
+                        state.waiter = waiter
                     }
-                    switch taken {
-                    case .batch(let batch, let resumeReading):
-                        if resumeReading { self.resumeReading() }
-                        waiter.resume(returning: batch)
-                    case .end(let failure?): waiter.resume(throwing: failure)
-                    // Cancelled before it could park: `cancel()` ended the sequence and found no one to tell.
-                    case .end(nil) where Task.isCancelled: waiter.resume(throwing: CancellationError())
-                    case .end(nil): waiter.resume(returning: nil)
-                    case .none: break
-                    }
+                    return taken
                 }
-            } onCancel: {
-                self.cancel()
+                switch taken {
+                case .none: break
+                // Cancelled before it could park: `cancel()` ended the sequence and found no one to tell.
+                case .end(nil) where Task.isCancelled: waiter.resume(returning: .end(CancellationError()))
+                default: waiter.resume(returning: taken)
+                }
             }
+        } onCancel: {
+            self.cancel()
         }
     }
 
@@ -116,13 +116,13 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
     /// The reading task was cancelled: the sequence ends, what waits is dropped, and the task gets
     /// `CancellationError` (thrown by `next()` itself, or given to it if it is parked).
     private func cancel() {
-        let waiter = state.withLock { state -> UnsafeContinuation<QueuedFrames?, any Error>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<Taken, Never>? in
             state.batches.removeAll()
             state.ended = true
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.resume(throwing: CancellationError())
+        waiter?.resume(returning: .end(CancellationError()))
     }
 
     /// Whether a task is parked waiting for a batch (for tests).
@@ -130,7 +130,7 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
 
     /// Ends the sequence after the batches already in; the first end counts.
     private func end(failure: (any Error)?) {
-        let waiter = state.withLock { state -> UnsafeContinuation<QueuedFrames?, any Error>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<Taken, Never>? in
             guard !state.ended else { return nil }
             state.ended = true
             guard let waiter = state.waiter else {
@@ -140,11 +140,7 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
             state.waiter = nil
             return waiter
         }
-        if let failure {
-            waiter?.resume(throwing: failure)
-        } else {
-            waiter?.resume(returning: nil)
-        }
+        waiter?.resume(returning: .end(failure))
     }
 
     // MARK: - The event loop
@@ -160,7 +156,7 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let batch = unwrapInboundIn(data)
-        let waiter = state.withLock { state -> UnsafeContinuation<QueuedFrames?, any Error>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<Taken, Never>? in
             guard !state.ended else { return nil }
             guard let waiter = state.waiter else {
                 state.batches.append(batch)
@@ -169,7 +165,7 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
             state.waiter = nil
             return waiter
         }
-        waiter?.resume(returning: batch)
+        waiter?.resume(returning: .batch(batch, resumeReading: false))
     }
 
     func read(context: ChannelHandlerContext) {

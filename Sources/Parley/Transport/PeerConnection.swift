@@ -153,7 +153,6 @@ final class PeerConnection: Sendable, Hashable {
 
     /// Queues `frame`; with a stall timeout, gives up (``OutboundQueueStalled``) if the queue is full and nothing
     /// leaves it for that long.
-
     @inline(__always)  // see OutboundQueue.enqueue
     func send(_ frame: Frame, stallTimeout: Duration? = nil) async throws {
         try await outbound.enqueue(frame, stallTimeout: stallTimeout)

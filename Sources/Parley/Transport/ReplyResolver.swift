@@ -59,8 +59,7 @@ final class ReplyResolver: ChannelInboundHandler {
                     continue
                 }
                 connection.messagesIn.add(1, ordering: .relaxed)
-                counters.messagesReceived.add(1, ordering: .relaxed)
-                counters.payloadBytesReceived.add(message.payload.readableBytes, ordering: .relaxed)
+                counters.received(1, payloadBytes: message.payload.readableBytes)
                 let reply = InboundMessage(header: message.header, payload: message.payload)
                 if !connection.resolve(replyTo, with: .success(.message(reply))) {
                     counters.lateReplies.add(1, ordering: .relaxed)
