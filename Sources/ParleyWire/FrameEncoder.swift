@@ -76,14 +76,14 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
         // Taken before the write: on a closed channel NIO fails the write at once, and a callback of its promise
         // may write again, into a fresh gathering.
         gathered = nil
-        let waiting = promises
-        promises = []
-        var written = waiting.first
-        if waiting.count > 1 {
+        var written = promises.first
+        if promises.count > 1 {
             let all = context.eventLoop.makePromise(of: Void.self)
-            for promise in waiting { all.futureResult.cascade(to: promise) }
+            for promise in promises { all.futureResult.cascade(to: promise) }
             written = all
         }
+        // Its room is kept: a flush usually brings one promise, and the array would otherwise be allocated anew.
+        promises.removeAll(keepingCapacity: true)
         context.write(wrapOutboundOut(buffer), promise: written)
     }
 }

@@ -158,6 +158,30 @@ struct QueueAndReplyHandlerTests {
         #expect(!requests.resolve(MessageID(1), from: Self.alice, with: .success(.message(reply))), "a timed-out request is gone")
     }
 
+    @Test("a reply counts only from the peer the request went to; a peer that leaves fails its own requests only")
+    func repliesFromTheirPeerOnly() async throws {
+        let loop = EmbeddedEventLoop()
+        let requests = PendingRequests()
+        let mallory = PeerID()
+        let toAlice = requests.register(MessageID(1), to: Self.alice, deadline: .distantFuture, timerOn: loop)
+        let toMallory = requests.register(MessageID(2), to: mallory, deadline: .distantFuture, timerOn: loop)
+        let reply = InboundMessage(header: MessageHeader(typeName: "test.Note", id: MessageID(9), inReplyTo: MessageID(1)), payload: ByteBuffer())
+
+        #expect(!requests.resolve(MessageID(1), from: mallory, with: .success(.message(reply))), "another peer guessed the id")
+        #expect(!requests.resolve(MessageID(1), from: mallory, with: .failure(TimeoutExpired())))
+        requests.failAll(to: mallory, with: CancellationError())
+        await #expect(throws: CancellationError.self) { try await toMallory.value() }
+        #expect(requests.count == 1, "Alice's request still waits")
+
+        #expect(requests.resolve(MessageID(1), from: Self.alice, with: .success(.message(reply))))
+        guard case .message(let answer) = try await toAlice.value() else {
+            Issue.record("Alice's request did not get her reply")
+            return
+        }
+        #expect(answer.header.id == MessageID(9))
+        #expect(requests.count == 0)
+    }
+
     // MARK: - ReadActivityHandler
 
     @Test("every read is noted at the loop's time, and the first bytes are announced once")

@@ -163,7 +163,7 @@ final class PeerConnection: Sendable, Hashable {
     /// The deadline is kept by ``PendingRequests`` rather than a racing task: a request costs no extra tasks.
     func request(_ header: MessageHeader, payload: ByteBuffer, to peer: PeerID, timeout: Duration) async throws -> Reply {
         let slot = requests.register(header.id, to: peer, deadline: channel.eventLoop.now + TimeAmount(timeout), timerOn: channel.eventLoop)
-        defer { requests.remove(header.id, to: peer) }
+        defer { requests.remove(header.id) }
         try await send(.message(MessageFrame(header: header, payload: payload)))
         return try await slot.value()
     }
@@ -208,18 +208,22 @@ final class PeerConnection: Sendable, Hashable {
 
 /// Where the answer to one request lands. The reply may arrive before the requester starts waiting, so the
 /// slot holds either the result or the waiting continuation, whichever comes first.
+///
+/// The continuation is an unchecked one (a checked one costs an allocation per request). Each is resumed exactly
+/// once: `value` resumes its own at once unless the slot is empty, and a stored one is taken out of the state, under
+/// its lock, by the one `fulfill` that finds it there.
 final class ReplySlot: Sendable {
     private enum State {
         case empty
         case ready(Result<PeerConnection.Reply, any Error>)
-        case waiting(CheckedContinuation<PeerConnection.Reply, any Error>)
+        case waiting(UnsafeContinuation<PeerConnection.Reply, any Error>)
         case consumed
     }
 
     private let state = Mutex(State.empty)
 
     func fulfill(_ result: Result<PeerConnection.Reply, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<PeerConnection.Reply, any Error>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<PeerConnection.Reply, any Error>? in
             switch state {
             case .empty:
                 state = .ready(result)
@@ -236,7 +240,7 @@ final class ReplySlot: Sendable {
 
     func value() async throws -> PeerConnection.Reply {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 let ready = state.withLock { state -> Result<PeerConnection.Reply, any Error>? in
                     switch state {
                     case .ready(let result):

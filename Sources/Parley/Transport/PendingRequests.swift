@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// Kept per peer rather than per connection: when two peers dialled each other at once and one connection is
 /// retired as a duplicate, a request sent on it is answered on the connection that is kept. Ids come from one
-/// counter for all connections, so a reply's id names one request whichever connection brings it.
+/// counter for all connections, so a reply's id names one request whichever connection brings it; the table is
+/// keyed by the id alone (a word to hash, where a peer id is a 36-character string), and a reply counts only
+/// from the peer the request went to.
 ///
 /// Deadlines share one timer: a request costs no timer of its own to schedule on the event loop, and none to
 /// cancel when its reply comes (two crossings to the loop per round trip, each a wake-up when the loop sleeps).
@@ -15,6 +17,7 @@ import Synchronization
 /// there is one chain of timers however the deadlines arrive.
 final class PendingRequests: Sendable {
     private struct Pending {
+        var peer: PeerID
         var slot: ReplySlot
         var deadline: NIODeadline
     }
@@ -26,7 +29,7 @@ final class PendingRequests: Sendable {
     }
 
     private struct State {
-        var slots: [PeerID: [MessageID: Pending]] = [:]
+        var slots: [MessageID: Pending] = [:]
         /// The timer that counts (earlier ones were replaced); nil when none is armed.
         var timer: Timer?
         var generations: UInt64 = 0
@@ -43,7 +46,7 @@ final class PendingRequests: Sendable {
     private let lastID = Atomic<UInt64>(0)
 
     /// Requests waiting for their replies.
-    var count: Int { state.withLock { $0.slots.values.reduce(0) { $0 + $1.count } } }
+    var count: Int { state.withLock { $0.slots.count } }
 
     func makeMessageID() -> MessageID {
         MessageID(lastID.add(1, ordering: .relaxed).newValue)
@@ -54,7 +57,7 @@ final class PendingRequests: Sendable {
     func register(_ id: MessageID, to peer: PeerID, deadline: NIODeadline, timerOn loop: any EventLoop) -> ReplySlot {
         let slot = ReplySlot()
         let timer = state.withLock { state -> Timer? in
-            state.slots[peer, default: [:]][id] = Pending(slot: slot, deadline: deadline)
+            state.slots[id] = Pending(peer: peer, slot: slot, deadline: deadline)
             if let armed = state.timer, armed.deadline <= deadline { return nil }
             return state.arm(at: deadline)
         }
@@ -74,17 +77,13 @@ final class PendingRequests: Sendable {
             guard state.timer?.generation == fired.generation else { return ([], nil) }
             var due: [ReplySlot] = []
             var next: NIODeadline?
-            for (peer, requests) in state.slots {
-                var waiting = requests
-                for (id, pending) in requests {
-                    if pending.deadline <= now {
-                        due.append(pending.slot)
-                        waiting[id] = nil
-                    } else if next.map({ pending.deadline < $0 }) ?? true {
-                        next = pending.deadline
-                    }
+            state.slots = state.slots.filter { _, pending in
+                if pending.deadline <= now {
+                    due.append(pending.slot)
+                    return false
                 }
-                state.slots[peer] = waiting.isEmpty ? nil : waiting
+                if next.map({ pending.deadline < $0 }) ?? true { next = pending.deadline }
+                return true
             }
             state.timer = nil
             return (due, next.map { state.arm(at: $0) })
@@ -93,18 +92,17 @@ final class PendingRequests: Sendable {
         if let next { schedule(next, on: loop) }
     }
 
-    func remove(_ id: MessageID, to peer: PeerID) {
-        state.withLock { state in
-            state.slots[peer]?[id] = nil
-            if state.slots[peer]?.isEmpty == true { state.slots[peer] = nil }
-        }
+    /// Forgets request `id` (it was answered, or its caller gave up).
+    func remove(_ id: MessageID) {
+        state.withLock { _ = $0.slots.removeValue(forKey: id) }
     }
 
     /// Completes the request `id` sent to `peer` if it is still outstanding; false for a reply nobody waits for.
     func resolve(_ id: MessageID, from peer: PeerID, with result: Result<PeerConnection.Reply, any Error>) -> Bool {
         let slot = state.withLock { state -> ReplySlot? in
-            guard let pending = state.slots[peer]?.removeValue(forKey: id) else { return nil }
-            if state.slots[peer]?.isEmpty == true { state.slots[peer] = nil }
+            // Another peer cannot answer it (nor, by guessing ids, fail it).
+            guard let pending = state.slots[id], pending.peer == peer else { return nil }
+            state.slots[id] = nil
             return pending.slot
         }
         slot?.fulfill(result)
@@ -113,7 +111,14 @@ final class PendingRequests: Sendable {
 
     /// Fails every request outstanding with `peer`: it is gone.
     func failAll(to peer: PeerID, with error: any Error) {
-        let waiting = state.withLock { $0.slots.removeValue(forKey: peer) ?? [:] }
-        for pending in waiting.values { pending.slot.fulfill(.failure(error)) }
+        var gone: [ReplySlot] = []
+        state.withLock { state in
+            state.slots = state.slots.filter { _, pending in
+                guard pending.peer == peer else { return true }
+                gone.append(pending.slot)
+                return false
+            }
+        }
+        for slot in gone { slot.fulfill(.failure(error)) }
     }
 }
