@@ -3,8 +3,9 @@ import ParleyDiscovery
 
 /// A discovery backend that also registers the advertisement in a unicast DNS zone: wraps another backend (Avahi
 /// for the link) and adds a ``DNSUpdateRegistrar``. Browsing, events and the link advertisement are the wrapped
-/// backend's; `advertise` also registers in DNS, `withdraw` and `stop` remove the DNS records (a clean shutdown
-/// leaves none behind).
+/// backend's; `advertise` also registers in DNS, `withdraw` and `stop` remove the DNS records without waiting for
+/// the server, and `finished` waits for its answer (a clean shutdown leaves none behind, and a silent server does
+/// not hold up the goodbye to the peers).
 public final class DNSUpdateBackend: DiscoveryBackend {
     private let base: any DiscoveryBackend
     private let registrar: DNSUpdateRegistrar
@@ -36,6 +37,12 @@ public final class DNSUpdateBackend: DiscoveryBackend {
     public func stop() {
         registrar.stop()
         base.stop()
+    }
+
+    /// Returns once the DNS records are removed (or the server did not answer in time).
+    public func finished() async {
+        await registrar.finished()
+        await base.finished()
     }
 }
 

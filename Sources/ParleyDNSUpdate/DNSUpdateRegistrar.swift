@@ -25,6 +25,8 @@ public final class DNSUpdateRegistrar: Sendable {
         var advertisement: Advertisement?
         var loop: Task<Void, Never>?
         var registered = false
+        /// The removal under way, if any: the next registration, and ``finished()``, wait for it.
+        var removal: Task<Void, Never>?
     }
 
     private let settings: DNSUpdateSettings
@@ -43,27 +45,52 @@ public final class DNSUpdateRegistrar: Sendable {
     /// Registers `advertisement` (replacing what was registered) and keeps it registered.
     public func register(_ advertisement: Advertisement) {
         let changes = network.changes()
-        let loop = Task { [self] in await keepRegistered(advertisement, changes: changes) }
         let previous = state.withLock { state in
-            defer {
-                state.advertisement = advertisement
-                state.loop = loop
+            defer { state.advertisement = advertisement }
+            let (previous, removal) = (state.loop, state.removal)
+            state.loop = Task { [self] in
+                // After a removal still under way: its update must not land after this registration's first one.
+                await removal?.value
+                await keepRegistered(advertisement, changes: changes)
             }
-            return state.loop
+            return previous
         }
         previous?.cancel()
     }
 
-    /// Removes the records (waiting for the server's answer, a few seconds at most) and stops refreshing them.
+    /// Stops refreshing the records and removes them. Returns at once: the removal waits for the server's answer
+    /// (a few seconds at most when it is silent), and whoever must not end before it awaits ``finished()``.
     public func deregister() {
-        let (advertisement, loop, registered) = state.withLock { state in
-            defer { state = State() }
-            return (state.advertisement, state.loop, state.registered)
+        state.withLock { state in
+            guard let advertisement = state.advertisement else { return }
+            let (loop, registered) = (state.loop, state.registered)
+            loop?.cancel()
+            let earlier = state.removal
+            state.removal = Task { [self] in
+                // An update the loop has already sent lands first, and so does an earlier removal.
+                await loop?.value
+                await earlier?.value
+                await remove(advertisement, registered: registered)
+            }
+            state.advertisement = nil
+            state.loop = nil
+            state.registered = false
         }
-        loop?.cancel()
-        guard let advertisement else { return }
-        let result = Self.runBlocking(settings: settings, script: script.deregister(advertisement))
-        switch result {
+    }
+
+    /// Returns once the removal ``deregister()`` began (if any) has the server's answer, or gave up.
+    public func finished() async {
+        await state.withLock { $0.removal }?.value
+    }
+
+    /// Stops watching the network; deregisters first if still registered (``finished()`` says when that is done).
+    public func stop() {
+        deregister()
+        network.stop()
+    }
+
+    private func remove(_ advertisement: Advertisement, registered: Bool) async {
+        switch await Self.run(settings: settings, script: script.deregister(advertisement)) {
         case .success:
             logger.info("DNS-SD records removed", metadata: ["domain": "\(settings.domain)", "instance": "\(advertisement.instanceName)"])
         case .failure(let failure):
@@ -71,12 +98,6 @@ public final class DNSUpdateRegistrar: Sendable {
                 level: registered ? .warning : .debug, "cannot remove the DNS-SD records; they stay until removed by hand or re-registered",
                 metadata: ["domain": "\(settings.domain)", "error": "\(failure)"])
         }
-    }
-
-    /// Stops watching the network; deregisters first if still registered.
-    public func stop() {
-        deregister()
-        network.stop()
     }
 
     private func addresses() -> [InterfaceAddress] {

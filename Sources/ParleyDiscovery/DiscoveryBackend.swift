@@ -24,11 +24,18 @@ public protocol DiscoveryBackend: AnyObject, Sendable {
     func browse(_ type: ServiceType, domain: String?)
     /// Stops browsing `type` in `domain`; its known services are reported removed.
     func stopBrowsing(_ type: ServiceType, domain: String?)
-    /// Withdraws the advertisement, stops browsing and finishes ``events``. Idempotent.
+    /// Withdraws the advertisement, stops browsing and finishes ``events``. Idempotent. Returns without waiting
+    /// for another server's answer (work that needs one goes on: ``finished()``).
     func stop()
+    /// Returns once what ``stop()`` (or ``withdraw()``) set going has ended: records it removes from a DNS server
+    /// are removed, or the server did not answer in time. A transceiver waits for it before its run ends, so a
+    /// process that exits once stopped leaves nothing registered; its peers meanwhile are told at once.
+    func finished() async
 }
 
 extension DiscoveryBackend {
+    /// A backend whose stop is complete when it returns has nothing to wait for.
+    public func finished() async {}
     /// Browses `type` on the local link.
     public func browse(_ type: ServiceType) { browse(type, domain: nil) }
     /// Stops browsing `type` on the local link.

@@ -120,6 +120,37 @@ struct WideAreaLabTests {
         }
     }
 
+    @Test("a DNS server that stops answering does not hold up a clean stop: the peer is told at once, the removal is tried, then parleyd exits")
+    func silentServerDoesNotHoldUpTheGoodbye() async throws {
+        try await Self.withLab { lab in
+            let a = try await lab.parleyd("a", name: "Alpha")
+            let b = try await lab.parleyd("b", name: "Bravo")
+            try await a.waitForLog("registered in DNS")
+            try await Self.waitForEachOther(lab, alpha: a, bravo: b, firstWait: 60)
+
+            // Stopped, not gone: its port stays open, so an update waits out nsupdate's timeouts (about 3 s).
+            let signalNamed = { (signal: String) in try await lab.exec("r", ["sh", "-c", "kill -\(signal) $(cat /run/named/named.pid)"]) }
+            _ = try await signalNamed("STOP")
+            _ = try await lab.exec("a", ["sh", "-c", "kill -TERM $(pgrep -x parleyd)"])
+            #expect(try await a.waitForExit(timeout: .seconds(30)) == 0, "parleyd on A: \(a.stderr)")
+            let gaveUp = a.stderr.split(separator: "\n").first { $0.contains("cannot remove the DNS-SD records") }.map(String.init)
+            let left = try await b.waitFor("Bravo's peer count back to 0", timeout: .seconds(10)) { _, log in
+                log.split(separator: "\n").first { $0.contains("peer count changed") && $0.hasSuffix(" peers=0") }.map(String.init)
+            }
+            #expect(gaveUp != nil, "A did not report the removal it could not make:\n\(a.stderr)")
+            if let gaveUp, let told = Self.timestamp(left), let ended = Self.timestamp(gaveUp) {
+                print("WideAreaLabTests: Bravo saw Alpha leave \(String(format: "%.2f", ended.timeIntervalSince(told))) s before Alpha gave up on the DNS server")
+                #expect(told < ended, "the goodbye waited for the DNS server:\nB: \(left)\nA: \(gaveUp)")
+            } else {
+                Issue.record("no timestamp in B's \(left) or A's \(gaveUp ?? "nothing")")
+            }
+
+            _ = try await signalNamed("CONT")
+            _ = try await lab.exec("b", ["sh", "-c", "kill -TERM $(pgrep -x parleyd)"])
+            _ = try await b.waitForExit(timeout: .seconds(15))
+        }
+    }
+
     @Test("with named stopped, parleyd logs nsupdate's answer and retries after 1 s, 2 s, 4 s…; once named is back the next retry registers the records")
     func registrationRetriesWithBackoffUntilTheServerAnswers() async throws {
         try await Self.withLab { lab in

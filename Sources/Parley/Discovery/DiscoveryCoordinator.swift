@@ -170,7 +170,8 @@ final class DiscoveryCoordinator: Sendable {
         for wakeup in wakeups { wakeup.resume() }
     }
 
-    /// Follows the backend's events until it stops, with one dialling loop per admitted service.
+    /// Follows the backend's events until it stops, with one dialling loop per admitted service; returns once the
+    /// stop has completed (a DNS server answered the removal of the records, or did not in time).
     func run(dial: @escaping Dial, waitForDeparture: @escaping WaitForDeparture) async {
         await withDiscardingTaskGroup { group in
             if let network = settings.network {
@@ -189,6 +190,12 @@ final class DiscoveryCoordinator: Sendable {
             // The backend stopped: loops waiting out a backoff or a departure end with it.
             group.cancelAll()
         }
+        await backend.finished()
+    }
+
+    /// Returns once the backend's stop has completed (see ``DiscoveryBackend/finished()``).
+    func finished() async {
+        await backend.finished()
     }
 
     /// Applies one event; returns a service that needs a new dialling loop.

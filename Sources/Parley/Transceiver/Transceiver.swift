@@ -247,6 +247,7 @@ public final class Transceiver: Service, Sendable {
         } catch {
             for listener in listeners { try? await listener.channel.close() }
             discovery?.stop()
+            await discovery?.finished()
             jobsContinuation.finish()
             let waiters = lifecycle.withLock { $0.machine.failed() }
             for waiter in waiters { waiter.resume(throwing: error) }
