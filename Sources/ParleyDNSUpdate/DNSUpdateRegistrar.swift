@@ -23,10 +23,12 @@ public final class DNSUpdateRegistrar: Sendable {
 
     private struct State {
         var advertisement: Advertisement?
-        var loop: Task<Void, Never>?
-        var registered = false
+        /// Keeps the records registered; returns whether it (or a loop it replaced) ever registered them.
+        var loop: Task<Bool, Never>?
         /// The removal under way, if any: the next registration, and ``finished()``, wait for it.
         var removal: Task<Void, Never>?
+        /// After ``stop()`` nothing is registered again (a network change may still ask to).
+        var stopped = false
     }
 
     private let settings: DNSUpdateSettings
@@ -42,20 +44,23 @@ public final class DNSUpdateRegistrar: Sendable {
         self.network = NetworkMonitor(logger: logger)
     }
 
-    /// Registers `advertisement` (replacing what was registered) and keeps it registered.
+    /// Registers `advertisement` (replacing what was registered) and keeps it registered; nothing once stopped.
     public func register(_ advertisement: Advertisement) {
-        let changes = network.changes()
-        let previous = state.withLock { state in
-            defer { state.advertisement = advertisement }
+        state.withLock { state in
+            guard !state.stopped else { return }
             let (previous, removal) = (state.loop, state.removal)
+            previous?.cancel()
+            let changes = network.changes()
+            state.advertisement = advertisement
             state.loop = Task { [self] in
-                // After a removal still under way: its update must not land after this registration's first one.
+                // One nsupdate at a time, in the order asked for: the loop this replaces ends first (it may be
+                // sending an update), and so does a removal under way. Otherwise an older update could land last.
+                let registeredBefore = await previous?.value ?? false
                 await removal?.value
-                await keepRegistered(advertisement, changes: changes)
+                let registered = await keepRegistered(advertisement, changes: changes)
+                return registered || registeredBefore
             }
-            return previous
         }
-        previous?.cancel()
     }
 
     /// Stops refreshing the records and removes them. Returns at once: the removal waits for the server's answer
@@ -63,20 +68,21 @@ public final class DNSUpdateRegistrar: Sendable {
     public func deregister() {
         state.withLock { state in
             guard let advertisement = state.advertisement else { return }
-            let (loop, registered) = (state.loop, state.registered)
+            let (loop, earlier) = (state.loop, state.removal)
             loop?.cancel()
-            let earlier = state.removal
             state.removal = Task { [self] in
-                // An update the loop has already sent lands first, and so does an earlier removal.
-                await loop?.value
+                // After the loop's last update (it may be sending one) and any earlier removal: this one lands last.
+                let registered = await loop?.value ?? false
                 await earlier?.value
                 await remove(advertisement, registered: registered)
             }
             state.advertisement = nil
             state.loop = nil
-            state.registered = false
         }
     }
+
+    /// Whether records are being kept registered (an advertisement, refreshed by a loop): for tests.
+    var isRegistering: Bool { state.withLock { $0.advertisement != nil || $0.loop != nil } }
 
     /// Returns once the removal ``deregister()`` began (if any) has the server's answer, or gave up.
     public func finished() async {
@@ -84,7 +90,9 @@ public final class DNSUpdateRegistrar: Sendable {
     }
 
     /// Stops watching the network; deregisters first if still registered (``finished()`` says when that is done).
+    /// Nothing is registered after this.
     public func stop() {
+        state.withLock { $0.stopped = true }
         deregister()
         network.stop()
     }
@@ -104,7 +112,9 @@ public final class DNSUpdateRegistrar: Sendable {
         network.current.usable(by: settings.interfaces).flatMap(\.addresses).filter { !$0.isLinkLocal }
     }
 
-    private func keepRegistered(_ advertisement: Advertisement, changes: AsyncStream<NetworkSnapshot>) async {
+    /// Registers and refreshes until cancelled; returns whether a registration succeeded.
+    private func keepRegistered(_ advertisement: Advertisement, changes: AsyncStream<NetworkSnapshot>) async -> Bool {
+        var registered = false
         var retry = Duration.seconds(1)
         var registeredAddresses: [InterfaceAddress]?
         let wakeups = WakeUps(changes)
@@ -122,7 +132,7 @@ public final class DNSUpdateRegistrar: Sendable {
                         ])
                 }
                 registeredAddresses = addresses
-                state.withLock { $0.registered = true }
+                registered = true
                 retry = .seconds(1)
                 wait = settings.refreshInterval
             case .failure(let failure):
@@ -136,6 +146,7 @@ public final class DNSUpdateRegistrar: Sendable {
             // link back or a new address, when the server may be reachable again).
             await wakeups.next(within: wait) { [self] in self.addresses() != addresses }
         }
+        return registered
     }
 
     /// Runs nsupdate on a thread of its own (it blocks for up to its timeouts, a few seconds): the cooperative pool

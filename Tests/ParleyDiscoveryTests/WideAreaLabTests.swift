@@ -131,11 +131,14 @@ struct WideAreaLabTests {
             // Stopped, not gone: its port stays open, so an update waits out nsupdate's timeouts (about 3 s).
             let signalNamed = { (signal: String) in try await lab.exec("r", ["sh", "-c", "kill -\(signal) $(cat /run/named/named.pid)"]) }
             _ = try await signalNamed("STOP")
+            // Only what B logs from here on: its peer count may have been 0 before (at its start).
+            let linesBefore = b.stderr.split(separator: "\n").count
             _ = try await lab.exec("a", ["sh", "-c", "kill -TERM $(pgrep -x parleyd)"])
             #expect(try await a.waitForExit(timeout: .seconds(30)) == 0, "parleyd on A: \(a.stderr)")
             let gaveUp = a.stderr.split(separator: "\n").first { $0.contains("cannot remove the DNS-SD records") }.map(String.init)
             let left = try await b.waitFor("Bravo's peer count back to 0", timeout: .seconds(10)) { _, log in
-                log.split(separator: "\n").first { $0.contains("peer count changed") && $0.hasSuffix(" peers=0") }.map(String.init)
+                log.split(separator: "\n").dropFirst(linesBefore).first { $0.contains("peer count changed") && $0.hasSuffix(" peers=0") }
+                    .map(String.init)
             }
             #expect(gaveUp != nil, "A did not report the removal it could not make:\n\(a.stderr)")
             if let gaveUp, let told = Self.timestamp(left), let ended = Self.timestamp(gaveUp) {

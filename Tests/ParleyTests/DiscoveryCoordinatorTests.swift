@@ -11,8 +11,34 @@ final class ScriptedBackend: DiscoveryBackend {
     private let continuation: AsyncStream<DiscoveryEvent>.Continuation
     private let calls = Mutex<[String]>([])
     private let advertised = Mutex<Advertisement?>(nil)
+    /// With `holdsFinish`, ``finished()`` waits until ``releaseFinish()`` (as a DNS removal waits for its server).
+    private let finishGate: Mutex<(holds: Bool, waiter: CheckedContinuation<Void, Never>?)>
+    /// Told when ``finished()`` begins to wait.
+    let finishing = Inbox<Void>()
 
-    init() { (events, continuation) = AsyncStream.makeStream() }
+    init(holdsFinish: Bool = false) {
+        (events, continuation) = AsyncStream.makeStream()
+        finishGate = Mutex((holdsFinish, nil))
+    }
+
+    func finished() async {
+        await withCheckedContinuation { waiter in
+            let now = finishGate.withLock { gate -> Bool in
+                guard gate.holds else { return true }
+                gate.waiter = waiter
+                return false
+            }
+            if now { waiter.resume() } else { finishing.put(()) }
+        }
+    }
+
+    func releaseFinish() {
+        finishGate.withLock { gate in
+            gate.holds = false
+            defer { gate.waiter = nil }
+            return gate.waiter
+        }?.resume()
+    }
 
     var log: [String] { calls.withLock { $0 } }
     var advertisement: Advertisement? { advertised.withLock { $0 } }
@@ -106,6 +132,28 @@ struct DiscoveryCoordinatorTests {
             )
         }
         return (dialled, dials, departures, running)
+    }
+
+    @Test("a transceiver's run ends only once its discovery backend has finished stopping (a DNS removal waits for its server)")
+    func runWaitsForTheBackendToFinish() async throws {
+        let backend = ScriptedBackend(holdsFinish: true)
+        let transceiver = makeTransceiver("desk") { configuration in
+            configuration.discovery = DiscoveryConfiguration(
+                backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk")
+        }
+        let order = Mutex<[String]>([])
+        let running = Task {
+            try await transceiver.run()
+            order.withLock { $0.append("run ended") }
+        }
+        try await transceiver.waitUntilListening()
+        running.cancel()
+        try await backend.finishing.next()
+        #expect(backend.log.contains("stop"))
+        order.withLock { $0.append("released") }
+        backend.releaseFinish()
+        try await running.value
+        #expect(order.withLock { $0 } == ["released", "run ended"])
     }
 
     @Test("start advertises the listener with the node's id, name and secret flag, and browses the type")

@@ -169,15 +169,19 @@ public final class Transceiver: Service, Sendable {
 
     /// Stops: withdraws the advertisement, closes the listener, lets replies being computed go out, says goodbye to
     /// every peer, gives queued messages ``TransceiverConfiguration/shutdownFlushTimeout`` to leave, and returns when
-    /// everything is closed. Handlers still running a second after that are cancelled (a handler that ignores
-    /// cancellation still holds `stop` up: handlers should be cancellable).
+    /// everything is closed and the advertisement is gone (from a DNS server: once it answered, or nsupdate gave
+    /// up). Handlers still running a second after the flush timeout (counted once the advertisement is gone) are
+    /// cancelled (a handler that ignores cancellation still holds `stop` up: handlers should be cancellable).
     public func stop() async {
-        let task = lifecycle.withLock { $0.runTask }
+        let (task, discovery) = lifecycle.withLock { ($0.runTask, $0.discovery) }
         beginShutdown()
         guard let task else {
             await waitUntilStopped()
             return
         }
+        // The advertisement's removal (from a DNS server: bounded by nsupdate's own timeouts) is not a handler: the
+        // grace period starts after it. The peers are meanwhile being told goodbye.
+        await discovery?.finished()
         let grace = configuration.shutdownFlushTimeout + .seconds(1)
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
