@@ -108,3 +108,9 @@ extension Int64 {
         return remainder < 0 ? (self / divisor - 1, remainder + divisor) : (self / divisor, remainder)
     }
 }
+
+/// ``Timestamp/iso8601`` for a time in milliseconds since 1970, for code outside the store: parleyd's log lines.
+/// Plain arithmetic, no calendar or time zone (a Foundation `TimeZone` loads ICU and its zone data).
+public func iso8601UTC(milliseconds: Int64) -> String {
+    Timestamp(milliseconds: milliseconds).iso8601
+}

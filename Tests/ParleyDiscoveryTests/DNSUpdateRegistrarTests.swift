@@ -31,6 +31,14 @@ struct DNSUpdateRegistrarTests {
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
         }
 
+        /// A registrar that runs this stand-in for nsupdate.
+        func registrar() -> DNSUpdateRegistrar {
+            DNSUpdateRegistrar(
+                settings: DNSUpdateSettings(domain: "parley.test", server: "127.0.0.1", keyFile: "/nonexistent", nsupdatePath: program.path),
+                logger: Logger(label: "test")
+            )
+        }
+
         var lines: [String] {
             ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
@@ -48,22 +56,20 @@ struct DNSUpdateRegistrarTests {
         }
     }
 
+    static let advertisement = Advertisement(instanceName: "Alpha", port: 7206, txt: ["id": "a"])
+
     @Test("a stop during an update removes the records after it, and a registration asked for after the stop is not sent")
     func stopDuringAnUpdate() async throws {
         let nsupdate = try FakeNsupdate()
         defer { try? FileManager.default.removeItem(at: nsupdate.directory) }
         #expect(FileManager.default.createFile(atPath: nsupdate.slow.path, contents: nil))
-        let registrar = DNSUpdateRegistrar(
-            settings: DNSUpdateSettings(domain: "parley.test", server: "127.0.0.1", keyFile: "/nonexistent", nsupdatePath: nsupdate.program.path),
-            logger: Logger(label: "test")
-        )
-        let advertisement = Advertisement(instanceName: "Alpha", port: 7206, txt: ["id": "a"])
-        registrar.register(advertisement)
+        let registrar = nsupdate.registrar()
+        registrar.register(Self.advertisement)
         try await nsupdate.waitFor("start add")
 
         // Stopped while that update is still on its way; then a network change asks to advertise again.
         registrar.stop()
-        registrar.register(advertisement)
+        registrar.register(Self.advertisement)
         #expect(!registrar.isRegistering, "registering again after the stop")
         await registrar.finished()
         #expect(nsupdate.lines == ["start add", "end add", "start remove", "end remove"])
@@ -73,17 +79,13 @@ struct DNSUpdateRegistrarTests {
     func registerAfterWithdraw() async throws {
         let nsupdate = try FakeNsupdate()
         defer { try? FileManager.default.removeItem(at: nsupdate.directory) }
-        let registrar = DNSUpdateRegistrar(
-            settings: DNSUpdateSettings(domain: "parley.test", server: "127.0.0.1", keyFile: "/nonexistent", nsupdatePath: nsupdate.program.path),
-            logger: Logger(label: "test")
-        )
-        let advertisement = Advertisement(instanceName: "Alpha", port: 7206, txt: ["id": "a"])
-        registrar.register(advertisement)
+        let registrar = nsupdate.registrar()
+        registrar.register(Self.advertisement)
         try await nsupdate.waitFor("end add")
 
         #expect(FileManager.default.createFile(atPath: nsupdate.slow.path, contents: nil))
         registrar.deregister()
-        registrar.register(advertisement)
+        registrar.register(Self.advertisement)
         try await nsupdate.waitFor("end add", count: 2)
         #expect(nsupdate.lines == ["start add", "end add", "start remove", "end remove", "start add", "end add"])
         registrar.stop()

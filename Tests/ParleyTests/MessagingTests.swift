@@ -68,6 +68,39 @@ struct MessagingTests {
         }
     }
 
+    @Test("a request leaves nothing waiting in the table once it is answered, timed out or cancelled")
+    func requestsLeaveNothingBehind() async throws {
+        let server = makeTransceiver("server")
+        let client = makeTransceiver("client", listen: nil)
+        server.respond(to: Echo.self) { echo, _ in echo }
+        let started = Inbox<Void>()
+        let release = Latch()
+        server.respond(to: SlowRequest.self) { _, _ in
+            started.put(())
+            try await release.wait()
+            return Echo(text: "late")
+        }
+        try await withRunning([server, client]) {
+            let peer = try await client.connect(to: server.loopbackEndpoint)
+            _ = try await client.request(Echo(text: "a"), from: peer, expecting: Echo.self)
+            #expect(client.requests.count == 0, "answered")
+
+            let waiting = Task { try await client.request(SlowRequest(milliseconds: 0), from: peer, expecting: Echo.self) }
+            try await started.next()
+            #expect(client.requests.count == 1, "waiting for its reply")
+            waiting.cancel()
+            await #expect(throws: CancellationError.self) { try await waiting.value }
+            #expect(client.requests.count == 0, "cancelled")
+
+            // Behind the held handler (one connection's messages are handled in order): it cannot be answered in time.
+            await #expect(throws: TransceiverError.self) {
+                try await client.request(SlowRequest(milliseconds: 0), from: peer, expecting: Echo.self, timeout: .milliseconds(50))
+            }
+            #expect(client.requests.count == 0, "timed out")
+            release.open()
+        }
+    }
+
     @Test("a handler may await a reply from the peer whose message it is handling")
     func nestedRequest() async throws {
         let server = makeTransceiver("server")

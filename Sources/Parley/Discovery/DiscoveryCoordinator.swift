@@ -190,7 +190,7 @@ final class DiscoveryCoordinator: Sendable {
             // The backend stopped: loops waiting out a backoff or a departure end with it.
             group.cancelAll()
         }
-        await backend.finished()
+        await finished()
     }
 
     /// Returns once the backend's stop has completed (see ``DiscoveryBackend/finished()``).

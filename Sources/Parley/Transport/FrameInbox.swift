@@ -32,6 +32,12 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
         var failure: (any Error)?
         /// A read NIO asked for was held back because `batches` was full.
         var readHeld = false
+
+        /// The parked task, taken out to be resumed once out of the lock.
+        mutating func takeWaiter() -> UnsafeContinuation<Taken, Never>? {
+            defer { waiter = nil }
+            return waiter
+        }
     }
 
     private enum Taken: Sendable {
@@ -116,11 +122,10 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
     /// The reading task was cancelled: the sequence ends, what waits is dropped, and the task gets
     /// `CancellationError` (thrown by `next()` itself, or given to it if it is parked).
     private func cancel() {
-        let waiter = state.withLock { state -> UnsafeContinuation<Taken, Never>? in
+        let waiter = state.withLock { state in
             state.batches.removeAll()
             state.ended = true
-            defer { state.waiter = nil }
-            return state.waiter
+            return state.takeWaiter()
         }
         waiter?.resume(returning: .end(CancellationError()))
     }
@@ -133,12 +138,9 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
         let waiter = state.withLock { state -> UnsafeContinuation<Taken, Never>? in
             guard !state.ended else { return nil }
             state.ended = true
-            guard let waiter = state.waiter else {
-                state.failure = failure
-                return nil
-            }
-            state.waiter = nil
-            return waiter
+            if let waiter = state.takeWaiter() { return waiter }
+            state.failure = failure
+            return nil
         }
         waiter?.resume(returning: .end(failure))
     }
@@ -158,12 +160,9 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
         let batch = unwrapInboundIn(data)
         let waiter = state.withLock { state -> UnsafeContinuation<Taken, Never>? in
             guard !state.ended else { return nil }
-            guard let waiter = state.waiter else {
-                state.batches.append(batch)
-                return nil
-            }
-            state.waiter = nil
-            return waiter
+            if let waiter = state.takeWaiter() { return waiter }
+            state.batches.append(batch)
+            return nil
         }
         waiter?.resume(returning: .batch(batch, resumeReading: false))
     }

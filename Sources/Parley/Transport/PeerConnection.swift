@@ -163,9 +163,15 @@ final class PeerConnection: Sendable, Hashable {
     /// The deadline is kept by ``PendingRequests`` rather than a racing task: a request costs no extra tasks.
     func request(_ header: MessageHeader, payload: ByteBuffer, to peer: PeerID, timeout: Duration) async throws -> Reply {
         let slot = requests.register(header.id, to: peer, deadline: channel.eventLoop.now + TimeAmount(timeout), timerOn: channel.eventLoop)
-        defer { requests.remove(header.id) }
-        try await send(.message(MessageFrame(header: header, payload: payload)))
-        return try await slot.value()
+        do {
+            try await send(.message(MessageFrame(header: header, payload: payload)))
+            return try await slot.value()
+        } catch {
+            // The send failed, or the wait was cancelled: the table still holds the request. (A reply, a timeout or
+            // the peer's leaving took it out already, so the answered path costs no second look-up.)
+            requests.remove(header.id)
+            throw error
+        }
     }
 
     /// Completes the request `id` this node sent to the connection's peer (on this or another connection) if it

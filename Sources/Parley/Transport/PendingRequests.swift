@@ -40,6 +40,17 @@ final class PendingRequests: Sendable {
             self.timer = timer
             return timer
         }
+
+        /// Takes out the requests `leaving` picks; their slots, to fail once out of the lock.
+        mutating func take(where leaving: (Pending) -> Bool) -> [ReplySlot] {
+            var taken: [ReplySlot] = []
+            slots = slots.filter { _, pending in
+                guard leaving(pending) else { return true }
+                taken.append(pending.slot)
+                return false
+            }
+            return taken
+        }
     }
 
     private let state = Mutex(State())
@@ -75,24 +86,15 @@ final class PendingRequests: Sendable {
         let now = loop.now
         let (due, next) = state.withLock { state -> ([ReplySlot], Timer?) in
             guard state.timer?.generation == fired.generation else { return ([], nil) }
-            var due: [ReplySlot] = []
-            var next: NIODeadline?
-            state.slots = state.slots.filter { _, pending in
-                if pending.deadline <= now {
-                    due.append(pending.slot)
-                    return false
-                }
-                if next.map({ pending.deadline < $0 }) ?? true { next = pending.deadline }
-                return true
-            }
+            let due = state.take { $0.deadline <= now }
             state.timer = nil
-            return (due, next.map { state.arm(at: $0) })
+            return (due, state.slots.values.lazy.map(\.deadline).min().map { state.arm(at: $0) })
         }
         for slot in due { slot.fulfill(.failure(TimeoutExpired())) }
         if let next { schedule(next, on: loop) }
     }
 
-    /// Forgets request `id` (it was answered, or its caller gave up).
+    /// Forgets request `id`: its caller gave up (an answer, a timeout or the peer's leaving takes it out itself).
     func remove(_ id: MessageID) {
         state.withLock { _ = $0.slots.removeValue(forKey: id) }
     }
@@ -111,14 +113,7 @@ final class PendingRequests: Sendable {
 
     /// Fails every request outstanding with `peer`: it is gone.
     func failAll(to peer: PeerID, with error: any Error) {
-        var gone: [ReplySlot] = []
-        state.withLock { state in
-            state.slots = state.slots.filter { _, pending in
-                guard pending.peer == peer else { return true }
-                gone.append(pending.slot)
-                return false
-            }
-        }
+        let gone = state.withLock { $0.take { $0.peer == peer } }
         for slot in gone { slot.fulfill(.failure(error)) }
     }
 }

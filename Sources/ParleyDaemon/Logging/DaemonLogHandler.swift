@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyHistory
 import Synchronization
 
 /// The daemon's one log level, shared by every `Logger` the daemon makes, so that SIGHUP can change it for all
@@ -107,20 +108,10 @@ public struct DaemonLogHandler: LogHandler {
         return timestamp(seconds: now.tv_sec, nanoseconds: Int(now.tv_nsec))
     }
 
-    /// ISO 8601 in UTC with milliseconds, `2026-11-27T08:33:15.968Z`, as `Date.ISO8601FormatStyle` writes it.
-    /// Formatted from the C library's calendar rather than Foundation's: a `TimeZone` loads ICU and its time zone
-    /// data, some 1.5 MiB of parleyd's resident memory for the timestamp of a log line (performance.md).
+    /// ISO 8601 in UTC with milliseconds, `2026-11-27T08:33:15.968Z`, as `Date.ISO8601FormatStyle` writes it, by the
+    /// history store's formatter (no Foundation calendar: its `TimeZone` would load ICU for a log line's time).
     static func timestamp(seconds: Int, nanoseconds: Int) -> String {
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func digits(_ value: Int32, _ count: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, count - text.count)) + text
-        }
-        return "\(digits(parts.tm_year + 1900, 4))-\(digits(parts.tm_mon + 1, 2))-\(digits(parts.tm_mday, 2))"
-            + "T\(digits(parts.tm_hour, 2)):\(digits(parts.tm_min, 2)):\(digits(parts.tm_sec, 2))"
-            + ".\(digits(Int32(nanoseconds / 1_000_000), 3))Z"
+        iso8601UTC(milliseconds: Int64(seconds) * 1000 + Int64(nanoseconds / 1_000_000))
     }
 
     /// Writes the line and a newline to standard error in one `write(2)`, so that lines from several threads
