@@ -31,7 +31,8 @@ let package = Package(
         .library(name: "ParleyAvahi", targets: ["ParleyAvahi"]),
         .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
         .library(name: "ParleyRemoteDrawer", targets: ["ParleyRemoteDrawer"]),
-        // The debugger's value types and JSON scanner; a product so that the fuzz package can reach them.
+        // Products so that the fuzz package can reach the JSON reader and the debugger's record formats.
+        .library(name: "ParleyJSON", targets: ["ParleyJSON"]),
         .library(name: "ParleyDebugger", targets: ["ParleyDebugger"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
@@ -68,7 +69,7 @@ let package = Package(
             name: "Parley",
             dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging, serviceLifecycle],
             // Its nonisolated async functions run on their caller's executor unless marked `@concurrent`: a message's
-            // way from the socket to its handler then hops executors nowhere (docs/performance.md, #15).
+            // way from the socket to its handler then hops executors nowhere (docs/performance.md).
             swiftSettings: strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
 
@@ -85,9 +86,13 @@ let package = Package(
         .target(name: "ParleyAvahi", dependencies: ["CAvahi", "ParleyDiscovery", logging], swiftSettings: strict),
         // Registration in a unicast DNS zone by DNS UPDATE (nsupdate as a subprocess), for wide-area DNS-SD.
         .target(name: "ParleyDNSUpdate", dependencies: ["ParleyDiscovery", logging], swiftSettings: strict),
-        // parleyd's control protocol, shared by parleyd and parleyctl: the `@<target>/<Type>` routing prefix, the
-        // `parley.control.*` requests and replies, the default control socket path.
+        // What parleyctl speaks: parleyd's control protocol (the `@<target>/<Type>` routing prefix, the
+        // `parley.control.*` requests and replies, the default control socket path), and `CLIResponse`, the reply an
+        // app answers `parleyctl send` with.
         .target(name: "ParleyControl", dependencies: ["Parley"], swiftSettings: strict),
+        // What parleyd's and parleyctl's command lines share beyond the protocol: the release both print for
+        // `--version`, and the duration syntax both read (`90s`, `7d`; parleyd's configuration file takes it too).
+        .target(name: "ParleyCommandLine", swiftSettings: strict),
         // A CLI over ParleyDiscovery printing JSON-lines events; the discovery tests run it inside network namespaces.
         .executableTarget(
             name: "ParleyDiscoveryProbe",
@@ -95,63 +100,68 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // The remote state debugger (#5). ParleyDebugger: what apps, parleyd and parleyctl share — the wire format
-        // of recorded states, state diffs, action patterns, the control requests and their replies (no storage).
-        .target(name: "ParleyDebugger", dependencies: ["ParleyWire", nioCore], swiftSettings: strict),
+        // JSON as the debugger needs it, over ByteBuffer: a strict scanner and skimmer, values that keep each number's
+        // text, diffs and paths between two documents, Base64. Knows nothing of the debugger.
+        .target(name: "ParleyJSON", dependencies: [nioCore], swiftSettings: strict),
+        // The remote state debugger. ParleyDebugger: what apps, parleyd and parleyctl share — the wire format of
+        // recorded states, the original debugger's payload, action patterns, history pages, the control requests
+        // and their replies (no storage).
+        .target(name: "ParleyDebugger", dependencies: ["ParleyJSON", "ParleyWire", nioCore], swiftSettings: strict),
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
-        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", grdb, logging], swiftSettings: strict),
-        // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd.
+        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", "ParleyJSON", grdb, logging], swiftSettings: strict),
+        // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd. It finds
+        // parleyd through the discovery backend the app passes, as a transceiver does, so it links no C library.
         .target(
             name: "ParleyRemoteDebugger",
-            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", "ParleyAvahi", nioCore, nioPosix, logging],
+            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", nioCore, nioPosix, logging],
             swiftSettings: strict
         ),
 
-        // The debug drawer (#13). ParleyDrawer: its vocabulary — items, messages, the rules a value set from outside
+        // The debug drawer. ParleyDrawer: its vocabulary — items, messages, the rules a value set from outside
         // must meet — shared by apps, parleyd, parleyctl and the web debugger. ParleyRemoteDrawer: the API apps use
         // to offer a drawer (typed settings and actions).
         .target(name: "ParleyDrawer", dependencies: ["ParleyWire"], swiftSettings: strict),
         .target(name: "ParleyRemoteDrawer", dependencies: ["Parley", "ParleyDrawer", logging], swiftSettings: strict),
 
-        // The web debugger (#12): HTTP routes, the JSON API, the live stream, access control and the embedded pages
+        // The web debugger: HTTP routes, the JSON API, the live stream, access control and the embedded pages
         // (Assets/, embedded by scripts/embed-web-assets). What it shows comes through `WebDebuggerBackend`, which
         // parleyd implements; this target knows neither the transceiver nor the store.
         .target(
             name: "ParleyWeb",
-            dependencies: ["ParleyDebugger", "ParleyDrawer", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore, nioFoundation, logging, serviceLifecycle],
+            dependencies: ["ParleyDebugger", "ParleyDrawer", "ParleyJSON", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore, nioFoundation, logging, serviceLifecycle],
             exclude: ["Assets"],
             swiftSettings: strict
         ),
 
         // Executables: thin layers over the libraries.
         .executableTarget(name: "ParleyExample", dependencies: ["Parley"], swiftSettings: strict),
-        // The Listr example (#4): a to-do list answering CLI commands; its command types live in a library so
+        // The Listr example: a to-do list answering CLI commands; its command types live in a library so
         // that the app, parleyctl's tests and other tools share one definition of each wire name and JSON shape.
         .target(name: "ListrCommands", dependencies: ["Parley"], swiftSettings: strict),
         .executableTarget(
             name: "ListrExample",
-            dependencies: ["Parley", "ParleyAvahi", "ParleyRemoteDrawer", "ListrCommands", logging, argumentParser, unixSignals],
+            dependencies: ["Parley", "ParleyAvahi", "ParleyControl", "ParleyRemoteDrawer", "ListrCommands", logging, argumentParser, unixSignals],
             swiftSettings: strict
         ),
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
         .executableTarget(
             name: "ParleyCtl",
             dependencies: [
-                "Parley", "ParleyControl", "ParleyDiscovery", "ParleyAvahi", "ParleyDebugger", "ParleyDrawer", "ListrCommands", nioCore, logging,
+                "Parley", "ParleyCommandLine", "ParleyControl", "ParleyDiscovery", "ParleyAvahi", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", nioCore,
+                logging,
                 argumentParser, unixSignals,
             ],
             swiftSettings: strict
         ),
-        // parleyd (#4): layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
+        // parleyd: layered configuration, systemd notify/watchdog, journald logging, the service; main is thin.
         // glibc's allocator tuning for parleyd (malloc.h is not part of Swift's Glibc module).
         .target(name: "CMallocTuning"),
         .target(
             name: "ParleyDaemon",
             dependencies: [
-                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyDNSUpdate", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyHistory", "ParleyWeb", nioCore,
-                nioPosix, logging, metrics, prometheus,
-                argumentParser,
-                serviceLifecycle, unixSignals,
+                "CMallocTuning", "Parley", "ParleyAvahi", "ParleyCommandLine", "ParleyDNSUpdate", "ParleyControl", "ParleyDebugger",
+                "ParleyDrawer", "ParleyHistory", "ParleyJSON", "ParleyWeb", nioCore, nioPosix, logging, metrics, prometheus,
+                argumentParser, serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
         ),
@@ -171,7 +181,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "DebuggerBench",
-            dependencies: ["ParleyDebugger", "ParleyHistory", nioCore],
+            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyJSON", nioCore],
             path: "Benchmarks/DebuggerBench",
             swiftSettings: strict
         ),
@@ -206,14 +216,14 @@ let package = Package(
         .testTarget(
             name: "ParleyCtlTests",
             dependencies: [
-                "ParleyCtl", "ParleyControl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
+                "ParleyCtl", "ParleyCommandLine", "ParleyControl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
                 "ParleyRemoteDebugger", "ParleyDrawer", "ParleyRemoteDrawer", nioCore,
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ParleyDebuggerTests",
-            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
+            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyJSON", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
             swiftSettings: strict
         ),
         .testTarget(
@@ -225,7 +235,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Load and fault tests (#6): real parleyd processes on loopback under many peers, slow and stalled peers,
+        // Load and fault tests: real parleyd processes on loopback under many peers, slow and stalled peers,
         // garbage and SIGKILL. Depends on Parleyd and ParleyCtl so that both binaries are built.
         .testTarget(
             name: "ParleyFaultTests",

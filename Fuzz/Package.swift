@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// libFuzzer targets for Parley's network-facing decoders (issue #6). Not part of the root package: each target
+// libFuzzer targets for Parley's network-facing decoders. Not part of the root package: each target
 // defines `LLVMFuzzerTestOneInput` and takes its `main` from libFuzzer's runtime, so it links only when built
 // with `-sanitize=fuzzer`. Build and run them with `scripts/fuzz [seconds]`; see Fuzz/README.md.
 let strict: [SwiftSetting] = [
@@ -12,6 +12,7 @@ let strict: [SwiftSetting] = [
 let parleyWire = Target.Dependency.product(name: "ParleyWire", package: "Parley")
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let parleyDebugger = Target.Dependency.product(name: "ParleyDebugger", package: "Parley")
+let parleyJSON = Target.Dependency.product(name: "ParleyJSON", package: "Parley")
 
 let package = Package(
     name: "ParleyFuzz",
@@ -38,6 +39,6 @@ let package = Package(
         .executableTarget(name: "PayloadFuzzer", dependencies: ["FuzzSupport", parleyWire, nioCore], swiftSettings: strict),
         // What an app's bytes reach in the debugger: the JSON scanner and parser (compared), the original framing's
         // payload, the typed record.
-        .executableTarget(name: "DebuggerFuzzer", dependencies: ["FuzzSupport", parleyDebugger, nioCore], swiftSettings: strict),
+        .executableTarget(name: "DebuggerFuzzer", dependencies: ["FuzzSupport", parleyDebugger, parleyJSON, nioCore], swiftSettings: strict),
     ]
 )

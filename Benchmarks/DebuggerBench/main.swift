@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import ParleyDebugger
 import ParleyHistory
+import ParleyJSON
 
 // parley-debugger-bench: the debugger's diff and history store. Every figure is printed; nothing is asserted.
 //

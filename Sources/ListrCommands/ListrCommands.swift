@@ -1,8 +1,9 @@
 import Foundation
 import Parley
 
-// The commands the Listr example app answers, and its one reply type. Each has a short wire name (its Swift
-// name) so that `parleyctl send AddItemCommand '{"title":"milk"}'` reaches it without a module prefix.
+// The commands the Listr example app answers; it answers each with a `CLIResponse` (module ParleyControl), the
+// reply `parleyctl send` prints. Each has a short wire name (its Swift name) so that
+// `parleyctl send AddItemCommand '{"title":"milk"}'` reaches it without a module prefix.
 //
 // JSON on the wire (the payload of each message):
 //
@@ -10,6 +11,9 @@ import Parley
 //   ListItemsCommand         {}
 //   DumpDatabaseCommand      {}
 //   ReplaceDatabaseCommand   {"data": "<base64 of a ListrDatabase in JSON>"}
+//
+// and the reply to each:
+//
 //   CLIResponse              {"message": "text"}   or   {"data": "<base64>"}
 
 /// Adds an item to the end of the list.
@@ -36,44 +40,6 @@ public struct ReplaceDatabaseCommand: Codable, Sendable, Hashable, NamedMessage 
     public static let messageType = "ReplaceDatabaseCommand"
     public var data: Data
     public init(data: Data) { self.data = data }
-}
-
-/// The answer to every command: text for a person, or bytes for a file.
-///
-/// Encoded as an object with exactly one key: `{"message": "text"}` or `{"data": "<base64>"}` (the base64 of
-/// Foundation's `JSONEncoder`, standard alphabet, padded). Any tool can produce or read it without Swift.
-public enum CLIResponse: Codable, Sendable, Hashable, NamedMessage {
-    public static let messageType = "CLIResponse"
-
-    case message(String)
-    case data(Data)
-
-    private enum CodingKeys: String, CodingKey {
-        case message
-        case data
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let keys = container.allKeys
-        guard keys.count == 1 else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: [], debugDescription: "a CLIResponse has exactly one key, \"message\" or \"data\"; found \(keys.map(\.stringValue))")
-            )
-        }
-        switch keys[0] {
-        case .message: self = .message(try container.decode(String.self, forKey: .message))
-        case .data: self = .data(try container.decode(Data.self, forKey: .data))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        switch self {
-        case .message(let text): try container.encode(text, forKey: .message)
-        case .data(let bytes): try container.encode(bytes, forKey: .data)
-        }
-    }
 }
 
 /// One entry of the to-do list.

@@ -4,6 +4,7 @@ import ListrCommands
 import Logging
 import Parley
 import ParleyAvahi
+import ParleyControl
 import ParleyRemoteDrawer
 import UnixSignals
 

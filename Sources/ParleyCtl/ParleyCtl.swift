@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Parley
-import ParleyControl
+import ParleyCommandLine
 
 /// `parleyctl`: talk to Parley peers from a shell. Subcommands live one per file; options shared between them
 /// are in Options.swift, the in-process transceiver used by `--direct` in DirectNode.swift.

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ListrCommands
 import NIOCore
 import Parley
 import ParleyControl

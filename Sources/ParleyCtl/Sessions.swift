@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ParleyControl
+import ParleyCommandLine
 import ParleyDebugger
 
 struct Sessions: AsyncParsableCommand {

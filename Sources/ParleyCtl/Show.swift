@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ParleyDebugger
+import ParleyJSON
 
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -6,6 +6,7 @@ import Parley
 import ParleyControl
 import ParleyDebugger
 import ParleyHistory
+import ParleyJSON
 import ParleyWeb
 import Synchronization
 

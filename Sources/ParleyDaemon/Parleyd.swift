@@ -3,7 +3,7 @@ import CMallocTuning
 import Foundation
 import Logging
 import Parley
-import ParleyControl
+import ParleyCommandLine
 import ServiceLifecycle
 
 /// parleyd's entry point, kept out of `main.swift` so that it can be read and tested as a library.

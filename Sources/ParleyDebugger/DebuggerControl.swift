@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 import ParleyWire
 
 /// The debugger's control requests, answered by parleyd to local clients (parleyctl) on its control socket.

@@ -1,4 +1,5 @@
 import NIOCore
+import ParleyJSON
 import ParleyWire
 
 /// The JSON body of a frame from an app written for the original Swift Talk remote debugger (the `0xCE` framing

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import ParleyDebugger
+import ParleyJSON
 
 /// The export format of a history session (`parleyctl export SESSION FILE`, `parleyctl import FILE`): JSON lines,
 /// UTF-8, one JSON object per line, each line ending with `\n`.

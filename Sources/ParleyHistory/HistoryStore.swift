@@ -3,6 +3,7 @@ import GRDB
 import Logging
 import NIOCore
 import ParleyDebugger
+import ParleyJSON
 import Synchronization
 
 /// parleyd's debugger history: sessions (one per app connection) and their entries (action, state JSON,

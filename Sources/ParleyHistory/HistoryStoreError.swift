@@ -1,4 +1,5 @@
 import ParleyDebugger
+import ParleyJSON
 
 /// What went wrong in the history store. Every write is one transaction: when one of these is thrown by a
 /// method that writes, nothing of that call was stored.

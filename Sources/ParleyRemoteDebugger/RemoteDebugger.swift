@@ -9,6 +9,8 @@ import Synchronization
 /// applies the states it sends back: time travel.
 ///
 /// ```swift
+/// import ParleyAvahi   // the discovery backend
+///
 /// struct AppState: Codable, Sendable { var folders: [String] }
 /// enum AppAction: Sendable { case addFolder(String), mouseMoved(x: Int, y: Int) }
 ///
@@ -17,7 +19,7 @@ import Synchronization
 /// }
 ///
 /// let debugger = RemoteDebugger<AppState, AppAction>(
-///     configuration: .init(appName: "Recordings", filter: .allExcept(.pointer))
+///     configuration: .init(appName: "Recordings", debugger: .discover(backend: .avahi), filter: .allExcept(.pointer))
 /// )
 /// debugger.onRestore { state in
 ///     await MainActor.run { store.replaceState(with: state) }
@@ -35,8 +37,8 @@ import Synchronization
 /// or away the queue keeps the newest ``RemoteDebuggerConfiguration/queueCapacity`` records and counts the ones it
 /// drops (``droppedCount``).
 ///
-/// `.init(appName:debugger:wireProtocol:)` chooses a known address (`.endpoint(host:port:)`) instead of discovery,
-/// and the original Swift Talk framing (`.originalFraming`: 206 frames with base64 screenshots) for a debugger
+/// `debugger:` takes a known address (`.endpoint(host:port:)`) instead of discovery, and `wireProtocol:` the
+/// original Swift Talk framing (`.originalFraming`: 206 frames with base64 screenshots) for a debugger
 /// that speaks nothing else.
 ///
 /// Generic over the state (encoded for the debugger, decoded when it comes back) and the action (filtered and
@@ -175,7 +177,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
     /// Runs the client until ``stop()`` is called or the calling task is cancelled: connects (and reconnects) to
     /// the debugger, sends queued records, hands states sent back to the ``onRestore(_:)`` handler.
     /// - Throws: ``RemoteDebuggerError`` for an invalid configuration or a second run; the transport's error if it
-    ///   cannot start at all (the peer id file cannot be read, Avahi cannot be started).
+    ///   cannot start at all (the peer id file cannot be read, the discovery backend cannot be started).
     public func run() async throws {
         try configuration.validate()
         let proceed = try core.shared.withLock { (shared) throws(RemoteDebuggerError) -> Bool in

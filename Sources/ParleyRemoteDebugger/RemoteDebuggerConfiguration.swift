@@ -3,15 +3,24 @@ import Parley
 import ParleyWire
 
 /// Where a ``RemoteDebugger`` finds the debugger.
-public enum DebuggerLocation: Sendable, Hashable, CustomStringConvertible {
-    /// Browse the LAN with Avahi (DNS-SD) for this service type and connect to what is found.
-    case discover(serviceType: String = "_debug._tcp")
+///
+/// Discovery takes its DNS-SD implementation the way a transceiver's ``DiscoveryConfiguration`` does, so that
+/// this library links no C library unless the app asks for one:
+///
+/// ```swift
+/// import ParleyAvahi
+/// .init(appName: "Listr", debugger: .discover(backend: .avahi))
+/// ```
+public enum DebuggerLocation: Sendable, CustomStringConvertible {
+    /// Browse the LAN through `backend` (DNS-SD: `.avahi` from module `ParleyAvahi`, or your own) for this service
+    /// type and connect to what is found.
+    case discover(backend: DiscoveryBackendFactory, serviceType: String = "_debug._tcp")
     /// A known address (no discovery), e.g. `127.0.0.1:7206` or a host where multicast does not reach.
     case endpoint(host: String, port: Int)
 
     public var description: String {
         switch self {
-        case .discover(let type): "discovered \(type) services"
+        case .discover(let backend, let type): "discovered \(type) services (\(backend.name))"
         case .endpoint(let host, let port): Endpoint(host: host, port: port).description
         }
     }
@@ -29,13 +38,13 @@ public enum DebuggerWireProtocol: Sendable, Hashable {
     case originalFraming
 }
 
-/// How a ``RemoteDebugger`` behaves. `.init(appName:)` is all most apps need.
+/// How a ``RemoteDebugger`` behaves. `.init(appName:debugger:)` is all most apps need.
 ///
 /// Generic over the app's action type only, because the filter and the description of actions depend on it.
 public struct RemoteDebuggerConfiguration<Action>: Sendable {
     /// The app's name: shown by the debugger, and (with ``identity`` left `nil`) the key of its stable peer id.
     public var appName: String
-    /// Where the debugger is; discovered on `_debug._tcp` by default.
+    /// Where the debugger is: discovered (on `_debug._tcp` unless told otherwise), or a known address.
     public var debugger: DebuggerLocation
     /// Parley's typed protocol by default.
     public var wireProtocol: DebuggerWireProtocol
@@ -62,7 +71,7 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
 
     public init(
         appName: String,
-        debugger: DebuggerLocation = .discover(),
+        debugger: DebuggerLocation,
         wireProtocol: DebuggerWireProtocol = .parley,
         queueCapacity: Int = 32,
         filter: ActionFilter<Action> = .all,
@@ -87,7 +96,7 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
     /// Checks what `init` cannot: the capacity and the service type.
     func validate() throws(RemoteDebuggerError) {
         guard queueCapacity >= 1 else { throw .invalidQueueCapacity(queueCapacity) }
-        if case .discover(let type) = debugger {
+        if case .discover(_, let type) = debugger {
             do {
                 _ = try ServiceType(type)
             } catch {

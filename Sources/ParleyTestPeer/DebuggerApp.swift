@@ -1,4 +1,5 @@
 import Foundation
+import ParleyAvahi
 import ParleyRemoteDebugger
 
 /// `debugger-app NAME COUNT [--original]`: an app that reports its states through ``RemoteDebugger`` with discovery,
@@ -15,7 +16,7 @@ func runDebuggerApp(_ arguments: [String]) async throws {
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
     let debugger = RemoteDebugger<AppState, String>(
-        configuration: .init(appName: name, wireProtocol: original ? .originalFraming : .parley)
+        configuration: .init(appName: name, debugger: .discover(backend: .avahi), wireProtocol: original ? .originalFraming : .parley)
     )
     debugger.onRestore { state in emit(["event": "restored", "step": state.step]) }
     try debugger.start()

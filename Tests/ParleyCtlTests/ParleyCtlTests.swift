@@ -1,5 +1,5 @@
 import Foundation
-import ParleyControl
+import ParleyCommandLine
 import ListrCommands
 import ParleyTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import ParleyDebugger
 import ParleyHistory
+import ParleyJSON
 import Testing
 
 @Suite("History store")

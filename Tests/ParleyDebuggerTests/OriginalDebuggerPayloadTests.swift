@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import ParleyDebugger
+import ParleyJSON
 import Testing
 
 @Suite("Original debugger payload")

@@ -6,6 +6,7 @@ import Parley
 import ParleyDebugger
 import ParleyRemoteDebugger
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 // MARK: - An app's types
@@ -51,8 +52,10 @@ func sampleState(_ count: Int) -> CounterState {
 
 let quietLogger = Logger(label: "parley.test", factory: { _ in SwiftLogNoOpLogHandler() })
 
+/// A client of the test's debugger: at `127.0.0.1:port`, or wherever `location` says.
 func makeClient(
     port: Int,
+    location: DebuggerLocation? = nil,
     wireProtocol: DebuggerWireProtocol = .parley,
     queueCapacity: Int = 32,
     filter: ActionFilter<CounterAction> = .all,
@@ -62,7 +65,7 @@ func makeClient(
     RemoteDebugger(
         configuration: .init(
             appName: "counter-app",
-            debugger: .endpoint(host: "127.0.0.1", port: port),
+            debugger: location ?? .endpoint(host: "127.0.0.1", port: port),
             wireProtocol: wireProtocol,
             queueCapacity: queueCapacity,
             filter: filter,
@@ -71,6 +74,66 @@ func makeClient(
             logger: logger
         )
     )
+}
+
+// MARK: - Discovery the test controls
+
+/// Stands in for the discovery backend an app passes (Avahi on a LAN): whatever type is browsed, its backends find
+/// one service, the test's debugger on 127.0.0.1. Keeps what was browsed, so that a test sees it was the one used.
+final class DebuggerDiscovery: Sendable {
+    let port: Int
+    /// The TXT record's peer id: what a transceiver needs to dial a discovered service by itself.
+    let peerID: String?
+    private let browsedTypes = Mutex<[String]>([])
+    private let madeCount = Mutex(0)
+
+    init(port: Int, peerID: String? = nil) {
+        self.port = port
+        self.peerID = peerID
+    }
+
+    /// The service types browsed so far, by every backend made.
+    var browsed: [String] { browsedTypes.withLock { $0 } }
+    /// How many backends were made.
+    var made: Int { madeCount.withLock { $0 } }
+
+    var factory: DiscoveryBackendFactory {
+        DiscoveryBackendFactory(name: "test discovery") { _ in
+            self.madeCount.withLock { $0 += 1 }
+            return Backend(discovery: self)
+        }
+    }
+
+    var service: DiscoveredService {
+        let loopback = ResolvedAddress(host: "127.0.0.1", family: .ipv4, interfaceIndex: 1, interfaceName: "lo", isLinkLocal: false)
+        return DiscoveredService(
+            instanceName: "test-debugger", type: .debug, domain: "local", hostName: "localhost", addresses: [loopback],
+            port: UInt16(port), txt: TXTRecord(peerID.map { [(key: TXTRecord.ParleyKey.peerID, value: $0)] } ?? [])
+        )
+    }
+
+    final class Backend: DiscoveryBackend {
+        let events: AsyncStream<DiscoveryEvent>
+        private let continuation: AsyncStream<DiscoveryEvent>.Continuation
+        private let discovery: DebuggerDiscovery
+
+        init(discovery: DebuggerDiscovery) {
+            self.discovery = discovery
+            (events, continuation) = AsyncStream.makeStream()
+        }
+
+        func start() throws {}
+        func advertise(_ advertisement: Advertisement) throws {}
+        func withdraw() {}
+        func browse(_ type: ServiceType, domain: String?) {
+            discovery.browsedTypes.withLock { $0.append(type.rawValue) }
+            var service = discovery.service
+            service.type = type
+            continuation.yield(.found(service))
+        }
+        func stopBrowsing(_ type: ServiceType, domain: String?) {}
+        func stop() { continuation.finish() }
+    }
 }
 
 // MARK: - A debugger for the typed protocol

@@ -222,22 +222,34 @@ struct RemoteDebuggerTests {
         await debugger.stop()
     }
 
-    @Test("an invalid configuration is refused by start() with an error that says what to change")
+    @Test("an invalid configuration is refused by start() with an error that says what to change, before discovery starts")
     func invalidConfiguration() {
-        let client = RemoteDebugger<CounterState, CounterAction>(
-            configuration: .init(appName: "counter-app", queueCapacity: 0, logger: quietLogger)
-        )
+        let client = makeClient(port: 1, queueCapacity: 0)
         #expect(throws: RemoteDebuggerError.invalidQueueCapacity(0)) { try client.start() }
 
-        let badType = RemoteDebugger<CounterState, CounterAction>(
-            configuration: .init(appName: "counter-app", debugger: .discover(serviceType: "debug"), logger: quietLogger)
-        )
+        let discovery = DebuggerDiscovery(port: 1)
+        let badType = makeClient(port: 1, location: .discover(backend: discovery.factory, serviceType: "debug"))
         #expect {
             try badType.start()
         } throws: { error in
             guard case .invalidServiceType("debug", _) = error as? RemoteDebuggerError else { return false }
             return "\(error)".contains("'debug'")
         }
+        #expect(discovery.made == 0)
+    }
+
+    @Test("with discovery, the client browses through the backend the app passes and sends to the debugger it finds")
+    func discoversThroughTheGivenBackend() async throws {
+        let debugger = try await TestDebugger.start()
+        let discovery = DebuggerDiscovery(port: debugger.port, peerID: try #require(debugger.transceiver.localPeerID).rawValue)
+        let client = makeClient(port: debugger.port, location: .discover(backend: discovery.factory))
+        try client.start()
+
+        client.write(action: .increment, state: sampleState(1))
+        #expect(try await debugger.records(1, sentBy: client).map(\.action) == ["increment"])
+        #expect(discovery.browsed == ["_debug._tcp"])
+        await client.stop()
+        await debugger.stop()
     }
 }
 

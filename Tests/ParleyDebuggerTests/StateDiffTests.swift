@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import ParleyDebugger
+import ParleyJSON
 import Testing
 
 @Suite("State diff")

@@ -1,6 +1,7 @@
 import FuzzSupport
 import NIOCore
 import ParleyDebugger
+import ParleyJSON
 
 /// Input: a selector byte, then a document. What an app's bytes reach in parleyd's debugger, before any state is
 /// stored:

@@ -2,7 +2,7 @@ import Foundation
 import ParleyDiscovery
 import Logging
 import Parley
-import ParleyControl
+import ParleyCommandLine
 import ParleyDebugger
 import ParleyWeb
 

@@ -1,3 +1,5 @@
+import ParleyJSON
+
 /// Which actions to show, decided on the action's text: the daemon and CLI side of the article's `ActionFilter`
 /// (apps filter typed actions with `ActionFilter<Action>` instead).
 ///

@@ -1,4 +1,5 @@
 import NIOCore
+import ParleyJSON
 
 /// One recorded state change in full.
 ///

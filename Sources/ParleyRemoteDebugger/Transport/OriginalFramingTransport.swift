@@ -2,7 +2,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import Parley
-import ParleyAvahi
 import ParleyDiscovery
 import ParleyWire
 import Synchronization
@@ -45,13 +44,13 @@ final class OriginalFramingTransport: DebuggerTransport {
     }
 
     func run() async throws {
-        var discovery: AvahiDiscovery?
-        if case .discover(let serviceType) = location {
+        var discovery: (any DiscoveryBackend)?
+        if case .discover(let factory, let serviceType) = location {
             let type = try ServiceType(serviceType)
-            let avahi = AvahiDiscovery(logger: logger)
-            try avahi.start()
-            avahi.browse(type)
-            discovery = avahi
+            let backend = factory.makeBackend(logger: logger)
+            try backend.start()
+            backend.browse(type)
+            discovery = backend
         }
         let (servicesChanged, servicesContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await withDiscardingTaskGroup { group in
@@ -101,7 +100,7 @@ final class OriginalFramingTransport: DebuggerTransport {
     // MARK: - Connecting
 
     /// Keeps services up to date from discovery events until discovery stops.
-    private func follow(_ discovery: AvahiDiscovery, onChange: AsyncStream<Void>.Continuation) async {
+    private func follow(_ discovery: any DiscoveryBackend, onChange: AsyncStream<Void>.Continuation) async {
         for await event in discovery.events {
             switch event {
             case .found(let service), .updated(let service):
@@ -110,7 +109,7 @@ final class OriginalFramingTransport: DebuggerTransport {
             case .removed(let name, _, _):
                 state.withLock { _ = $0.services.removeValue(forKey: name) }
             case .daemonUnavailable(let reason):
-                logger.info("cannot discover the debugger: avahi-daemon is unavailable", metadata: ["reason": "\(reason)"])
+                logger.info("cannot discover the debugger: the discovery daemon is unavailable", metadata: ["reason": "\(reason)"])
             default:
                 break
             }
@@ -143,7 +142,7 @@ final class OriginalFramingTransport: DebuggerTransport {
     }
 
     /// The endpoints to try, in order: the configured one, or every address of every discovered service (by
-    /// instance name, addresses in Avahi's preference order).
+    /// instance name, addresses in the discovery backend's preference order).
     private func candidates() -> [Endpoint] {
         switch location {
         case .endpoint(let host, let port):

@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
 import Parley
-import ParleyAvahi
 import ParleyDebugger
 
 /// The typed protocol, on a ``Transceiver`` that does not listen and keeps its debuggers connected by itself: a
@@ -31,10 +30,10 @@ final class ParleyDebuggerTransport: DebuggerTransport {
         switch location {
         case .endpoint(let host, let port):
             configuration.staticPeers = [Endpoint(host: host, port: port)]
-        case .discover(let serviceType):
+        case .discover(let backend, let serviceType):
             // Not advertised: the debugger does not need to find apps, apps find it. `.all` dials services whose
             // TXT record carries a Parley peer id, which parleyd's advertisement does.
-            configuration.discovery = DiscoveryConfiguration(backend: .avahi, serviceType: serviceType, advertise: false, autoConnect: .all)
+            configuration.discovery = DiscoveryConfiguration(backend: backend, serviceType: serviceType, advertise: false, autoConnect: .all)
         }
         self.transceiver = Transceiver(configuration: configuration)
         self.events = events

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import ParleyDebugger
 import ParleyDrawer
+import ParleyJSON
 
 /// The JSON API of docs/web.md, over a ``WebDebuggerBackend``.
 struct WebAPI<Context: RequestContext> {

@@ -124,7 +124,7 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Writes `text` as a JSON string literal.
-    static func writeQuoted(_ text: String, to output: inout String) {
+    public static func writeQuoted(_ text: String, to output: inout String) {
         output += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
