@@ -12,13 +12,11 @@ Parley receiver (its event loop at 100 %), without a Parley sender sharing the t
 `JSONDecoder alone` from parley-bench. Prints the rate. Nothing is asserted.
 """
 import json
-import os
 import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "conformance"))
-import parley_wire as wire  # noqa: E402
+from parley_tools import wire
 
 PAYLOAD = (b'{"id":42,"title":"Buy oat milk and a loaf of sourdough",'
            b'"tags":["groceries","weekend","urgent"],"done":false}')

@@ -7,20 +7,13 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from parley_tools.wire import frame, hello_body, hkdf_expand
+
 def seq(start):
     return bytes((start + i) % 256 for i in range(32))
 
 def hello_frame(json):
-    body = bytes([0x01]) + struct.pack("<HH", 1, 1) + json
-    return bytes([0xCF]) + struct.pack("<I", len(body)) + body
-
-def hkdf_expand(prk, info, length):
-    out, block, counter = b"", b"", 1
-    while len(out) < length:
-        block = hmac.new(prk, block + info + bytes([counter]), hashlib.sha256).digest()
-        out += block
-        counter += 1
-    return out[:length]
+    return frame(hello_body(json))
 
 K = seq(0x00)
 n_d, n_a = seq(0x20), seq(0x40)

@@ -10,13 +10,14 @@ import Synchronization
 // (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted. The latency rows end with a
 // bare SwiftNIO echo of the same bytes (`parley-bench bare-echo`, BareEcho.swift), the floor under Parley's.
 //
-//   parley-bench [--quick | --long] [--encrypted] [--nio-executor] [--only typed,raw,latency,roundtrip,large,big,daemon,stall]
+//   parley-bench [--quick | --long] [--encrypted] [--nio-executor] [--json] [--only typed,raw,latency,roundtrip,large,big,daemon,stall]
 //
 // --encrypted: both sides share a secret, so every frame is sealed (ChaCha20-Poly1305) after the handshake.
 // --nio-executor: this process installs NIO's event loops as Swift's global executor (NIOSingletons) before it
 //   starts; the rows "on the global executor" then run there.
 // --only: just these measurements (JSON alone always runs: the typed row is read against it). With --long
 //   (10× more messages) one measurement lasts long enough to be profiled on its own (`perf record -p`).
+// --json: the figures as one JSON object on stdout, the human lines on stderr (Report.swift).
 
 struct SmallMessage: Codable, Sendable, NamedMessage {
     static let messageType = "bench.Small"
@@ -172,10 +173,6 @@ func rawRequestLatencies(_ parley: Transceiver, _ peer: Peer, payload: ByteBuffe
     }
 }
 
-func percentiles(_ sorted: [Double]) -> String {
-    "p50 \(format(sorted[sorted.count / 2])) µs, p99 \(format(sorted[sorted.count * 99 / 100])) µs"
-}
-
 @main
 struct Bench {
     static func main() async throws {
@@ -212,7 +209,10 @@ struct Bench {
         }
         if arguments.contains("--quick") && arguments.contains("--long") { usageError("--quick and --long together; give one") }
         let scale = arguments.contains("--quick") ? Scale.quick : arguments.contains("--long") ? .long : .full
-        try await runBenchmarks(scale: scale, encrypted: arguments.contains("--encrypted"), nioExecutor: nioExecutor, only: only)
+        let encrypted = arguments.contains("--encrypted")
+        var report = Report(json: arguments.contains("--json"))
+        try await runBenchmarks(scale: scale, encrypted: encrypted, nioExecutor: nioExecutor, only: only, report: &report)
+        try report.writeJSON(scale: scale, encrypted: encrypted, nioExecutor: nioExecutor)
     }
 }
 
@@ -233,7 +233,7 @@ enum Scale {
     }
 }
 
-func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<Substring>?) async throws {
+func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<Substring>?, report: inout Report) async throws {
     /// Whether the measurement `name` runs.
     func runs(_ name: Substring) -> Bool { only?.contains(name) ?? true }
     do {
@@ -250,12 +250,12 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
         let peer = try await parley.connect(to: Endpoint(host: "127.0.0.1", port: child.port))
         var received = 0
 
-        print("Parley benchmark — two processes over loopback" + (encrypted ? ", encrypted (shared secret)" : ", open"))
-        if nioExecutor { print("global executor: NIO's event loops (--nio-executor)") }
-        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)")
+        report.say("Parley benchmark — two processes over loopback" + (encrypted ? ", encrypted (shared secret)" : ", open"))
+        if nioExecutor { report.say("global executor: NIO's event loops (--nio-executor)") }
+        report.say("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)")
         let payloadSize = try JSONEncoder().encode(smallValue).count
-        print("small message payload: \(payloadSize) bytes of JSON")
-        print("")
+        report.say("small message payload: \(payloadSize) bytes of JSON")
+        report.say("")
 
         // 1. JSON alone, same value.
         let codecCount = scale == .quick ? 20_000 : 200_000
@@ -268,8 +268,8 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
         clock = .now
         for _ in 0..<codecCount { _ = try decoder.decode(SmallMessage.self, from: encoded) }
         let decodeRate = Double(codecCount) / seconds(ContinuousClock.now - clock)
-        print("JSONEncoder alone:                \(format(encodeRate)) msgs/s")
-        print("JSONDecoder alone:                \(format(decodeRate)) msgs/s")
+        report.record("encode", encodeRate, unit: "msgs/s", line: "JSONEncoder alone:                \(format(encodeRate)) msgs/s")
+        report.record("decode", decodeRate, unit: "msgs/s", line: "JSONDecoder alone:                \(format(decodeRate)) msgs/s")
 
         // 2. Typed small messages, one way. A million: the sender may run ahead of the receiver by its queue's high
         //    watermark and the socket buffers (up to some 90 000 of these messages, 0.2 – 0.45 s of work), which the
@@ -284,8 +284,10 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
             try await waitForReceiver(parley, peer, expected: received)
             let elapsed = ContinuousClock.now - clock
             let typedRate = Double(typedCount) / seconds(elapsed)
-            print("typed messages, one way:          \(format(typedRate)) msgs/s  (\(format(100 * typedRate / encodeRate)) % of encode-alone; "
-                + "all sent after \(format(seconds(sent))) s, all handled after \(format(seconds(elapsed))) s)")
+            report.record(
+                "typed", typedRate, unit: "msgs/s",
+                line: "typed messages, one way:          \(format(typedRate)) msgs/s  (\(format(100 * typedRate / encodeRate)) % of encode-alone; "
+                    + "all sent after \(format(seconds(sent))) s, all handled after \(format(seconds(elapsed))) s)")
         }
 
         // 3. Pre-encoded frames, one way: the payload is encoded once; Parley adds only its header.
@@ -295,7 +297,7 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
         var rawRate: Double?
         if runs("raw") {
             rawRate = Double(rawCount) / (try await sendRaw(rawPayload, count: rawCount, parley, peer, received: &received))
-            print("pre-encoded frames, one way:      \(format(rawRate!)) msgs/s")
+            report.record("raw", rawRate!, unit: "msgs/s", line: "pre-encoded frames, one way:      \(format(rawRate!)) msgs/s")
         }
 
         // 4. Request/reply latency, one at a time: from the global executor, then pinned to the connection's
@@ -306,23 +308,23 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
             if runs("latency") {
                 for sequence in 0..<1_000 { _ = try await parley.request(Ping(sequence: sequence), from: peer, expecting: Ping.self) }
                 let unpinned = try await requestLatencies(parley, peer, count: pingCount)
-                print("request/reply latency:            \(percentiles(unpinned))")
+                report.recordLatency("rtt", unpinned, label: "request/reply latency:            ")
                 let pinned = try await withTaskExecutorPreference(parley.taskExecutor(for: peer.id)) {
                     try await requestLatencies(parley, peer, count: pingCount)
                 }
-                print("request/reply latency, pinned:    \(percentiles(pinned))")
+                report.recordLatency("rtt_pinned", pinned, label: "request/reply latency, pinned:    ")
             }
             // The same without JSON: the 109-byte payload echoed back as it is.
             for _ in 0..<1_000 { _ = try await parley.requestRaw(typeName: echoTypeName, payload: rawPayload, from: peer.id) }
             let rawUnpinned = try await rawRequestLatencies(parley, peer, payload: rawPayload, count: pingCount)
-            print("pre-encoded request/reply latency: \(percentiles(rawUnpinned))")
+            report.recordLatency("raw_rtt", rawUnpinned, label: "pre-encoded request/reply latency: ")
             let rawPinned = try await withTaskExecutorPreference(parley.taskExecutor(for: peer.id)) {
                 try await rawRequestLatencies(parley, peer, payload: rawPayload, count: pingCount)
             }
-            print("pre-encoded request/reply, pinned: \(percentiles(rawPinned))")
+            report.recordLatency("raw_rtt_pinned", rawPinned, label: "pre-encoded request/reply, pinned: ")
             // The floor under these: SwiftNIO alone echoing the same bytes, no protocol (BareEcho.swift).
             let bare = try await bareEchoLatencies(payload: rawPayload, count: pingCount, warmUp: 1_000)
-            print("bare SwiftNIO echo (reference):   \(percentiles(bare))")
+            report.recordLatency("bare_rtt", bare, label: "bare SwiftNIO echo (reference):   ")
         }
 
         // 5. 4 MB typed messages: transport time against encode + decode alone.
@@ -342,9 +344,12 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
             try await waitForReceiver(parley, peer, expected: received)
             let transportSeconds = seconds(ContinuousClock.now - clock) / Double(largeCount)
             let megabytes = Double(largeEncoded.count) / 1_048_576
-            print("4 MB typed messages (\(format(megabytes)) MiB each): \(format(megabytes / transportSeconds)) MiB/s; "
-                + "\(format(transportSeconds * 1000)) ms each vs \(format(codecSeconds * 1000)) ms encode+decode alone "
-                + "(transport adds \(format(100 * (transportSeconds - codecSeconds) / codecSeconds)) %)")
+            report.record("large_size", megabytes, unit: "MiB")
+            report.record(
+                "large", megabytes / transportSeconds, unit: "MiB/s",
+                line: "4 MB typed messages (\(format(megabytes)) MiB each): \(format(megabytes / transportSeconds)) MiB/s; "
+                    + "\(format(transportSeconds * 1000)) ms each vs \(format(codecSeconds * 1000)) ms encode+decode alone "
+                    + "(transport adds \(format(100 * (transportSeconds - codecSeconds) / codecSeconds)) %)")
         }
 
         // 6. 4 MiB pre-encoded frames, one way: the transport without JSON.
@@ -353,13 +358,16 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
         var bigRate: Double?
         if runs("big") {
             bigRate = Double(bigCount * big.readableBytes) / (try await sendRaw(big, count: bigCount, parley, peer, received: &received))
-            print("4 MiB frames, one way:            \(format(bigRate! / 1_048_576)) MiB/s (\(format(bigRate! / 1e9)) GB/s)")
+            report.record(
+                "big", bigRate! / 1_048_576, unit: "MiB/s",
+                line: "4 MiB frames, one way:            \(format(bigRate! / 1_048_576)) MiB/s (\(format(bigRate! / 1e9)) GB/s)")
         }
 
         // 7. The same through parleyd, the daemon forwarding without decoding the payload.
         if runs("daemon") {
             received = try await throughDaemon(
-                receiverPort: child.port, received: received, small: (rawPayload, rawCount, rawRate), big: (big, bigCount, bigRate))
+                receiverPort: child.port, received: received, small: (rawPayload, rawCount, rawRate), big: (big, bigCount, bigRate),
+                report: &report)
         }
 
         // 8. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.
@@ -383,7 +391,9 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
                 queued = (parley.messageCounts(for: stallPeer)?.sent ?? 0) - sentBefore
                 group.cancelAll()
             }
-            print("stalled receiver:                 sender RSS \(format(before)) MiB before, peak \(format(peak)) MiB after trying to send 1 MiB messages for \(seconds(stallDuration)) s (\(queued) of them accepted before send had to wait)")
+            report.record(
+                "stall_peak_rss", peak, unit: "MiB",
+                line: "stalled receiver:                 sender RSS \(format(before)) MiB before, peak \(format(peak)) MiB after trying to send 1 MiB messages for \(seconds(stallDuration)) s (\(queued) of them accepted before send had to wait)")
         }
 
         await parley.stop()
@@ -395,7 +405,7 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
 /// with its payload untouched. Prints the rates and their share of the direct ones; returns the receiver's count.
 func throughDaemon(
     receiverPort: Int, received: Int, small: (payload: ByteBuffer, count: Int, directRate: Double?),
-    big: (payload: ByteBuffer, count: Int, directRate: Double?)
+    big: (payload: ByteBuffer, count: Int, directRate: Double?), report: inout Report
 ) async throws -> Int {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -437,17 +447,26 @@ func throughDaemon(
     }
 
     let smallRate = Double(small.count) / (try await forward(small.payload, times: small.count))
-    print("pre-encoded frames via parleyd:   \(format(smallRate)) msgs/s" + share(smallRate, of: small.directRate))
+    report.record(
+        "daemon_small", smallRate, unit: "msgs/s",
+        line: "pre-encoded frames via parleyd:   \(format(smallRate)) msgs/s" + share(smallRate, of: small.directRate))
 
     let faultsBefore = minorFaults(of: daemon.pid)
     let bigRate = Double(big.count * big.payload.readableBytes) / (try await forward(big.payload, times: big.count))
     let faultsPerFrame = Double(minorFaults(of: daemon.pid) - faultsBefore) / Double(big.count)
-    print("4 MiB frames via parleyd:         \(format(bigRate / 1_048_576)) MiB/s (\(format(bigRate / 1e9)) GB/s)" + share(bigRate, of: big.directRate)
-        + ", \(format(faultsPerFrame)) page faults in parleyd per frame")
+    report.record(
+        "daemon_big", bigRate / 1_048_576, unit: "MiB/s",
+        line: "4 MiB frames via parleyd:         \(format(bigRate / 1_048_576)) MiB/s (\(format(bigRate / 1e9)) GB/s)"
+            + share(bigRate, of: big.directRate) + ", \(format(faultsPerFrame)) page faults in parleyd per frame")
     let afterForwarding = residentMemoryMiB(of: daemon.pid)
     // Rooms for large frames that parleyd keeps for reuse go back to the system after one to two seconds unused.
     try await Task.sleep(for: .milliseconds(2_500))
-    print("parleyd resident memory:          \(format(idle)) MiB idle with two peers, \(format(afterForwarding)) MiB after forwarding, \(format(residentMemoryMiB(of: daemon.pid))) MiB 2.5 s later")
+    let later = residentMemoryMiB(of: daemon.pid)
+    report.record("daemon_rss_idle", idle, unit: "MiB")
+    report.record("daemon_rss_after_forwarding", afterForwarding, unit: "MiB")
+    report.record(
+        "daemon_rss_later", later, unit: "MiB",
+        line: "parleyd resident memory:          \(format(idle)) MiB idle with two peers, \(format(afterForwarding)) MiB after forwarding, \(format(later)) MiB 2.5 s later")
 
     await client.stop()
     _ = try await daemon.stop()

@@ -190,6 +190,32 @@ public struct DaemonService: Sendable {
                 "web": "\(webURL ?? "off")",
             ]
         )
+        // One unbuffered write of the whole line: a launcher reading stdout never sees half of it.
+        FileHandle.standardOutput.write(Data(readinessLine(transceiver, webURL: webURL).utf8))
+    }
+
+    /// The machine-readable line parleyd writes to stdout after its "parleyd ready" log line, for the scripts and
+    /// tests that start it (docs/operations.md, Logs): one JSON object, keys in this order, `web` null when off.
+    private func readinessLine(_ transceiver: Transceiver, webURL: String?) -> String {
+        let fields: [(key: String, value: any Encodable)] = [
+            ("parleyd", "ready"),
+            ("pid", Int(getpid())),
+            ("port", transceiver.listeningPort ?? configuration.port),
+            ("peerId", transceiver.localPeerID?.description ?? ""),
+            ("name", configuration.name),
+            ("controlSocket", configuration.controlSocket),
+            ("web", webURL),
+            ("dataDirectory", configuration.dataDirectory),
+            ("discovery", "\(transceiver.discoveryStatus)"),
+        ]
+        // Encoded one value at a time: a keyed container would not keep the keys' order.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let members = fields.map { field in
+            let value = (try? encoder.encode(field.value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+            return "\"\(field.key)\":\(value)"
+        }
+        return "{" + members.joined(separator: ",") + "}\n"
     }
 
     /// systemd's `STATUS=`: `0 peers connected`, `1 peer connected`, `2 peers connected`.

@@ -1,24 +1,21 @@
-"""Fixtures: a real parleyd per test module (or per configuration), started on 127.0.0.1 with discovery off,
-its port read from the `parleyd ready … port=N` log line (docs/operations.md, Logs)."""
+"""Fixtures: a real parleyd per test module (or per configuration), started on 127.0.0.1 with discovery off, ready
+once it has written its readiness line (parley_tools.parleyd; docs/operations.md, Logs)."""
 from __future__ import annotations
 
+import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
+from parley_tools.parleyd import REPOSITORY, Parleyd, ParleydError
 
-ROOT = Path(__file__).resolve().parents[2]
-PARLEYD = Path(os.environ.get("PARLEYD", ROOT / ".build" / "debug" / "parleyd"))
-READY_TIMEOUT = 20.0
+PARLEYD = Path(os.environ.get("PARLEYD", REPOSITORY / ".build" / "debug" / "parleyd"))
 
 
 def _optional_flags() -> list[str]:
@@ -34,17 +31,15 @@ def _optional_flags() -> list[str]:
 OPTIONAL_FLAGS: list[str] | None = None
 
 
-class Daemon:
-    """One parleyd process in a process group of its own, with its stderr collected by a thread."""
+class Daemon(Parleyd):
+    """One parleyd in a temporary data directory of its own, with the conformance suite's defaults (optionally a
+    shared secret and a configuration file); its log is attached to a failing test's report."""
 
     def __init__(self, *args: str, secret: bytes | None = None, config: dict | None = None):
-        if not PARLEYD.exists():
-            pytest.fail(f"{PARLEYD} is missing: build it first (swift build)")
         self.directory = tempfile.mkdtemp(prefix="parley-conf-")
-        self.control_socket = os.path.join(self.directory, "ctl.sock")
         self.secret = secret
-        command = [str(PARLEYD), "--no-discovery", "--port", "0", "--data-directory", self.directory,
-                   "--control-socket", self.control_socket, "--name", "conformance"]
+        command = ["--no-discovery", "--port", "0", "--data-directory", self.directory,
+                   "--control-socket", os.path.join(self.directory, "ctl.sock"), "--name", "conformance"]
         if secret is not None:
             # §4.1: one line of 64 hexadecimal digits and a newline, accessible to its owner only.
             self.secret_file = os.path.join(self.directory, "secret")
@@ -53,7 +48,6 @@ class Daemon:
                 file.write(secret.hex() + "\n")
             command += ["--secret-file", self.secret_file]
         if config is not None:
-            import json
             self.config_file = os.path.join(self.directory, "parleyd.json")
             with open(self.config_file, "w") as file:
                 json.dump(config, file)
@@ -61,53 +55,19 @@ class Daemon:
         global OPTIONAL_FLAGS
         if OPTIONAL_FLAGS is None:
             OPTIONAL_FLAGS = _optional_flags()
-        command += OPTIONAL_FLAGS + list(args)
-        env = {key: value for key, value in os.environ.items() if not key.startswith("PARLEY_")}
-        env.pop("JOURNAL_STREAM", None)
-        env.pop("NOTIFY_SOCKET", None)
-        self.lines: list[str] = []
-        self.lines_changed = threading.Condition()
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, env=env, start_new_session=True)
-        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self.reader.start()
         RUNNING.append(self)
-        ready = self.wait_for_line("parleyd ready", READY_TIMEOUT)
-        self.port = int(re.search(r"\bport=(\d+)", ready).group(1))
-        self.peer_id = re.search(r"\bpeer-id=([0-9a-fA-F-]{36})", ready).group(1)
-
-    def _read_stderr(self) -> None:
-        for line in self.process.stderr:
-            with self.lines_changed:
-                self.lines.append(line.decode("utf-8", "replace").rstrip("\n"))
-                self.lines_changed.notify_all()
-        with self.lines_changed:
-            self.lines.append("<stderr closed>")
-            self.lines_changed.notify_all()
+        try:
+            super().__init__(PARLEYD, command + OPTIONAL_FLAGS + list(args))
+        except ParleydError as error:
+            self.stop()
+            pytest.fail(str(error))
 
     def wait_for_line(self, text: str, timeout: float = 5.0, start: int = 0) -> str:
-        """Waits for a log line containing `text` (from line index `start` on)."""
-        deadline = time.monotonic() + timeout
-        with self.lines_changed:
-            while True:
-                for line in self.lines[start:]:
-                    if text in line:
-                        return line
-                if "<stderr closed>" in self.lines:
-                    pytest.fail(f"parleyd exited (status {self.process.poll()}) before logging {text!r}:\n"
-                                + "\n".join(self.lines[-30:]))
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    pytest.fail(f"parleyd did not log {text!r} within {timeout} s:\n" + "\n".join(self.lines[-30:]))
-                self.lines_changed.wait(remaining)
-
-    def mark(self) -> int:
-        with self.lines_changed:
-            return len(self.lines)
-
-    def log(self) -> str:
-        with self.lines_changed:
-            return "\n".join(self.lines)
+        """Waits for a log line containing `text` (from line index `start` on); fails the test when none comes."""
+        try:
+            return super().wait_for_line(text, timeout, start)
+        except ParleydError as error:
+            pytest.fail(str(error))
 
     # -- peers
     def dial(self, **kwargs) -> wire.Connection:
@@ -124,22 +84,12 @@ class Daemon:
         wire.handshake(conn, name="py-control")
         return conn
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                pass
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(5)
-        self.reader.join(5)
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int | None:
+        status = super().stop(sig, timeout) if hasattr(self, "process") else None
         if self in RUNNING:
             RUNNING.remove(self)
         shutil.rmtree(self.directory, ignore_errors=True)
-        return self.process.returncode
+        return status
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import struct
 import threading
 import time
 
-import parley_wire as wire
+from parley_tools import wire
 
 MIB = 1024 * 1024
 MESSAGE_SIZE = 64 * 1024

@@ -1,7 +1,7 @@
 """§8 Closing: close frames and codes, graceful close, end-of-stream, parleyd's own shutdown."""
 import signal
 
-import parley_wire as wire
+from parley_tools import wire
 
 
 def frames_in(data: bytes) -> list:

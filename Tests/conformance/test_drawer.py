@@ -1,5 +1,5 @@
 """The debug drawer (docs/drawer.md) at the protocol level, through a real parleyd: apps written from the documents
-alone (scripts/interop/drawer_app.py, and the conformance client of parley_wire.py speaking the drawer's messages
+alone (scripts/interop/drawer_app.py, and the conformance client of parley_tools.wire speaking the drawer's messages
 by hand), driven by parleyctl (drawer, set, invoke) and by the web API (/api/drawers, the live stream). What an app
 receives is read from its event lines or its socket, with deadlines; nothing sleeps and hopes."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 
 ROOT = Path(__file__).resolve().parents[2]
 PARLEYCTL = Path(os.environ.get("PARLEYCTL", ROOT / ".build" / "debug" / "parleyctl"))
@@ -261,12 +261,7 @@ def item_path(peer_id: str, item: str) -> str:
 @pytest.fixture(scope="module")
 def daemon(start_parleyd):
     """parleyd with its web debugger on 127.0.0.1 (a port of its own), for the web API's side of the drawer."""
-    parleyd = start_parleyd("--web-listen", "127.0.0.1:0")
-    ready = parleyd.wait_for_line("parleyd ready")
-    match = re.search(r"\bweb=(http://\S+?)/?(\s|$)", ready)
-    assert match, f"no web= in: {ready}"
-    parleyd.web = match.group(1)
-    return parleyd
+    return start_parleyd("--web-listen", "127.0.0.1:0")
 
 
 @pytest.fixture

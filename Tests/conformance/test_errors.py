@@ -3,7 +3,7 @@ import struct
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 
 
 def record_payload(action: str, state: str, png: bytes = b"") -> bytes:

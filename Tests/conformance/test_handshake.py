@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 
 
 # ------------------------------------------------------------------------------------------- acceptor

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 
 OBSERVE = 4.6  # seconds: longer than the 3 s heartbeat timeout plus its checking slack
 

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 
 
 def padded_request(conn: wire.Connection, body_size: int) -> int:

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 
 # Bytes that are not JSON and not UTF-8: the payload is opaque (§3), forwarded untouched.
 OPAQUE = bytes(range(256)) + b'{"not":"decoded"}'

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 
 RECORD = b'{"state":{"items":[],"total":1.10},"action":"load","imageData":""}'
 

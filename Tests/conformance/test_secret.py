@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-import parley_wire as wire
+from parley_tools import wire
 from conftest import PARLEYD, Daemon
 
 SECRET = bytes(range(0xA0, 0xC0))

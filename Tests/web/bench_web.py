@@ -13,14 +13,11 @@ states into a fresh parleyd, then measures in headless Chromium, with the page's
 import argparse
 import json
 import statistics
-import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from parley_web import OriginalApp, Parleyd, app_screenshot, start_browser, stop_browser  # noqa: E402
+from parley_tools.browser import OriginalApp, Parleyd, app_screenshot, start_browser, stop_browser
 
 
 def entry_events(parleyd, count, send):

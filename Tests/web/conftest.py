@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from parley_web import ARTIFACTS, OriginalApp, Parleyd, severe_console_entries, start_browser, stop_browser
+from parley_tools.browser import ARTIFACTS, OriginalApp, Parleyd, severe_console_entries, start_browser, stop_browser
 
 
 def pytest_configure(config):

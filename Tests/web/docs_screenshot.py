@@ -8,11 +8,10 @@ import copy
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
-from parley_web import REPOSITORY, OriginalApp, Parleyd, app_screenshot, start_browser, stop_browser, wait_for_entries  # noqa: E402
+from parley_tools.browser import REPOSITORY, OriginalApp, Parleyd, app_screenshot, start_browser, stop_browser, wait_for_entries
 
 
 def main():

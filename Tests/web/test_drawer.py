@@ -16,7 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from parley_web import ARTIFACTS, REPOSITORY, request_mark, requests_since, severe_console_entries, start_browser, stop_browser
+from parley_tools.browser import ARTIFACTS, REPOSITORY, request_mark, requests_since, severe_console_entries, start_browser, stop_browser
 
 TIMEOUT = 15
 DRAWER_APP = REPOSITORY / "scripts" / "interop" / "drawer_app.py"

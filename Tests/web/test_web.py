@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from parley_web import OriginalApp, app_screenshot, request_mark, requests_since, severe_console_entries, wait_for_entries, wait_until
+from parley_tools.browser import OriginalApp, app_screenshot, request_mark, requests_since, severe_console_entries, wait_for_entries, wait_until
 
 TIMEOUT = 15
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"

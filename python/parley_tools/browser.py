@@ -1,6 +1,5 @@
-"""Helpers for the web debugger's browser tests: a parleyd child process, an app in the original framing that
-records states and receives replays, PNG screenshots made here, and a headless Chromium."""
-import base64
+"""Helpers for the web debugger's browser tests (Tests/web): a parleyd with its web debugger on, an app in the
+original framing that records states and receives replays, PNG screenshots made here, and a headless Chromium."""
 import importlib.util
 import json
 import os
@@ -14,7 +13,9 @@ import time
 import zlib
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+from parley_tools import parleyd
+
+REPOSITORY = parleyd.REPOSITORY
 PARLEYD = Path(os.environ.get("PARLEYD", REPOSITORY / ".build" / "debug" / "parleyd"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -68,19 +69,14 @@ def app_screenshot(items, width=180, height=320, accent=(47, 111, 221)):
 
 # parleyd
 
-class Parleyd:
+class Parleyd(parleyd.Parleyd):
     """A parleyd with its own data directory, in its own process group; `web` is its web debugger's URL."""
 
     def __init__(self, extra_arguments=(), executable=PARLEYD, config=None, environment=None):
-        if not Path(executable).is_file():
-            raise RuntimeError(f"{executable} is not built; run `swift build --product parleyd` first")
         self.directory = tempfile.mkdtemp(prefix="parley-web-")
         os.chmod(self.directory, 0o700)
-        self.lines = []
-        self.ready = threading.Condition()
-        self.exited = False
         arguments = [
-            str(executable), "--no-discovery", "--port", "0", "--web-listen", "127.0.0.1:0",
+            "--no-discovery", "--port", "0", "--web-listen", "127.0.0.1:0",
             "--data-directory", self.directory, "--control-socket", os.path.join(self.directory, "ctl.sock"),
             *extra_arguments,
         ]
@@ -92,59 +88,15 @@ class Parleyd:
         if ASSETS_DIRECTORY:
             arguments += ["--web-assets-directory", str(Path(ASSETS_DIRECTORY).resolve())]
         environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.directory, **(environment or {})}
-        self.process = subprocess.Popen(
-            arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=environment, start_new_session=True,
-        )
-        threading.Thread(target=self._read, daemon=True).start()
-        line = self.wait_for_line(lambda text: "parleyd ready" in text and " web=" in text, "the 'parleyd ready ... web=' line")
-        self.port = int(self.field(line, "port"))
-        self.web = self.field(line, "web").rstrip("/")
-
-    def _read(self):
-        for raw in self.process.stdout:
-            with self.ready:
-                self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-                self.ready.notify_all()
-        with self.ready:
-            self.exited = True
-            self.ready.notify_all()
-
-    def wait_for_line(self, predicate, what, timeout=20):
-        deadline = time.monotonic() + timeout
-        with self.ready:
-            while True:
-                for line in self.lines:
-                    if predicate(line):
-                        return line
-                remaining = deadline - time.monotonic()
-                if self.exited or remaining <= 0:
-                    raise RuntimeError(f"parleyd did not log {what} ({'it exited' if self.exited else 'timeout'}); log:\n" + "\n".join(self.lines))
-                self.ready.wait(remaining)
-
-    @staticmethod
-    def field(line, key):
-        for part in line.split(" "):
-            if part.startswith(key + "="):
-                return part[len(key) + 1:].strip('"')
-        raise RuntimeError(f"no {key}= in: {line}")
-
-    @property
-    def log(self):
-        with self.ready:
-            return "\n".join(self.lines)
+        try:
+            super().__init__(executable, arguments, environment=environment)
+        except parleyd.ParleydError:
+            subprocess.run(["rm", "-rf", self.directory], check=False)
+            raise
 
     def stop(self):
         """SIGTERM to the whole process group, SIGKILL if it is not gone within 5 s."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
-            except ProcessLookupError:
-                pass
+        super().stop(timeout=5)
         subprocess.run(["rm", "-rf", self.directory], check=False)
 
     def get(self, path):
