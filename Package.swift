@@ -225,6 +225,7 @@ let package = Package(
                 "ParleyDaemon", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyRemoteDrawer", "ParleyHistory", "ParleyWeb", "Parleyd",
                 "ParleyTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

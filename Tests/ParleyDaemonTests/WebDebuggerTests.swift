@@ -6,6 +6,7 @@ import Parley
 import ParleyDebugger
 import ParleyHistory
 import ParleyTestSupport
+import ServiceLifecycleTestKit
 import Testing
 
 @testable import Hummingbird
@@ -359,10 +360,12 @@ struct WebDebuggerTests {
         }
     }
 
-    @Test("the live stream carries each event the daemon publishes, as server-sent events")
+    @Test("the live stream carries each event the daemon publishes, as server-sent events, and ends when parleyd stops")
     func liveStream() async throws {
         let fixture = try await Fixture()
-        try await Self.serving(fixture) { port in
+        try await testGracefulShutdown { trigger in
+            let server = Task { try await fixture.server.run() }
+            let port = try #require(await fixture.server.waitUntilListening())
             let curl = try ChildProcess("/usr/bin/curl", ["-sN", "http://127.0.0.1:\(port)/api/events"])
             _ = try await curl.waitFor { $0.contains(": parley live events") ? true : nil }
             let entry = EntrySummary(sequence: 42, session: 7, time: Date(timeIntervalSince1970: 1_764_000_000), action: "add(\"<b>\")", stateSize: 10, screenshotSize: 0)
@@ -373,6 +376,10 @@ struct WebDebuggerTests {
             #expect(text.contains(#""sequence":42"#))
             #expect(text.contains(#""time":"2025-11-24T16:00:00.000Z""#))
             #expect(text.contains("event: peers\ndata: {}\n\n"))
+            // parleyd stopping ends every open stream, so that no open page holds up the shutdown.
+            trigger.triggerGracefulShutdown()
+            #expect(try await curl.exitStatus(within: .seconds(10)) == 0)
+            try await server.value
         }
     }
 }
