@@ -31,9 +31,10 @@ public final class WebServer: Service {
 
     /// The responder parleyd serves: access checks, the pages and the API. Tests drive it without a socket.
     public func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        let access = WebAccess<BasicRequestContext>(
-            token: configuration.token, allowedHosts: WebAccess<BasicRequestContext>.allowedHosts(for: configuration),
+        typealias Context = BasicRequestContext
+        let router = Router(context: Context.self)
+        let access = WebAccess<Context>(
+            token: configuration.token, allowedHosts: WebAccess<Context>.allowedHosts(for: configuration),
             sessionSecret: Self.randomSecret()
         )
         router.add(middleware: RequestMetrics(factory: metricsFactory))
@@ -42,7 +43,7 @@ public final class WebServer: Service {
         router.add(middleware: ProblemMiddleware { backend.problem(for: $0) })
         router.add(middleware: access)
         assets.register(on: router, sessionCookie: access.sessionCookie)
-        typealias Context = BasicRequestContext
+        // The API, one collection of routes per resource.
         for routes in [
             SessionRoutes<Context>(backend: backend).routes, EntryRoutes<Context>(backend: backend).routes,
             DiffRoutes<Context>(backend: backend).routes, ReplayRoutes<Context>(backend: backend).routes,

@@ -35,7 +35,8 @@ export function parse(location = window.location) {
   return { name: 'notFound', path, query };
 }
 
-/** Each view's URL by its name: its numbers in the order its path names them, then those of its query (left out when null). */
+/** Each view's URL by its name: its numbers in the order its path names them, then those of its query (left out
+ *  when null): `urls.entry(id, seq, diff)`. */
 export const urls = Object.fromEntries(
   views.map((view) => [
     view.name,
