@@ -123,13 +123,16 @@ let package = Package(
         .target(name: "ParleyDrawer", dependencies: ["ParleyWire"], swiftSettings: strict),
         .target(name: "ParleyRemoteDrawer", dependencies: ["Parley", "ParleyDrawer", logging], swiftSettings: strict),
 
-        // The web debugger: HTTP routes, the JSON API, the live stream, access control and the embedded pages
-        // (Assets/, embedded by scripts/embed-web-assets). What it shows comes through `WebDebuggerBackend`, which
-        // parleyd implements; this target knows neither the transceiver nor the store.
+        // The web debugger: HTTP routes, the JSON API, the live stream, access control and the pages (Assets/,
+        // embedded in the code by SwiftPM, so that parleyd stays one file). What it shows comes through
+        // `WebDebuggerBackend`, which parleyd implements; this target knows neither the transceiver nor the store.
         .target(
             name: "ParleyWeb",
-            dependencies: ["ParleyDebugger", "ParleyDrawer", "ParleyJSON", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore, nioFoundation, logging, serviceLifecycle],
-            exclude: ["Assets"],
+            dependencies: [
+                "ParleyDebugger", "ParleyDrawer", "ParleyJSON", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore,
+                nioFoundation, logging, serviceLifecycle, crypto,
+            ],
+            resources: [.embedInCode("Assets")],
             swiftSettings: strict
         ),
 
@@ -231,6 +234,16 @@ let package = Package(
             dependencies: [
                 "ParleyDaemon", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyRemoteDrawer", "ParleyHistory", "ParleyWeb", "Parleyd",
                 "ParleyTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The web API against a backend of the tests' own, through Hummingbird's test client.
+        .testTarget(
+            name: "ParleyWebTests",
+            dependencies: [
+                "ParleyWeb", "ParleyDebugger", "ParleyDrawer", nioCore, nioFoundation, logging, metrics,
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict

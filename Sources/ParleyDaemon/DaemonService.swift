@@ -171,7 +171,7 @@ public struct DaemonService: Sendable {
         let names = [DaemonConfiguration.defaultName(), DaemonConfiguration.defaultName() + ".local", configuration.name, configuration.name + ".local"]
         return WebServer(
             configuration: WebConfiguration(host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: names),
-            backend: backend, events: debugger.events, assets: WebAssets(directory: configuration.webAssetsDirectory),
+            backend: backend, assets: WebAssets(directory: configuration.webAssetsDirectory),
             metricsFactory: metrics.factory, logger: logger
         )
     }

@@ -7,7 +7,6 @@ import ParleyControl
 import ParleyDebugger
 import ParleyHistory
 import ParleyJSON
-import ParleyWeb
 import Synchronization
 
 /// parleyd as the remote state debugger: records the states apps send (`parley.debugger.record` messages, which is
@@ -35,11 +34,11 @@ final class DebuggerService: Sendable {
     /// `diffTimeLimit`.
     private let diffTimeLimit: Duration
     /// Recorded entries and session changes, for the web debugger's open pages.
-    let events: LiveEvents
+    let events: DaemonEvents
 
     init(
         transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], diffMaxBytes: Int,
-        diffTimeLimit: Duration = .seconds(10), events: LiveEvents = LiveEvents(), logger: Logger
+        diffTimeLimit: Duration = .seconds(10), events: DaemonEvents = DaemonEvents(), logger: Logger
     ) {
         self.diffTimeLimit = diffTimeLimit
         self.events = events
@@ -87,7 +86,7 @@ final class DebuggerService: Sendable {
                 return
             }
             logger.info("debugger session ended", metadata: ["session": "\(session)", "peer-id": "\(peer.id)"])
-            if let ended = try? await store.session(session) { events.publish(.sessionEnded(WebSession(summary: ended, live: false))) }
+            if let ended = try? await store.session(session) { events.publish(.sessionEnded(ended)) }
         } catch {
             logger.warning("cannot end debugger session", metadata: ["session": "\(session)", "reason": "\(error)"])
         }
@@ -155,7 +154,7 @@ final class DebuggerService: Sendable {
         let kind: SessionSummary.Kind = peer.capabilities.contains(OriginalFraming.capability) ? .original : .parley
         let session = try await store.beginSession(peerID: peer.id.rawValue, appName: peer.name, kind: kind, host: Endpoint(peer.address)?.host ?? peer.address)
         openSessions.withLock { $0[peer.id] = OpenSession(id: session.id, connection: peer.connectionID) }
-        events.publish(.sessionStarted(WebSession(summary: session, live: true)))
+        events.publish(.sessionStarted(session))
         logger.info(
             "debugger session started",
             metadata: ["session": "\(session.id)", "peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "kind": "\(kind)"]

@@ -42,6 +42,11 @@ public protocol WebDebuggerBackend: Sendable {
     func peers() async -> [WebPeer]
     /// The named action filters of the configuration, by name.
     func filters() -> [String: ActionTextFilter]
+    /// What open pages hear about from now on, as it happens. The stream ends when the backend stops publishing,
+    /// or when this reader has fallen so far behind that the backend dropped it (the page's EventSource reconnects
+    /// and fetches afresh). The server ends its open streams itself when it stops.
+    func liveEvents() -> AsyncStream<WebEvent>
+
     /// The metrics, in Prometheus' text exposition format.
     func metrics() async -> String
 

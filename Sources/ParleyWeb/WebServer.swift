@@ -10,7 +10,7 @@ import Synchronization
 public final class WebServer: Service {
     public let configuration: WebConfiguration
     private let backend: any WebDebuggerBackend
-    private let events: LiveEvents
+    private let openStreams = OpenLiveStreams()
     private let assets: WebAssets
     private let logger: Logger
     private let metricsFactory: any MetricsFactory
@@ -18,12 +18,11 @@ public final class WebServer: Service {
     private let bound = BoundPort()
 
     public init(
-        configuration: WebConfiguration, backend: any WebDebuggerBackend, events: LiveEvents, assets: WebAssets = WebAssets(),
+        configuration: WebConfiguration, backend: any WebDebuggerBackend, assets: WebAssets = WebAssets(),
         metricsFactory: any MetricsFactory, keepAliveInterval: Duration = .seconds(15), logger: Logger
     ) {
         self.configuration = configuration
         self.backend = backend
-        self.events = events
         self.assets = assets
         self.metricsFactory = metricsFactory
         self.keepAliveInterval = keepAliveInterval
@@ -32,17 +31,29 @@ public final class WebServer: Service {
 
     /// The responder parleyd serves: access checks, the pages and the API. Tests drive it without a socket.
     public func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        let access = WebAccess<BasicRequestContext>(
-            token: configuration.token, allowedHosts: WebAccess<BasicRequestContext>.allowedHosts(for: configuration),
+        typealias Context = BasicRequestContext
+        let router = Router(context: Context.self)
+        let access = WebAccess<Context>(
+            token: configuration.token, allowedHosts: WebAccess<Context>.allowedHosts(for: configuration),
             sessionSecret: Self.randomSecret()
         )
         router.add(middleware: RequestMetrics(factory: metricsFactory))
+        router.add(middleware: SecurityHeaders())
         let backend = self.backend
-        router.add(middleware: SecurityHeaders { backend.problem(for: $0) })
+        router.add(middleware: ProblemMiddleware { backend.problem(for: $0) })
         router.add(middleware: access)
         assets.register(on: router, sessionCookie: access.sessionCookie)
-        WebAPI<BasicRequestContext>(backend: backend, events: events, keepAliveInterval: keepAliveInterval).register(on: router)
+        // The API, one collection of routes per resource.
+        for routes in [
+            SessionRoutes<Context>(backend: backend).routes, EntryRoutes<Context>(backend: backend).routes,
+            DiffRoutes<Context>(backend: backend).routes, ReplayRoutes<Context>(backend: backend).routes,
+            TransferRoutes<Context>(backend: backend).routes, PeerRoutes<Context>(backend: backend).routes,
+            DrawerRoutes<Context>(backend: backend).routes,
+            LiveRoutes<Context>(backend: backend, openStreams: openStreams, keepAliveInterval: keepAliveInterval).routes,
+        ] {
+            router.addRoutes(routes, atPath: "/api")
+        }
+        router.addRoutes(MetricsRoutes<Context>(backend: backend).routes)
         return router
     }
 
@@ -64,7 +75,7 @@ public final class WebServer: Service {
             onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        let events = self.events
+        let openStreams = self.openStreams
         /// Which of the two tasks below ended.
         enum Ended: Sendable { case server, shutdownBegan }
         do {
@@ -79,7 +90,7 @@ public final class WebServer: Service {
                 group.addTask {
                     // Live streams never end by themselves: end them, so that the server's shutdown is not held up.
                     try? await gracefulShutdown()
-                    events.close()
+                    openStreams.close()
                     return .shutdownBegan
                 }
                 while let ended = try await group.next() {
@@ -91,7 +102,7 @@ public final class WebServer: Service {
             }
         } catch {
             bound.set(nil)
-            events.close()
+            openStreams.close()
             throw WebServerError.cannotListen(host: configuration.host, port: configuration.port, reason: "\(error)")
         }
         bound.set(nil)
@@ -104,7 +115,7 @@ public final class WebServer: Service {
 }
 
 extension String {
-    fileprivate func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
+    func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
 }
 
 /// Why the web debugger is not running.
@@ -142,36 +153,5 @@ private final class BoundPort: Sendable {
             }
             if let result { continuation.resume(returning: result) }
         }
-    }
-}
-
-/// `parley_web_requests_total{status}`, through swift-metrics with parleyd's own factory (no global bootstrap:
-/// tests run several parleyds in one process).
-struct RequestMetrics<Context: RequestContext>: RouterMiddleware {
-    /// One counter per status class, made once rather than looked up in the registry on every request.
-    private let counters: [Counter]
-
-    init(factory: any MetricsFactory) {
-        counters = (1...5).map { Counter(label: "parley_web_requests_total", dimensions: [("status", "\($0)xx")], factory: factory) }
-    }
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let response = try await next(request, context)
-        counters[min(max(response.status.code / 100, 1), 5) - 1].increment()
-        return response
-    }
-}
-
-/// HEAD as GET, body dropped.
-struct HeadAsGet<Base: HTTPResponder>: HTTPResponder {
-    let base: Base
-
-    func respond(to request: Request, context: Base.Context) async throws -> Response {
-        guard request.method == .head else { return try await base.respond(to: request, context: context) }
-        var head = request.head
-        head.method = .get
-        var response = try await base.respond(to: Request(head: head, body: request.body), context: context)
-        response.body = ResponseBody()
-        return response
     }
 }

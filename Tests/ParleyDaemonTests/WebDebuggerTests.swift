@@ -6,6 +6,7 @@ import Parley
 import ParleyDebugger
 import ParleyHistory
 import ParleyTestSupport
+import ServiceLifecycleTestKit
 import Testing
 
 @testable import Hummingbird
@@ -42,8 +43,7 @@ struct WebDebuggerTests {
             backend = DaemonWebBackend(debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: false)
             server = WebServer(
                 configuration: WebConfiguration(host: host, port: 0, token: token),
-                backend: backend,
-                events: debugger.events, metricsFactory: metrics.factory, keepAliveInterval: .seconds(3600), logger: logger
+                backend: backend, metricsFactory: metrics.factory, keepAliveInterval: .seconds(3600), logger: logger
             )
         }
 
@@ -264,37 +264,6 @@ struct WebDebuggerTests {
         }
     }
 
-    @Test("with a token every request needs it: 401 without, Bearer works, ?token= trades it for the cookie and leaves the address bar")
-    func token() async throws {
-        let token = String(repeating: "ab", count: 32)
-        let fixture = try await Fixture(token: token)
-        try await fixture.record(count: 1)
-        try await fixture.test { client in
-            try await client.execute(uri: "/api/sessions", method: .get) { response in
-                #expect(response.status == .unauthorized)
-                #expect(!String(buffer: response.body).contains("sessions\""))
-            }
-            try await client.execute(uri: "/api/sessions", method: .get, headers: [.authorization: "Bearer " + token.uppercased()]) { response in
-                #expect(response.status == .unauthorized)
-            }
-            try await client.execute(uri: "/api/sessions", method: .get, headers: [.authorization: "Bearer " + token]) { response in
-                #expect(response.status == .ok)
-            }
-            let cookie = try await client.execute(uri: "/sessions/1?token=\(token)", method: .get) { response in
-                #expect(response.status == .seeOther)
-                #expect(response.headers[.location] == "/sessions/1")
-                return try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
-            }
-            try await client.execute(uri: "/api/sessions", method: .get, headers: [.cookie: cookie]) { response in
-                #expect(response.status == .ok)
-            }
-            try await client.execute(uri: "/?token=wrong", method: .get) { response in
-                #expect(response.status == .unauthorized)
-                #expect(response.headers[.setCookie] == nil)
-            }
-        }
-    }
-
     @Test("export downloads the session as JSON lines; importing it back is idempotent")
     func exportAndImport() async throws {
         let fixture = try await Fixture()
@@ -325,8 +294,8 @@ struct WebDebuggerTests {
         }
     }
 
-    @Test("replay with no app connected is a 409 that says so; the pages are served for every view URL, with an ETag")
-    func replayAndPages() async throws {
+    @Test("replay with no app connected is a 409 that says so")
+    func replayWithNoApp() async throws {
         let fixture = try await Fixture()
         let recorded = try await fixture.record(count: 1)
         try await fixture.test { client in
@@ -334,31 +303,6 @@ struct WebDebuggerTests {
             try await client.execute(uri: "/api/entries/\(recorded.sequences[0])/replay", method: .post, headers: [.cookie: cookie], body: ByteBuffer(string: "{\"all\": true}")) { response in
                 #expect(response.status == .conflict)
                 #expect(String(buffer: response.body).contains("no debugger app is connected"))
-            }
-            for path in ["/peers", "/sessions/\(recorded.session)", "/sessions/\(recorded.session)/entries/\(recorded.sequences[0])?diff=1"] {
-                try await client.execute(uri: path, method: .get) { response in
-                    #expect(response.status == .ok, "\(path)")
-                    #expect(response.headers[.contentType] == "text/html; charset=utf-8")
-                }
-            }
-            let etag = try await client.execute(uri: "/", method: .get) { try #require($0.headers[.eTag]) }
-            try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: etag]) { #expect($0.status == .notModified) }
-            // Each kind of file with its type; every page file revalidated (a new parleyd serves new pages at once).
-            for (path, type) in [
-                ("/assets/main.js", "text/javascript; charset=utf-8"), ("/assets/app.css", "text/css; charset=utf-8"),
-                ("/assets/favicon.svg", "image/svg+xml"), ("/", "text/html; charset=utf-8"),
-            ] {
-                try await client.execute(uri: path, method: .get) { response in
-                    #expect(response.status == .ok, "\(path)")
-                    #expect(response.headers[.contentType] == type, "\(path)")
-                    #expect(response.headers[.cacheControl] == "no-cache", "\(path)")
-                }
-            }
-            try await client.execute(uri: "/assets/nothing.js", method: .get) { #expect($0.status == .notFound) }
-            try await client.execute(uri: "/api/sessions", method: .head) { response in
-                #expect(response.status == .ok)
-                #expect(response.headers[.contentType] == "application/json")
-                #expect(response.body.readableBytes == 0)
             }
         }
     }
@@ -386,35 +330,6 @@ struct WebDebuggerTests {
                 #expect(text.contains(#"parley_web_requests_total{status="2xx"} 1"#), "\(text)")
             }
         }
-    }
-
-    @Test("the page files built into parleyd are the files of Sources/ParleyWeb/Assets (run scripts/embed-web-assets)")
-    func embeddedAssetsAreCurrent() throws {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/ParleyWeb/Assets")
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }
-        #expect(Set(names) == Set(WebAssets.builtIn.keys), "run scripts/embed-web-assets")
-        for name in names {
-            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-            #expect(WebAssets.builtIn[name]?.text == text, "\(name) differs from its built-in copy: run scripts/embed-web-assets")
-        }
-    }
-
-    @Test("a token compares equal only to itself, whatever the length")
-    func constantTime() {
-        #expect(constantTimeEqual("abc", "abc"))
-        #expect(!constantTimeEqual("abc", "abd"))
-        #expect(!constantTimeEqual("abc", "ab"))
-        #expect(!constantTimeEqual("", "a"))
-        #expect(constantTimeEqual("", ""))
-    }
-
-    @Test("a configuration beyond loopback without a token says why it cannot be used")
-    func tokenRequiredBeyondLoopback() {
-        #expect(WebConfiguration(host: "0.0.0.0", port: 7207).problem?.contains("webTokenFile") == true)
-        #expect(WebConfiguration(host: "0.0.0.0", port: 7207, token: "t").problem == nil)
-        #expect(WebConfiguration(host: "127.0.0.1", port: 7207).problem == nil)
-        #expect(WebConfiguration(host: "::1", port: 7207).problem == nil)
     }
 
     // MARK: - Over real sockets (curl, Debian's package)
@@ -445,10 +360,12 @@ struct WebDebuggerTests {
         }
     }
 
-    @Test("the live stream carries each event as it is published, as server-sent events, and ends when parleyd stops")
+    @Test("the live stream carries each event the daemon publishes, as server-sent events, and ends when parleyd stops")
     func liveStream() async throws {
         let fixture = try await Fixture()
-        try await Self.serving(fixture) { port in
+        try await testGracefulShutdown { trigger in
+            let server = Task { try await fixture.server.run() }
+            let port = try #require(await fixture.server.waitUntilListening())
             let curl = try ChildProcess("/usr/bin/curl", ["-sN", "http://127.0.0.1:\(port)/api/events"])
             _ = try await curl.waitFor { $0.contains(": parley live events") ? true : nil }
             let entry = EntrySummary(sequence: 42, session: 7, time: Date(timeIntervalSince1970: 1_764_000_000), action: "add(\"<b>\")", stateSize: 10, screenshotSize: 0)
@@ -459,30 +376,10 @@ struct WebDebuggerTests {
             #expect(text.contains(#""sequence":42"#))
             #expect(text.contains(#""time":"2025-11-24T16:00:00.000Z""#))
             #expect(text.contains("event: peers\ndata: {}\n\n"))
-            // parleyd stopping closes every stream, so that no open page holds up the shutdown.
-            fixture.debugger.events.close()
+            // parleyd stopping ends every open stream, so that no open page holds up the shutdown.
+            trigger.triggerGracefulShutdown()
             #expect(try await curl.exitStatus(within: .seconds(10)) == 0)
+            try await server.value
         }
-    }
-
-    @Test("a reader that falls 1024 events behind is dropped, and a reader that keeps up keeps its stream")
-    func slowReaderDropped() async {
-        let events = LiveEvents()
-        let slow = events.subscribe()
-        var fast = events.subscribe().makeAsyncIterator()
-        // The fast reader takes each event before the next is published; the slow one takes none.
-        for _ in 0...LiveEvents.bufferLimit {
-            events.publish(.peersChanged)
-            #expect(await fast.next() == .peersChanged)
-        }
-        #expect(events.subscriberCount == 1)
-        var received = 0
-        for await _ in slow { received += 1 }
-        // Ended after what it had buffered.
-        #expect(received == LiveEvents.bufferLimit)
-        events.publish(.sessionDeleted(id: 1))
-        #expect(await fast.next() == .sessionDeleted(id: 1))
-        events.close()
-        #expect(await fast.next() == nil)
     }
 }

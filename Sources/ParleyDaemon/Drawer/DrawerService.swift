@@ -3,7 +3,6 @@ import Logging
 import Parley
 import ParleyControl
 import ParleyDrawer
-import ParleyWeb
 import Synchronization
 
 /// parleyd's side of the debug drawer (docs/drawer.md): keeps the drawer each connected app declares, checks a
@@ -14,7 +13,7 @@ final class DrawerService: Sendable {
     static let appTimeout = Duration.seconds(10)
 
     private let transceiver: Transceiver
-    private let events: LiveEvents
+    private let events: DaemonEvents
     private let remembered: RememberedDrawerValues
     private let logger: Logger
     /// The drawers of connected apps, with the connection that declared them.
@@ -25,7 +24,7 @@ final class DrawerService: Sendable {
         var declaration: DrawerDeclaration
     }
 
-    init(transceiver: Transceiver, dataDirectory: String, events: LiveEvents, logger: Logger) {
+    init(transceiver: Transceiver, dataDirectory: String, events: DaemonEvents, logger: Logger) {
         self.transceiver = transceiver
         self.events = events
         self.remembered = RememberedDrawerValues(file: dataDirectory + "/" + RememberedDrawerValues.fileName, logger: logger)

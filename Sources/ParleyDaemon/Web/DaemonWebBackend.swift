@@ -80,6 +80,8 @@ struct DaemonWebBackend: WebDebuggerBackend {
 
     func beginImport() -> any WebHistoryImport { Import(store: store, events: debugger.events) }
 
+    func liveEvents() -> AsyncStream<WebEvent> { debugger.events.subscribe { WebEvent($0) } }
+
     func peers() async -> [WebPeer] {
         router.peerList().map { info in
             WebPeer(
@@ -108,12 +110,12 @@ struct DaemonWebBackend: WebDebuggerBackend {
     /// Feeds an upload to the store's import, line by line; the first line is the header.
     private final class Import: WebHistoryImport {
         let store: HistoryStore
-        let events: LiveEvents
+        let events: DaemonEvents
         private let progress = Mutex<HistoryImport?>(nil)
         /// Set when the header names a session imported before: the rest of the file is not read.
         private let existing = Mutex<Int64?>(nil)
 
-        init(store: HistoryStore, events: LiveEvents) {
+        init(store: HistoryStore, events: DaemonEvents) {
             self.store = store
             self.events = events
         }
@@ -156,7 +158,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
                 throw WebProblem.badRequest("the file is empty: an export starts with its header line (docs/debugger.md, Export format)")
             }
             let session = try await store.finishImport(started)
-            events.publish(.sessionEnded(WebSession(summary: session, live: false)))
+            events.publish(.sessionEnded(session))
             return (session, false)
         }
     }

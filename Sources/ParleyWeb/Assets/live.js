@@ -1,6 +1,8 @@
-// The live stream (GET /api/events, server-sent events): `entry`, `session`, `peers` and `drawer` events,
-// dispatched to whoever subscribed. EventSource reconnects by itself; after a reconnect, subscribers to 'resync'
-// fetch again what they show, since events may have been missed meanwhile.
+// The live stream (GET /api/events, server-sent events): the events routes.js names (`entry`, `session`,
+// `peers`, `drawer`), dispatched to whoever subscribed. EventSource reconnects by itself; after a reconnect,
+// subscribers to 'resync' fetch again what they show, since events may have been missed meanwhile.
+
+import routes from './routes.js';
 
 const handlers = new Map(); // event name -> Set of functions
 let source = null;
@@ -41,7 +43,7 @@ export function start(element) {
   source.addEventListener('error', () => {
     setStatus(source.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting', source.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting…');
   });
-  for (const name of ['entry', 'session', 'peers', 'drawer']) {
+  for (const name of routes.liveEvents) {
     source.addEventListener(name, (event) => {
       let data;
       try {

@@ -1,40 +1,56 @@
-// Client-side routing with the History API. Every view has its own URL:
+// Client-side routing with the History API. Every view has its own URL (the list is routes.js):
 //   /                                     sessions
 //   /sessions/{id}                        a session's timeline
 //   /sessions/{id}/entries/{seq}?diff=N   an entry (diffed against N, else the previous entry)
 //   /peers                                peers
 //   /drawers                              connected apps' debug drawers
 
+import routes from './routes.js';
+
 const listeners = new Set();
+
+// Each view's path as a pattern: its `:name` parts are numbers.
+const views = routes.views.map((view) => ({
+  name: view.name,
+  path: view.path,
+  keys: Array.from(view.path.matchAll(/:(\w+)/g), (match) => match[1]),
+  query: view.query ?? [],
+  pattern: new RegExp(`^${view.path.replace(/:\w+/g, '(\\d+)')}$`),
+}));
+
+const number = (text) => (text !== null && /^\d+$/.test(text) ? Number(text) : null);
 
 export function parse(location = window.location) {
   const path = location.pathname.replace(/\/+$/, '') || '/';
   const query = new URLSearchParams(location.search);
-  let match;
-  if (path === '/') return { name: 'sessions', query };
-  if (path === '/peers') return { name: 'peers', query };
-  if (path === '/drawers') return { name: 'drawers', query };
-  if ((match = /^\/sessions\/(\d+)$/.exec(path))) return { name: 'session', id: Number(match[1]), query };
-  if ((match = /^\/sessions\/(\d+)\/entries\/(\d+)$/.exec(path))) {
-    const diff = query.get('diff');
-    return {
-      name: 'entry',
-      id: Number(match[1]),
-      seq: Number(match[2]),
-      diff: diff !== null && /^\d+$/.test(diff) ? Number(diff) : null,
-      query,
-    };
+  for (const view of views) {
+    const match = view.pattern.exec(path);
+    if (!match) continue;
+    const route = { name: view.name };
+    view.keys.forEach((key, index) => (route[key] = Number(match[index + 1])));
+    for (const key of view.query) route[key] = number(query.get(key));
+    route.query = query;
+    return route;
   }
   return { name: 'notFound', path, query };
 }
 
-export const urls = {
-  sessions: () => '/',
-  peers: () => '/peers',
-  drawers: () => '/drawers',
-  session: (id) => `/sessions/${id}`,
-  entry: (id, seq, diff = null) => `/sessions/${id}/entries/${seq}${diff !== null && diff !== undefined ? `?diff=${diff}` : ''}`,
-};
+/** Each view's URL by its name: its numbers in the order its path names them, then those of its query (left out
+ *  when null): `urls.entry(id, seq, diff)`. */
+export const urls = Object.fromEntries(
+  views.map((view) => [
+    view.name,
+    (...values) => {
+      let index = 0;
+      const path = view.path.replace(/:\w+/g, () => values[index++]);
+      const query = view.query
+        .map((key, offset) => [key, values[view.keys.length + offset]])
+        .filter(([, value]) => value !== null && value !== undefined)
+        .map(([key, value]) => `${key}=${value}`);
+      return query.length ? `${path}?${query.join('&')}` : path;
+    },
+  ]),
+);
 
 export function onRoute(listener) {
   listeners.add(listener);

@@ -1,0 +1,90 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@testable import ParleyWeb
+
+@Suite("Access rules")
+struct WebAccessTests {
+    @Test("reading is open on loopback; a change needs the page's cookie, from our own origin, or the token's bearer: 403 otherwise")
+    func changesNeedTheCookie() async throws {
+        let web = WebTestServer()
+        try await web.test { client in
+            try await client.execute(uri: "/api/sessions", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/api/sessions/1", method: .delete) { response throws in
+                #expect(response.status == .forbidden)
+                #expect(try WebTestServer.problem(response).title == "Not allowed from here")
+            }
+            let cookie = try await WebTestServer.cookie(client)
+            try await client.execute(uri: "/api/sessions/1", method: .delete, headers: [.cookie: cookie, .origin: "http://evil.example"]) {
+                #expect($0.status == .forbidden)
+            }
+            try await client.execute(uri: "/api/sessions/1", method: .delete, headers: [.cookie: "parley_web=guessed", .origin: "http://localhost"]) {
+                #expect($0.status == .forbidden)
+            }
+            try await client.execute(uri: "/api/sessions/1", method: .delete, headers: [.cookie: cookie, .origin: "http://localhost"]) {
+                #expect($0.status == .noContent)
+            }
+        }
+        #expect(web.backend.changes.withLock { $0.deleted } == [1])
+    }
+
+    @Test("with a token every request needs it (401 without), as a bearer or traded once by ?token= for the cookie")
+    func token() async throws {
+        let token = String(repeating: "cd", count: 32)
+        let web = WebTestServer(token: token)
+        try await web.test { client in
+            try await client.execute(uri: "/api/peers", method: .get) { response throws in
+                #expect(response.status == .unauthorized)
+                #expect(try WebTestServer.problem(response).title == "Unauthorized")
+            }
+            try await client.execute(uri: "/api/peers", method: .get, headers: [.authorization: "Bearer " + token]) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/api/peers", method: .get, headers: [.authorization: "Bearer " + token.uppercased()]) {
+                #expect($0.status == .unauthorized)
+            }
+            let cookie = try await client.execute(uri: "/peers?token=\(token)", method: .get) { response throws in
+                #expect(response.status == .seeOther)
+                #expect(response.headers[.location] == "/peers")
+                return try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            }
+            try await client.execute(uri: "/api/peers", method: .get, headers: [.cookie: cookie]) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/?token=wrong", method: .get) { #expect($0.status == .unauthorized) }
+        }
+    }
+
+    @Test("every answer, a problem included, carries the security headers; HEAD answers as GET without a body")
+    func headers() async throws {
+        let web = WebTestServer()
+        try await web.test { client in
+            for uri in ["/api/peers", "/api/sessions/9", "/no/such/page"] {
+                try await client.execute(uri: uri, method: .get) { response throws in
+                    #expect(response.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true, "\(uri)")
+                    #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(uri)")
+                }
+            }
+            try await client.execute(uri: "/api/peers", method: .head) { response throws in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json")
+                #expect(response.body.readableBytes == 0)
+            }
+        }
+    }
+
+    @Test("a token compares equal only to itself, whatever the length")
+    func constantTime() {
+        #expect(constantTimeEqual("abc", "abc"))
+        #expect(!constantTimeEqual("abc", "abd"))
+        #expect(!constantTimeEqual("abc", "ab"))
+        #expect(!constantTimeEqual("", "a"))
+        #expect(constantTimeEqual("", ""))
+    }
+
+    @Test("a configuration beyond loopback without a token says why it cannot be used")
+    func tokenRequiredBeyondLoopback() {
+        #expect(WebConfiguration(host: "0.0.0.0", port: 7207).problem?.contains("webTokenFile") == true)
+        #expect(WebConfiguration(host: "0.0.0.0", port: 7207, token: "t").problem == nil)
+        #expect(WebConfiguration(host: "127.0.0.1", port: 7207).problem == nil)
+        #expect(WebConfiguration(host: "::1", port: 7207).problem == nil)
+    }
+}

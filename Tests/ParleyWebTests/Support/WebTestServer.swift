@@ -1,0 +1,54 @@
+import Foundation
+import HummingbirdTesting
+import Logging
+import Metrics
+import NIOCore
+import NIOFoundationCompat
+import Testing
+
+@testable import Hummingbird
+@testable import ParleyWeb
+
+/// A web server over a ``FakeBackend``, driven through Hummingbird's router test client (no socket).
+struct WebTestServer {
+    let backend: FakeBackend
+    let server: WebServer
+
+    init(backend: FakeBackend = FakeBackend(), token: String? = nil) {
+        self.backend = backend
+        server = WebServer(
+            configuration: WebConfiguration(host: "127.0.0.1", port: 0, token: token), backend: backend, metricsFactory: NOOPMetricsHandler.instance,
+            keepAliveInterval: .seconds(3600), logger: Logger(label: "parley-web-test"))
+    }
+
+    func test<Value>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        try await Application(responder: server.makeResponder()).test(.router, body)
+    }
+
+    /// The page's session cookie, as the page gets it with its HTML.
+    static func cookie(_ client: some TestClientProtocol) async throws -> String {
+        try await client.execute(uri: "/", method: .get) { response throws in
+            try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+        }
+    }
+
+    static func json(_ body: ByteBuffer) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])
+    }
+
+    struct Problem: Equatable {
+        var status: Int
+        var title: String
+        var detail: String
+    }
+
+    /// The problem document of an answer, checked to be one.
+    static func problem(_ response: TestResponse) throws -> Problem {
+        #expect(response.headers[.contentType] == "application/problem+json")
+        let document = try json(response.body)
+        #expect(document["type"] as? String == "about:blank")
+        return Problem(
+            status: try #require(document["status"] as? Int), title: try #require(document["title"] as? String),
+            detail: try #require(document["detail"] as? String))
+    }
+}
