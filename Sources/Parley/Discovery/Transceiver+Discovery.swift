@@ -90,26 +90,4 @@ extension Transceiver {
             }
         }
     }
-
-    /// Keeps a configured static peer connected for as long as the transceiver runs: dials, waits (without
-    /// polling) until the peer is gone, dials again; a failed dial waits a jittered backoff.
-    func keepConnected(to endpoint: Endpoint) async {
-        var backoff = Backoff()
-        while isRunning, !Task.isCancelled {
-            do {
-                let peer = try await connect(to: endpoint).id
-                let connected = ContinuousClock.now
-                await registry.waitUntilDisconnected(peer)
-                if let delay = backoff.afterConnection(lasted: .now - connected) {
-                    // A real wait by design, as below.
-                    try? await Task.sleep(for: delay)
-                }
-            } catch {
-                guard isRunning else { return }
-                logger.info("static peer unreachable; retrying", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
-                // A real wait by design: the backoff between attempts.
-                try? await Task.sleep(for: backoff.delay())
-            }
-        }
-    }
 }
