@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import ParleyBlocking
 import ParleyDiscovery
 import ParleySecurity
 import ParleyWire
@@ -29,7 +30,7 @@ extension Transceiver {
     public func respond<T: Decodable & Sendable, Reply: Encodable & Sendable>(
         to type: T.Type,
         localOnly: Bool = false,
-        codingOn pool: NIOThreadPool? = nil,
+        codingOn pool: BlockingPool? = nil,
         handler: @escaping @Sendable (T, Peer) async throws -> Reply
     ) {
         let respond = Router.Handler.respond { message, peer in
@@ -41,9 +42,20 @@ extension Transceiver {
         router.register(messageTypeName(of: T.self), respond, localOnly: localOnly)
     }
 
-    private static func coding<Value: Sendable>(on pool: NIOThreadPool?, _ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    /// ``respond(to:localOnly:codingOn:handler:)`` coding on a thread pool of the caller's.
+    @available(*, deprecated, message: "pass a BlockingPool: BlockingPool(pool), or BlockingPool.shared for NIOThreadPool.singleton")
+    public func respond<T: Decodable & Sendable, Reply: Encodable & Sendable>(
+        to type: T.Type,
+        localOnly: Bool = false,
+        codingOn pool: NIOThreadPool,
+        handler: @escaping @Sendable (T, Peer) async throws -> Reply
+    ) {
+        respond(to: type, localOnly: localOnly, codingOn: BlockingPool(pool), handler: handler)
+    }
+
+    private static func coding<Value: Sendable>(on pool: BlockingPool?, _ body: @escaping @Sendable () throws -> Value) async throws -> Value {
         guard let pool else { return try body() }
-        return try await pool.runIfActive(body)
+        return try await pool.run(body)
     }
 
     /// Handles messages of `typeName` without decoding them: for routers, bridges and tools that forward payloads.

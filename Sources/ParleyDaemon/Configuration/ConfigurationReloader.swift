@@ -12,7 +12,7 @@ import UnixSignals
 final class ConfigurationReloader: Sendable {
     /// The configuration parleyd runs with, as reloads change it; held for the whole of a reload.
     private let current: Mutex<DaemonConfiguration>
-    /// Reads the configuration again.
+    /// Reads the configuration again: files, so it runs on the blocking pool.
     private let read: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
     private let logLevel: LogLevelControl
     private let notifier: SystemdNotifier
@@ -38,7 +38,8 @@ final class ConfigurationReloader: Sendable {
 
     /// Reloads, applies what can change while parleyd runs, and returns what was applied and what needs a restart.
     func reload(debugger: DebuggerService) async throws -> Control.ReloadResult {
-        let (result, configuration) = try reloadConfiguration()
+        // The file is read, and the lock held, on the blocking pool: a control request is handled on an event loop.
+        let (result, configuration) = try await BlockingPool.shared.run { try self.reloadConfiguration() }
         let debuggerKeys: Set<ConfigurationKey> = [.historyMaxEntries, .historyMaxBytes, .actionFilters]
         if !debuggerKeys.isDisjoint(with: result.applied.compactMap(ConfigurationKey.init(rawValue:))) {
             do {
@@ -52,7 +53,7 @@ final class ConfigurationReloader: Sendable {
         return result
     }
 
-    /// The synchronous part of a reload, under the lock: returns what changed and the configuration now running.
+    /// The blocking part of a reload, under the lock: returns what changed and the configuration now running.
     private func reloadConfiguration() throws -> (Control.ReloadResult, DaemonConfiguration) {
         try current.withLock { current in
             notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(Self.monotonicMicroseconds())", logger: logger)

@@ -128,7 +128,7 @@ final class DrawerService: Sendable {
             guard drawers[target.peer.id]?.peer.connectionID == target.peer.connectionID else { return }
             drawers[target.peer.id]?.declaration.update(item, to: now)
         }
-        if target.declaration[item]?.remember == true { remembered.store(now, app: target.peer.name, item: item) }
+        if target.declaration[item]?.remember == true { await remembered.store(now, app: target.peer.name, item: item) }
         logger.info("drawer value set", metadata: ["peer-id": "\(target.peer.id)", "item": "\(item.escapedForPeople(maximumBytes: 128))"])
         publish(target.peer.id)
         return DrawerMessage.Result(value: now, message: answer.message)
@@ -189,12 +189,15 @@ enum DrawerServiceError: Error, CustomStringConvertible {
 }
 
 /// The last value set from outside, per app name and item, for items declared with `remember` (docs/drawer.md):
-/// a small JSON file in the data directory, rewritten whole (atomically) on each change.
+/// a small JSON file in the data directory, rewritten whole (atomically) on each change, on the blocking pool: a
+/// `set` is handled on its connection's event loop.
 final class RememberedDrawerValues: Sendable {
     static let fileName = "drawer-values.json"
     private let file: String
     private let logger: Logger
-    private let values: Mutex<[String: [String: DrawerValue]]>
+    private let values: Mutex<(values: [String: [String: DrawerValue]], version: UInt64)>
+    /// The version of `values` the file holds: two writes may run at once, and an older one must not come last.
+    private let written = Mutex<UInt64>(0)
 
     init(file: String, logger: Logger) {
         self.file = file
@@ -207,20 +210,28 @@ final class RememberedDrawerValues: Sendable {
                 logger.warning("remembered drawer values unreadable; starting without them", metadata: ["file": "\(file)", "reason": "\(error)"])
             }
         }
-        values = Mutex(loaded)
+        values = Mutex((loaded, 0))
     }
 
-    func values(for app: String) -> [String: DrawerValue] { values.withLock { $0[app] ?? [:] } }
+    func values(for app: String) -> [String: DrawerValue] { values.withLock { $0.values[app] ?? [:] } }
 
-    func store(_ value: DrawerValue, app: String, item: String) {
-        let snapshot = values.withLock { values in
-            values[app, default: [:]][item] = value
-            return values
+    /// Remembers `value` and returns once the file holds it (or a later change).
+    func store(_ value: DrawerValue, app: String, item: String) async {
+        let (snapshot, version) = values.withLock { state in
+            state.values[app, default: [:]][item] = value
+            state.version += 1
+            return (state.values, state.version)
         }
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(snapshot).write(to: URL(fileURLWithPath: file), options: .atomic)
+            try await BlockingPool.shared.run { [self] in
+                try written.withLock { writtenVersion in
+                    guard version > writtenVersion else { return }
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys]
+                    try encoder.encode(snapshot).write(to: URL(fileURLWithPath: file), options: .atomic)
+                    writtenVersion = version
+                }
+            }
         } catch {
             logger.warning("cannot save the remembered drawer values", metadata: ["file": "\(file)", "reason": "\(error)"])
         }
