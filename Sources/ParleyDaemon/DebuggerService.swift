@@ -230,7 +230,7 @@ final class DebuggerService: Sendable {
             // Registered before the newest sequence is read: an entry recorded in between is both sent and at
             // most that sequence, and the client prints each sequence once.
             followers.withLock { $0[client.id] = request }
-            return DebuggerControl.Following(lastSequence: try await store.newestSequence())
+            return DebuggerControl.Following(lastSequence: try await ControlRefusal.coding { try await store.newestSequence() })
         }
     }
 
@@ -239,7 +239,9 @@ final class DebuggerService: Sendable {
     private func local<Request: Decodable & Sendable & NamedMessage, Reply: Encodable & Sendable>(
         _ type: Request.Type, heavy: Bool = false, _ answer: @escaping @Sendable (Request) async throws -> Reply
     ) {
-        transceiver.respond(to: type, localOnly: true, codingOn: heavy ? .shared : nil) { request, _ in try await answer(request) }
+        transceiver.respond(to: type, localOnly: true, codingOn: heavy ? .shared : nil) { request, _ in
+            try await ControlRefusal.coding { try await answer(request) }
+        }
     }
 
     func diff(_ request: DebuggerControl.Diff) async throws -> DebuggerControl.DiffResult {

@@ -76,16 +76,16 @@ extension Transceiver {
                 // dialled again (on another interface, or on this one once it is back) instead of waiting for the
                 // heartbeat to give up.
                 let interface = snapshot.interface(holding: host)
-                let gone: String
+                let gone: TransportFailure
                 switch interface {
-                case nil: gone = "this node's address \(host) went away"
-                case let interface? where !interface.isUp: gone = "interface \(interface.name) went down"
+                case nil: gone = .localAddressGone(host: host)
+                case let interface? where !interface.isUp: gone = .interfaceDown(name: interface.name)
                 default: continue
                 }
                 logger.info(
                     "network change: closing a connection that can no longer carry anything",
                     metadata: ["why": "\(gone)", "peer": "\(connection.peer?.name ?? "?")"])
-                connection.noteEnd(.transportFailed("\(gone) (network change)"))
+                connection.noteEnd(.transportFailed(gone))
                 connection.channel.close(promise: nil)
             }
         }

@@ -45,7 +45,7 @@ extension Transceiver {
             logThrottle.warning("handshake failed; connection closed", metadata: ["reason": "\(error)"], to: logger)
             handshakeResult?.resume(throwing: TransceiverError.handshakeFailed(job.endpoint, error))
             handshakeResult = nil
-            endReason = .handshakeFailed(error.description)
+            endReason = .handshakeFailed(error)
         } catch {
             endReason = reason(for: error)
             logger.debug("connection ended", metadata: ["reason": "\(endReason)"])
@@ -93,7 +93,7 @@ extension Transceiver {
     func reason(for error: any Error) -> DisconnectReason {
         if let error = error as? ChannelError, error == .eof { return .peerClosed }
         if let error = error as? HeartbeatTimeout { return .silent(.nanoseconds(error.silence.nanoseconds)) }
-        if let error = error as? IOError { return .transportFailed("I/O error: \(error.description)") }
-        return .transportFailed(String(describing: error))
+        if let error = error as? IOError { return .transportFailed(.io(errno: error.errnoCode, message: error.description)) }
+        return .transportFailed(.other(String(describing: error)))
     }
 }

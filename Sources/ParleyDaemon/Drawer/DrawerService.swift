@@ -84,13 +84,13 @@ final class DrawerService: Sendable {
             DrawerMessage.Values(values: remembered.values(for: peer.name))
         }
         transceiver.respond(to: DrawerControl.Drawers.self, localOnly: true) { [self] request, _ in
-            DrawerControl.List(drawers: try list(app: request.app))
+            DrawerControl.List(drawers: try await ControlRefusal.coding { try list(app: request.app) })
         }
         transceiver.respond(to: DrawerControl.SetValue.self, localOnly: true) { [self] request, _ in
-            try await set(app: request.app, item: request.item, value: request.value)
+            try await ControlRefusal.coding { try await set(app: request.app, item: request.item, value: request.value) }
         }
         transceiver.respond(to: DrawerControl.InvokeAction.self, localOnly: true) { [self] request, _ in
-            try await invoke(app: request.app, item: request.item)
+            try await ControlRefusal.coding { try await invoke(app: request.app, item: request.item) }
         }
     }
 
