@@ -54,7 +54,7 @@ final class ConfigurationReloader: Sendable {
     }
 
     /// The blocking part of a reload, under the lock: returns what changed and the configuration now running.
-    private func reloadConfiguration() throws -> (Control.ReloadResult, DaemonConfiguration) {
+    func reloadConfiguration() throws -> (Control.ReloadResult, DaemonConfiguration) {
         try current.withLock { current in
             notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(Self.monotonicMicroseconds())", logger: logger)
             defer { notifier.notify("READY=1", logger: logger) }
