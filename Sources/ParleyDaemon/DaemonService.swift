@@ -79,6 +79,7 @@ public struct DaemonService: Sendable {
         )
         debugger.install()
         let drawer = DrawerService(transceiver: transceiver, dataDirectory: configuration.dataDirectory, events: debugger.events, logger: logger)
+        await drawer.loadRemembered()
         drawer.install()
         router.install { try await reloader.reload(debugger: debugger) }
         let web = makeWebServer(transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router)

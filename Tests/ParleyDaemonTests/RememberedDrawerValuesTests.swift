@@ -24,6 +24,8 @@ struct RememberedDrawerValuesTests {
         let data = try #require(FileManager.default.contents(atPath: file))
         let onDisk = try JSONDecoder().decode([String: [String: DrawerValue]].self, from: data)
         #expect(onDisk == ["Listr": kept])
-        #expect(RememberedDrawerValues(file: file, logger: logger).values(for: "Listr") == kept)
+        let reread = RememberedDrawerValues(file: file, logger: logger)
+        await reread.load()
+        #expect(reread.values(for: "Listr") == kept)
     }
 }

@@ -32,6 +32,11 @@ final class DrawerService: Sendable {
         self.logger = logger
     }
 
+    /// Reads the values remembered by an earlier run. Call before the transceiver starts.
+    func loadRemembered() async {
+        await remembered.load()
+    }
+
     /// Registers the app messages and the control requests. Call before the transceiver starts.
     func install() {
         // Raw, to measure the payload before decoding it: a Declare is at most 256 KiB (docs/drawer.md).
@@ -199,18 +204,24 @@ final class RememberedDrawerValues: Sendable {
     /// The version of `values` the file holds: two writes may run at once, and an older one must not come last.
     private let written = Mutex<UInt64>(0)
 
+    /// Starts with no values: ``load()`` reads the file's.
     init(file: String, logger: Logger) {
         self.file = file
         self.logger = logger
-        var loaded: [String: [String: DrawerValue]] = [:]
-        if let data = FileManager.default.contents(atPath: file) {
-            do {
-                loaded = try JSONDecoder().decode([String: [String: DrawerValue]].self, from: data)
-            } catch {
-                logger.warning("remembered drawer values unreadable; starting without them", metadata: ["file": "\(file)", "reason": "\(error)"])
-            }
+        values = Mutex(([:], 0))
+    }
+
+    /// Reads the values the file holds (on the blocking pool); an unreadable file is logged, and ignored.
+    func load() async {
+        let file = self.file
+        do {
+            let data = try await BlockingPool.shared.run { FileManager.default.contents(atPath: file) }
+            guard let data else { return }
+            let loaded = try JSONDecoder().decode([String: [String: DrawerValue]].self, from: data)
+            values.withLock { $0.values = loaded }
+        } catch {
+            logger.warning("remembered drawer values unreadable; starting without them", metadata: ["file": "\(file)", "reason": "\(error)"])
         }
-        values = Mutex((loaded, 0))
     }
 
     func values(for app: String) -> [String: DrawerValue] { values.withLock { $0.values[app] ?? [:] } }
