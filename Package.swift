@@ -67,14 +67,18 @@ let package = Package(
         // ParleyDiscovery protocol: embedding Parley links no C library (scripts/test checks it).
         .target(
             name: "Parley",
-            dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", nioCore, nioPosix, nioFoundation, logging, serviceLifecycle],
+            dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", "ParleyBlocking", nioCore, nioPosix, nioFoundation, logging, serviceLifecycle],
             // Its nonisolated async functions run on their caller's executor unless marked `@concurrent`: a message's
             // way from the socket to its handler then hops executors nowhere (docs/performance.md).
             swiftSettings: strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
 
+        // Blocking work off the event loops and the cooperative pool, one way for every module: `BlockingPool`, over
+        // NIOThreadPool. A target of its own because the discovery interface and the history, which share no
+        // module, both need it.
+        .target(name: "ParleyBlocking", dependencies: [nioCore, nioPosix], swiftSettings: strict),
         // The discovery interface (advertise, browse, resolved services as events) and its value types; no C.
-        .target(name: "ParleyDiscovery", dependencies: [logging], swiftSettings: strict),
+        .target(name: "ParleyDiscovery", dependencies: ["ParleyBlocking", logging], swiftSettings: strict),
         // Avahi's C client library, and the backend that owns every call into it.
         .systemLibrary(
             name: "CAvahi",
@@ -85,7 +89,7 @@ let package = Package(
         ),
         .target(name: "ParleyAvahi", dependencies: ["CAvahi", "ParleyDiscovery", logging], swiftSettings: strict),
         // Registration in a unicast DNS zone by DNS UPDATE (nsupdate as a subprocess), for wide-area DNS-SD.
-        .target(name: "ParleyDNSUpdate", dependencies: ["ParleyDiscovery", logging], swiftSettings: strict),
+        .target(name: "ParleyDNSUpdate", dependencies: ["ParleyDiscovery", "ParleyBlocking", logging], swiftSettings: strict),
         // What parleyctl speaks: parleyd's control protocol (the `@<target>/<Type>` routing prefix, the
         // `parley.control.*` requests and replies, the default control socket path), and `CLIResponse`, the reply an
         // app answers `parleyctl send` with.
@@ -108,7 +112,7 @@ let package = Package(
         // and their replies (no storage).
         .target(name: "ParleyDebugger", dependencies: ["ParleyJSON", "ParleyWire", nioCore], swiftSettings: strict),
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
-        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", "ParleyJSON", grdb, logging], swiftSettings: strict),
+        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", "ParleyJSON", "ParleyBlocking", grdb, logging], swiftSettings: strict),
         // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd. It finds
         // parleyd through the discovery backend the app passes, as a transceiver does, so it links no C library.
         .target(

@@ -112,7 +112,7 @@ struct DaemonClient {
                 }
             }
             return peer
-        } catch TransceiverError.remoteError(.handlerFailed, _) {
+        } catch TransceiverError.remoteError(let code, _) where ControlErrorCode(code) == .noMatchingPeer {
             let connected = (try? await peers())?.filter(\.connected) ?? []
             var message = "no \(wanted) connected to parleyd (\(socketPath)) within \(timeout.secondsText)"
             if !connected.isEmpty {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Parley
+import ParleyControl
 import ParleyDrawer
 
 /// `parleyctl drawer [APP]`: the debug drawers of connected apps (docs/drawer.md).
@@ -107,13 +109,15 @@ struct SetDrawerValue: AsyncParsableCommand {
     var value: String { values.first ?? "" }
 
     func run() async throws {
-        let result = try await daemon.session { client in
-            // The item's kind says how to read VALUE: for a text or a choice, plain text is the value ("42" stays
-            // text); for the others, JSON.
-            let drawers = try await client.control(DrawerControl.Drawers(app: app), expecting: DrawerControl.List.self)
-            let kind = drawers.drawers.first?.items.first { $0.id == item }?.kind
-            return try await client.control(
-                DrawerControl.SetValue(app: app, item: item, value: Self.parse(value, for: kind)), expecting: DrawerMessage.Result.self)
+        let result = try await Drawer.namingCommand(for: .drawerItemIsAction, "parleyctl invoke APP \(item)") {
+            try await daemon.session { client in
+                // The item's kind says how to read VALUE: for a text or a choice, plain text is the value ("42" stays
+                // text); for the others, JSON.
+                let drawers = try await client.control(DrawerControl.Drawers(app: app), expecting: DrawerControl.List.self)
+                let kind = drawers.drawers.first?.items.first { $0.id == item }?.kind
+                return try await client.control(
+                    DrawerControl.SetValue(app: app, item: item, value: Self.parse(value, for: kind)), expecting: DrawerMessage.Result.self)
+            }
         }
         if format.json {
             Output.json(result)
@@ -159,11 +163,27 @@ struct InvokeDrawerAction: AsyncParsableCommand {
     @OptionGroup var format: OutputOptions
 
     func run() async throws {
-        let result = try await daemon.ask(DrawerControl.InvokeAction(app: app, item: item), expecting: DrawerMessage.Result.self)
+        let result = try await Drawer.namingCommand(for: .drawerItemIsNotAction, "parleyctl set APP \(item) VALUE") {
+            try await daemon.ask(DrawerControl.InvokeAction(app: app, item: item), expecting: DrawerMessage.Result.self)
+        }
         if format.json {
             Output.json(result)
         } else {
             Output.line(result.message ?? "\(item): done")
+        }
+    }
+}
+
+extension Drawer {
+    /// Runs a drawer request; when parleyd refuses it with `code` (the item is of the other kind), its words are
+    /// followed by the command that does what was meant.
+    static func namingCommand<Value>(
+        for code: ControlErrorCode, _ command: String, _ body: () async throws -> Value
+    ) async throws -> Value {
+        do {
+            return try await body()
+        } catch TransceiverError.remoteError(let received, let text) where ControlErrorCode(received) == code {
+            throw TransceiverError.remoteError(code: received, message: "\(text) (\(command))")
         }
     }
 }

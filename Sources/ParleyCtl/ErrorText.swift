@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Parley
+import ParleyControl
 
 /// An error as a person reads it: one message that says what happened (and, where the error knows, what to do),
 /// and the causes behind it for `--verbose`. Library types never show: SwiftNIO's errors become what they mean.
@@ -17,6 +18,8 @@ struct ErrorText {
         switch error {
         case let error as TransceiverError:
             self.init(transceiver: error)
+        case let error as SharedSecretError:
+            self.init(message: error.descriptionNamingCommand)
         case let error as IOError:
             self.init(message: "a system call failed: \(String(cString: strerror(error.errnoCode)))", causes: ["\(error)"])
         case let error as ChannelError:
@@ -30,8 +33,10 @@ struct ErrorText {
         switch error {
         case .remoteError(let code, let text):
             // What the other side said is the message; that it came as an error reply, and with which code, is a cause.
-            message = text.isEmpty ? "the peer refused the request (\(code))" : text
-            causes = ["the peer answered with error code \(code.rawValue) (\(code))"]
+            let control = ControlErrorCode(code)
+            let name = control?.description ?? code.description
+            message = text.isEmpty ? "the peer refused the request (\(name))" : Self.naming(command: control, in: text)
+            causes = ["the peer answered with error code \(code.rawValue) (\(name))"]
         case .connectionClosed(let peer, let reason):
             message = "the connection closed before the answer came: \(reason)"
             causes = ["peer \(peer)"]
@@ -41,6 +46,17 @@ struct ErrorText {
             causes = ["peer \(peer)"]
         default:
             message = error.description
+        }
+    }
+
+    /// parleyd's words, and where a parleyctl command shows what is there, that command: parleyd's history names
+    /// none (its text also reaches the web debugger).
+    private static func naming(command control: ControlErrorCode?, in text: String) -> String {
+        switch control {
+        case .noSuchSession?: text + " (parleyctl sessions lists them)"
+        case .noSuchEntry? where text.hasSuffix(")"): String(text.dropLast()) + "; parleyctl history lists what is kept)"
+        case .noSuchEntry?: text + " (parleyctl history lists what is kept)"
+        default: text
         }
     }
 

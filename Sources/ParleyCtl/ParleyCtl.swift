@@ -41,9 +41,15 @@ struct ParleyCtl: AsyncParsableCommand {
         // A closed standard output must come back as an error from write (Output stops quietly on it), not as a
         // signal that kills the process in the middle of a send.
         signal(SIGPIPE, SIG_IGN)
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            // All that parsing throws is ArgumentParser's: a usage error, or --help, --version, a completion script.
+            Foundation.exit(reportArgumentParserError(error))
+        }
         let status: Int32
         do {
-            var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -51,7 +57,8 @@ struct ParleyCtl: AsyncParsableCommand {
             }
             status = ExitStatus.success.rawValue
         } catch {
-            status = report(error)
+            // A command of ArgumentParser's own (help) throws only ArgumentParser's errors.
+            status = isParleyCtlCommand(command) ? report(error) : reportArgumentParserError(error)
         }
         Foundation.exit(status)
     }
@@ -71,21 +78,41 @@ struct ParleyCtl: AsyncParsableCommand {
             if verbose { explained.causes.forEach { Output.error("  cause: \($0)") } }
             return ExitStatus(for: failure).rawValue
         }
-        let code = exitCode(for: error)
-        let message = fullMessage(for: error)
-        if code == .success {
-            // --help, --version, --generate-completion-script: normal output.
-            if !message.isEmpty { Output.line(message) }
-            return ExitStatus.success.rawValue
-        }
-        if code == .validationFailure || message.hasPrefix("Error: ") {
-            // ArgumentParser's "Error: …" (and its usage lines below) in our format.
-            if !message.isEmpty { Output.failure(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message) }
-            return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
+        // What a command's own code throws of ArgumentParser's: a ValidationError from its checks, an ExitCode.
+        if error is ValidationError || error is ExitCode || error is CleanExit {
+            return reportArgumentParserError(error)
         }
         let explained = ErrorText(error)
         Output.failure(explained.message)
         if verbose { explained.causes.forEach { Output.error("  cause: \($0)") } }
-        return code == .success ? ExitStatus.error.rawValue : code.rawValue
+        return ExitStatus.error.rawValue
+    }
+
+    /// Whether `command` is one of parleyctl's commands (the root, a subcommand or one of theirs), not one that
+    /// ArgumentParser adds (help).
+    static func isParleyCtlCommand(_ command: any ParsableCommand) -> Bool {
+        func family(_ type: any ParsableCommand.Type) -> [any ParsableCommand.Type] {
+            [type] + type.configuration.subcommands.flatMap(family)
+        }
+        let parsed = ObjectIdentifier(Swift.type(of: command))
+        return family(ParleyCtl.self).contains { ObjectIdentifier($0) == parsed }
+    }
+
+    /// An error of ArgumentParser's: its message (and the usage lines it adds) in our format, or the help,
+    /// version or completion script it stands for as normal output; returns the exit status.
+    static func reportArgumentParserError(_ error: any Error) -> Int32 {
+        let code = exitCode(for: error)
+        let full = fullMessage(for: error)
+        if code == .success {
+            // --help, --version, --generate-completion-script: normal output.
+            if !full.isEmpty { Output.line(full) }
+            return ExitStatus.success.rawValue
+        }
+        // The full text is a prefix of ArgumentParser's, the message, and the help and usage lines below it: ours
+        // replaces the prefix.
+        let message = self.message(for: error)
+        let text = full.range(of: message).map { String(full[$0.lowerBound...]) } ?? message
+        if !text.isEmpty { Output.failure(text) }
+        return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyBlocking
 import ParleyDiscovery
 import Synchronization
 
@@ -149,13 +150,19 @@ public final class DNSUpdateRegistrar: Sendable {
         return registered
     }
 
-    /// Runs nsupdate on a thread of its own (it blocks for up to its timeouts, a few seconds): the cooperative pool
-    /// is not held up.
+    /// Runs nsupdate on a thread of its own (it blocks for up to its timeouts, a few seconds): neither the
+    /// cooperative pool nor the shared blocking pool is held up.
     static func run(settings: DNSUpdateSettings, script: String) async -> Result<Void, Failure> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: runBlocking(settings: settings, script: script)) }
+        do {
+            return try await nsupdateRuns.run { runBlocking(settings: settings, script: script) }
+        } catch {
+            return .failure(Failure(status: -1, output: "cannot run \(settings.nsupdatePath): \(error)"))
         }
     }
+
+    /// One thread for every registrar of the process: each registrar runs nsupdate one at a time already, and
+    /// parleyd has one registrar.
+    private static let nsupdateRuns = BlockingPool.serial()
 
     /// Feeds `script` to nsupdate and waits for its answer. -t 5: overall timeout; -u 1 -r 2: UDP retries bounded
     /// to about 3 s when the server is silent.

@@ -74,12 +74,14 @@ final class ControlRouter: Sendable {
         }
         transceiver.respond(to: Control.WaitForPeer.self, localOnly: true) { [self] request, peer in
             let wanted = request.wanted
-            let found = try await transceiver.waitForPeer(
-                timeout: .milliseconds(max(0, request.timeoutMilliseconds)), description: wanted.description,
-                matching: { candidate in
-                    !candidate.isLocal && wanted.matches(id: candidate.id.rawValue, name: candidate.name, accepts: candidate.accepts)
-                }
-            )
+            let found = try await ControlRefusal.coding {
+                try await transceiver.waitForPeer(
+                    timeout: .milliseconds(max(0, request.timeoutMilliseconds)), description: wanted.description,
+                    matching: { candidate in
+                        !candidate.isLocal && wanted.matches(id: candidate.id.rawValue, name: candidate.name, accepts: candidate.accepts)
+                    }
+                )
+            }
             return Control.PeerInfo(found, counts: transceiver.messageCounts(for: found.id) ?? (0, 0))
         }
         transceiver.respond(to: Control.Status.self, localOnly: true) { [self] _, peer in
@@ -103,7 +105,7 @@ final class ControlRouter: Sendable {
             return Control.OK()
         }
         transceiver.respond(to: Control.Reload.self, localOnly: true) { _, peer in
-            return try await reload()
+            return try await ControlRefusal.coding { try await reload() }
         }
         transceiver.routeUnhandled(immediately: forwardImmediately, otherwise: forwardUnhandled)
     }
@@ -172,20 +174,18 @@ final class ControlRouter: Sendable {
         }
         // One named target: the client waits while that peer's queue is full (backpressure). `*` or several
         // matches: broadcast rules (docs/protocol.md §10), so that one stalled reader cannot hold up the others.
-        var failures: [String] = []
+        var failures: [ForwardingFailure] = []
         if targets.count == 1 && routed.target != RoutedType.everyPeer {
             do {
                 try await transceiver.sendRaw(typeName: routed.typeName, payload: message.payload, to: targets[0].id)
             } catch {
-                failures.append("\(targets[0].label): \(error)")
+                failures.append(ForwardingFailure(peer: targets[0], cause: .sendFailed(error)))
             }
         } else {
             let reached = Set(
                 try await transceiver.broadcastRaw(typeName: routed.typeName, payload: message.payload, among: targets.map(\.id))
             )
-            failures = targets.filter { !reached.contains($0.id) }.map { target in
-                "\(target.label): disconnected meanwhile, or dropped as too slow"
-            }
+            failures = targets.filter { !reached.contains($0.id) }.map { ForwardingFailure(peer: $0, cause: .notReached) }
         }
         if !failures.isEmpty { throw RoutingError.sendFailed(routed.typeName, failures) }
         return nil
@@ -264,7 +264,7 @@ enum RoutingError: Error, CustomStringConvertible {
     case notRouted(String)
     case noMatchingPeer(String, connected: [Peer])
     case severalTargets(String, [Peer])
-    case sendFailed(String, [String])
+    case sendFailed(String, [ForwardingFailure])
 
     var description: String {
         switch self {
@@ -278,7 +278,27 @@ enum RoutingError: Error, CustomStringConvertible {
         case .severalTargets(let target, let peers):
             "\"\(target)\" matches \(peers.count) peers (\(peers.map(\.label).joined(separator: ", "))); a request needs exactly one: give a peer id"
         case .sendFailed(let type, let failures):
-            "could not forward \(type) to \(failures.joined(separator: "; "))"
+            "could not forward \(type) to \(failures.map(\.description).joined(separator: "; "))"
+        }
+    }
+}
+
+/// Why a routed message did not reach one of its targets.
+struct ForwardingFailure: Error, CustomStringConvertible {
+    enum Cause {
+        /// The send to the one target failed: not connected any more, its queue stalled, the message too large.
+        case sendFailed(any Error)
+        /// A broadcast did not reach it: it disconnected meanwhile, or was dropped as too slow.
+        case notReached
+    }
+
+    let peer: Peer
+    let cause: Cause
+
+    var description: String {
+        switch cause {
+        case .sendFailed(let error): "\(peer.label): \(error)"
+        case .notReached: "\(peer.label): disconnected meanwhile, or dropped as too slow"
         }
     }
 }

@@ -8,8 +8,9 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// parleyd: opens the history, then runs its `ServiceGroup` — the transceiver, and a supervisor that tells systemd
-/// how it is doing and reloads on SIGHUP — until SIGTERM or SIGINT shut it down gracefully (the advertisement is
+/// parleyd: opens the history, then runs its `ServiceGroup` — the transceiver, the web server, and a
+/// ``SystemdSupervisor`` that tells systemd how it is doing and has the ``ConfigurationReloader`` reload on SIGHUP —
+/// until SIGTERM or SIGINT shut it down gracefully (the advertisement is
 /// withdrawn, in-flight replies go out, peers are told, queues flush with a bound).
 public struct DaemonService: Sendable {
     public let configuration: DaemonConfiguration
@@ -39,7 +40,9 @@ public struct DaemonService: Sendable {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let transceiver = Transceiver(configuration: configuration.transceiverConfiguration(logger: logger))
         let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
-        let reloader = Reloader(configuration)
+        let reloader = ConfigurationReloader(
+            configuration: configuration, read: reload, logLevel: logLevel, notifier: notifier, logger: logger
+        )
         let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
         let lock: DataDirectoryLock
         do {
@@ -76,16 +79,18 @@ public struct DaemonService: Sendable {
         )
         debugger.install()
         let drawer = DrawerService(transceiver: transceiver, dataDirectory: configuration.dataDirectory, events: debugger.events, logger: logger)
+        await drawer.loadRemembered()
         drawer.install()
-        router.install { try await self.reload(reloader, debugger: debugger) }
+        router.install { try await reloader.reload(debugger: debugger) }
         let web = makeWebServer(transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router)
 
         // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down
         // in reverse order: first the supervisor (STOPPING=1), then the transceiver drains (replies being computed
         // go out, peers are told, queues flush); the history is closed after both.
-        let supervisor = Supervisor(
-            daemon: self, transceiver: transceiver, events: events, router: router, debugger: debugger, drawer: drawer, web: web,
-            hangups: hangups, reloader: reloader
+        let supervisor = SystemdSupervisor(
+            notifier: notifier, logger: logger, waitsForDiscovery: configuration.discovery, transceiver: transceiver,
+            events: events, router: router, debugger: debugger, drawer: drawer, web: web, hangups: hangups, reloader: reloader,
+            announceReady: { webURL in self.announceReady(transceiver, webURL: webURL) }
         )
         // The web server after the transceiver: it shuts down first (its pages' live streams end), while the
         // transceiver still answers what they asked.
@@ -110,53 +115,6 @@ public struct DaemonService: Sendable {
         await debugger.close()
         withExtendedLifetime(lock) {}
         logger.notice("parleyd stopped")
-    }
-
-    /// Everything parleyd does while the transceiver runs: READY once it listens (and discovery has settled), the
-    /// peer count in STATUS, the watchdog, reloads on SIGHUP; STOPPING on graceful shutdown.
-    private struct Supervisor: Service {
-        let daemon: DaemonService
-        let transceiver: Transceiver
-        let events: AsyncStream<PeerEvent>
-        let router: ControlRouter
-        let debugger: DebuggerService
-        let drawer: DrawerService
-        let web: WebServer?
-        let hangups: UnixSignalsSequence
-        let reloader: Reloader
-
-        func run() async throws {
-            try await transceiver.waitUntilListening()
-            // A SIGTERM while we wait for avahi-daemon must not be held up for the whole wait.
-            await cancelWhenGracefulShutdown { await daemon.waitForDiscoveryToSettle(transceiver) }
-            var webURL: String?
-            if let web {
-                // nil: it could not listen, and its error is ending the group.
-                guard let port = await web.waitUntilListening() else { return }
-                webURL = web.configuration.url(port: port, includingToken: false)
-                router.webURL.withLock { $0 = web.configuration.url(port: port, includingToken: true) }
-            }
-            daemon.send("READY=1\nSTATUS=\(DaemonService.status(peerCount: 0))\nMAINPID=\(getpid())")
-            daemon.announceReady(transceiver, webURL: webURL)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    await daemon.reportPeerCount(events, transceiver: transceiver, router: router, debugger: debugger, drawer: drawer)
-                }
-                if let interval = daemon.notifier.watchdogInterval {
-                    group.addTask { await daemon.pingWatchdog(every: interval) }
-                }
-                group.addTask { await daemon.reloadOnHangup(hangups, reloader: reloader, debugger: debugger) }
-                // Until SIGTERM/SIGINT (graceful shutdown) or cancellation.
-                do {
-                    try await gracefulShutdown()
-                } catch {
-                    daemon.logger.notice("parleyd cancelled; stopping")
-                }
-                daemon.send("STOPPING=1")
-                daemon.logger.notice("parleyd stopping", metadata: ["peers": "\(transceiver.peers.count)"])
-                group.cancelAll()
-            }
-        }
     }
 
     /// The web debugger, unless `webListen` is off.
@@ -218,9 +176,6 @@ public struct DaemonService: Sendable {
         return "{" + members.joined(separator: ",") + "}\n"
     }
 
-    /// systemd's `STATUS=`: `0 peers connected`, `1 peer connected`, `2 peers connected`.
-    static func status(peerCount: Int) -> String { "\(peerCount) \(peerCount == 1 ? "peer" : "peers") connected" }
-
     /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.
     private func logAuthenticationMode(port: Int) {
         guard let secretFile = configuration.secretFile else {
@@ -238,149 +193,4 @@ public struct DaemonService: Sendable {
             ]
         )
     }
-
-    /// READY means "advertised, or discovery reported off": with discovery on, wait (up to 10 s) until the discovery
-    /// daemon has answered one way or the other, so that a unit ordered after parleyd finds it on the LAN.
-    private func waitForDiscoveryToSettle(_ transceiver: Transceiver) async {
-        guard configuration.discovery else { return }
-        let settled = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                _ = await transceiver.discoverySettled()
-                return true
-            }
-            group.addTask {
-                // A real wait by design: the bound on a discovery daemon that never answers.
-                try? await Task.sleep(for: .seconds(10))
-                return false
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? false
-        }
-        // An unavailable avahi-daemon is logged by the transceiver itself; only a silent one is ours to report.
-        if !settled {
-            logger.warning("avahi-daemon has not answered within 10 s; reporting ready without an advertisement")
-        }
-    }
-
-    fileprivate func reportPeerCount(
-        _ events: AsyncStream<PeerEvent>, transceiver: Transceiver, router: ControlRouter, debugger: DebuggerService,
-        drawer: DrawerService
-    ) async {
-        var reported = 0
-        for await event in events {
-            switch event {
-            case .connected(let peer):
-                logger.debug("peer connected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)"])
-            case .disconnected(let peer, let reason):
-                router.clientDisconnected(peer)
-                drawer.peerDisconnected(peer)
-                await debugger.peerDisconnected(peer)
-                logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
-            }
-            // Open web pages refetch the peers; parleyctl's own connections are not peers to them either.
-            if !event.peer.isLocal { debugger.events.publish(.peersChanged) }
-            // LAN peers only: parleyctl's own connections to the control socket are not peers to an operator.
-            let count = transceiver.peers.count { !$0.isLocal }
-            if count != reported {
-                reported = count
-                send("STATUS=\(Self.status(peerCount: count))")
-                logger.info("peer count changed", metadata: ["peers": "\(count)"])
-            }
-        }
-    }
-
-    fileprivate func pingWatchdog(every interval: Duration) async {
-        logger.debug("systemd watchdog enabled", metadata: ["interval": "\(interval)"])
-        while !Task.isCancelled {
-            send("WATCHDOG=1")
-            try? await Task.sleep(for: interval)
-        }
-    }
-
-    /// SIGHUP: see ``reload(_:)``. A configuration that does not load is logged and ignored.
-    fileprivate func reloadOnHangup(_ hangups: UnixSignalsSequence, reloader: Reloader, debugger: DebuggerService) async {
-        for await _ in hangups {
-            _ = try? await reload(reloader, debugger: debugger)
-        }
-    }
-
-    /// SIGHUP and `parleyctl reload` (`parley.control.Reload`): re-reads the configuration. The log level changes
-    /// at once; any other changed key is named in the log as needing a restart (the transceiver's settings are
-    /// fixed while it runs). A configuration that does not load is logged and thrown: the daemon keeps running as
-    /// it was.
-    func reload(_ reloader: Reloader, debugger: DebuggerService) async throws -> Control.ReloadResult {
-        let (result, configuration) = try reload(reloader)
-        let debuggerKeys: Set<ConfigurationKey> = [.historyMaxEntries, .historyMaxBytes, .actionFilters]
-        if !debuggerKeys.isDisjoint(with: result.applied.compactMap(ConfigurationKey.init(rawValue:))) {
-            do {
-                try await debugger.apply(filters: configuration.actionFilters, limits: configuration.historyLimits)
-                logger.notice("debugger history settings changed", metadata: ["history-limits": "\(configuration.historyLimits)"])
-            } catch {
-                logger.error("cannot apply the new history limits", metadata: ["reason": "\(error)"])
-                throw error
-            }
-        }
-        return result
-    }
-
-    /// The synchronous part of a reload, under the lock: returns what changed and the configuration now running.
-    private func reload(_ reloader: Reloader) throws -> (Control.ReloadResult, DaemonConfiguration) {
-        try reloader.current.withLock { current in
-            send("RELOADING=1\nMONOTONIC_USEC=\(Self.monotonicMicroseconds())")
-            defer { send("READY=1") }
-            let next: DaemonConfiguration
-            do {
-                next = try reload()
-            } catch {
-                logger.error("reload failed; keeping the running configuration", metadata: ["reason": "\(error)"])
-                throw error
-            }
-            let changed = next.changedKeys(from: current)
-            if changed.isEmpty {
-                logger.notice("configuration reloaded; nothing changed")
-                return (Control.ReloadResult(applied: [], needRestart: []), current)
-            }
-            var applied: [String] = []
-            if changed.contains(.logLevel) {
-                logLevel.current = next.logLevel
-                current.logLevel = next.logLevel
-                applied.append(ConfigurationKey.logLevel.rawValue)
-                logger.notice("log level changed", metadata: ["log-level": "\(next.logLevel)"])
-            }
-            for key in changed where [.historyMaxEntries, .historyMaxBytes, .actionFilters].contains(key) {
-                applied.append(key.rawValue)
-            }
-            current.historyLimits = next.historyLimits
-            current.actionFilters = next.actionFilters
-            let pending = changed.filter(\.needsRestart)
-            if !pending.isEmpty {
-                logger.warning(
-                    "configuration changed; restart parleyd to apply",
-                    metadata: [
-                        "keys": "\(pending.map(\.rawValue).joined(separator: ","))",
-                        "new-values": "\(pending.map { "\($0)=\(next.valueDescription($0))" }.joined(separator: " "))",
-                    ]
-                )
-            }
-            return (Control.ReloadResult(applied: applied, needRestart: pending.map(\.rawValue)), current)
-        }
-    }
-
-    fileprivate func send(_ state: String) {
-        if case .failure(let error) = notifier.notify(state) {
-            logger.warning("cannot notify systemd", metadata: ["state": "\(state)", "error": "\(error)"])
-        }
-    }
-
-    private static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
-    }
-}
-
-/// The configuration parleyd runs with, as reloads change it; one reload at a time (SIGHUP or a control request).
-final class Reloader: Sendable {
-    let current: Mutex<DaemonConfiguration>
-    init(_ configuration: DaemonConfiguration) { current = Mutex(configuration) }
 }

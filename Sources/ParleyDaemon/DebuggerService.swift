@@ -230,16 +230,18 @@ final class DebuggerService: Sendable {
             // Registered before the newest sequence is read: an entry recorded in between is both sent and at
             // most that sequence, and the client prints each sequence once.
             followers.withLock { $0[client.id] = request }
-            return DebuggerControl.Following(lastSequence: try await store.newestSequence())
+            return DebuggerControl.Following(lastSequence: try await ControlRefusal.coding { try await store.newestSequence() })
         }
     }
 
     /// A control request answered only on the control socket (to LAN peers the type does not exist). `heavy`:
-    /// its request or reply can be megabytes, so it is decoded and encoded on NIO's blocking-work pool.
+    /// its request or reply can be megabytes, so it is decoded and encoded on the shared blocking pool.
     private func local<Request: Decodable & Sendable & NamedMessage, Reply: Encodable & Sendable>(
         _ type: Request.Type, heavy: Bool = false, _ answer: @escaping @Sendable (Request) async throws -> Reply
     ) {
-        transceiver.respond(to: type, localOnly: true, codingOn: heavy ? .singleton : nil) { request, _ in try await answer(request) }
+        transceiver.respond(to: type, localOnly: true, codingOn: heavy ? .shared : nil) { request, _ in
+            try await ControlRefusal.coding { try await answer(request) }
+        }
     }
 
     func diff(_ request: DebuggerControl.Diff) async throws -> DebuggerControl.DiffResult {
@@ -255,12 +257,12 @@ final class DebuggerService: Sendable {
         let from = try await store.entry(fromSequence, includeScreenshot: false)
         let size = from.state.readableBytes + to.state.readableBytes
         guard size <= diffMaxBytes else { throw DebuggerError.diffTooLarge(bytes: size, limit: diffMaxBytes) }
-        // Seconds of CPU for large states: on NIO's blocking-work pool (one thread per core), never on an event
+        // Seconds of CPU for large states: on the shared blocking pool (one thread per core), never on an event
         // loop, where it would stall every connection of that loop.
         let limit = diffTimeLimit
         let diff: StateDiff
         do {
-            diff = try await NIOThreadPool.singleton.runIfActive { try StateDiff(old: from.state, new: to.state, timeLimit: limit) }
+            diff = try await BlockingPool.shared.run { try StateDiff(old: from.state, new: to.state, timeLimit: limit) }
         } catch is StateDiffTimeLimitExceeded {
             throw DebuggerError.diffTooSlow(limit: limit)
         }

@@ -183,9 +183,9 @@ public enum DrawerError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownItem(let id, let known):
             "the drawer has no item \"\(id)\"" + (known.isEmpty ? " (it is empty)" : "; its items: \(known.joined(separator: ", "))")
         case .notSettable(let id, let kind):
-            kind == .action ? "\"\(id)\" is an action: invoke it (parleyctl invoke APP \(id))" : "\"\(id)\" is read-only (\(kind))"
+            kind == .action ? "\"\(id)\" is an action: invoke it" : "\"\(id)\" is read-only (\(kind))"
         case .notAnAction(let id, let kind):
-            "\"\(id)\" is a \(kind), not an action: set it (parleyctl set APP \(id) VALUE)"
+            "\"\(id)\" is a \(kind), not an action: set it"
         case .wrongType(let id, let expected, let got):
             "\"\(id)\" takes \(expected), not \(got.typeName) (\(got))"
         case .unknownOption(let id, let option, let options):

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import NIOCore
+import ParleyBlocking
 import ParleyDebugger
 import ParleyJSON
 import Synchronization
@@ -64,11 +65,7 @@ public final class HistoryStore: Sendable {
         let pool: DatabasePool
         do {
             // Opening and migrating are synchronous file work: keep them off the cooperative pool.
-            pool = try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global().async {
-                    continuation.resume(with: Result { try openPool(at: path) })
-                }
-            }
+            pool = try await BlockingPool.shared.run { try openPool(at: path) }
         } catch {
             throw .cannotOpen(path: path, failure: Self.failure(error))
         }
@@ -100,9 +97,7 @@ public final class HistoryStore: Sendable {
     public func close() async throws(HistoryStoreError) {
         let pool = self.pool
         do {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                DispatchQueue.global().async { continuation.resume(with: Result { try pool.close() }) }
-            }
+            try await BlockingPool.shared.run { try pool.close() }
         } catch {
             throw .database(operation: "close", failure: Self.failure(error))
         }

@@ -35,7 +35,7 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
         case .invalidLimits(let problem):
             "invalid history limits: \(problem)"
         case .noSuchSession(let id):
-            "there is no session \(id) in the history (parleyctl sessions lists them)"
+            "there is no session \(id) in the history"
         case .sessionEnded(let id):
             "session \(id) has ended; a reconnecting app gets a new session"
         case .actionTooLong(let bytes, let limit):
@@ -43,7 +43,7 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
         case .sessionLive(let id):
             "session \(id) is still recording (its app is connected); delete it once the app has disconnected"
         case .noSuchEntry(let sequence):
-            "there is no entry \(sequence) in the history (it may have been dropped by retention; parleyctl history lists what is kept)"
+            "there is no entry \(sequence) in the history (it may have been dropped by retention)"
         case .invalidState(let error):
             "the state is not valid JSON, so it was not stored: \(error)"
         case .invalidFilter(let error):

@@ -23,7 +23,7 @@ public enum SharedSecretError: Error, Sendable, Hashable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .missing(let path):
-            "shared secret file \(path) does not exist; create one with `parleyctl secret generate --output \(path)`"
+            "shared secret file \(path) does not exist"
         case .unreadable(let path, let reason):
             "cannot read shared secret file \(path): \(reason)"
         case .notAFile(let path):
@@ -35,8 +35,7 @@ public enum SharedSecretError: Error, Sendable, Hashable, CustomStringConvertibl
             "shared secret file \(path) has mode \(Self.octal(mode)): its group or others may access it; "
                 + "run `chmod 600 \(path)` (and consider a new secret if others may have read it)"
         case .malformed(let path, let reason):
-            "shared secret file \(path) does not hold a secret: \(reason); expected one line of 64 hex digits "
-                + "(32 bytes), as `parleyctl secret generate` writes"
+            "shared secret file \(path) does not hold a secret: \(reason); expected one line of 64 hex digits (32 bytes)"
         case .wrongLength(let count):
             "a shared secret is \(SharedSecret.byteCount) bytes, not \(count)"
         case .alreadyExists(let path):

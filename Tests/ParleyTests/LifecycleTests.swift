@@ -75,7 +75,7 @@ struct LifecycleTests {
             let why = try #require(reason, "the event stream ended without a disconnect")
             // A reset is a transport failure (ECONNRESET) or, when the kernel reports it as an end of file, a close.
             switch why {
-            case .transportFailed(let problem): #expect(problem.contains("reset"), "\(problem)")
+            case .transportFailed(.io(let code, _)): #expect(code == ECONNRESET, "\(why)")
             case .peerClosed: break
             default: Issue.record("not the reset: \(why)")
             }

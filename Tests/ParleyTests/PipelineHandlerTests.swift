@@ -118,7 +118,7 @@ struct PipelineHandlerTests {
         try await channel.testingEventLoop.executeInContext {
             try channel.pipeline.syncOperations.addHandlers([
                 events,
-                OriginalFramingBridge(translator: translator, logger: LogCapture().logger, logThrottle: LogThrottle(), pool: .singleton),
+                OriginalFramingBridge(translator: translator, logger: LogCapture().logger, logThrottle: LogThrottle(), pool: .shared),
                 FrameRecorder(seen: seen),
             ])
         }

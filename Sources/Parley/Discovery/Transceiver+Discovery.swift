@@ -76,39 +76,17 @@ extension Transceiver {
                 // dialled again (on another interface, or on this one once it is back) instead of waiting for the
                 // heartbeat to give up.
                 let interface = snapshot.interface(holding: host)
-                let gone: String
+                let gone: TransportFailure
                 switch interface {
-                case nil: gone = "this node's address \(host) went away"
-                case let interface? where !interface.isUp: gone = "interface \(interface.name) went down"
+                case nil: gone = .localAddressGone(host: host)
+                case let interface? where !interface.isUp: gone = .interfaceDown(name: interface.name)
                 default: continue
                 }
                 logger.info(
                     "network change: closing a connection that can no longer carry anything",
                     metadata: ["why": "\(gone)", "peer": "\(connection.peer?.name ?? "?")"])
-                connection.noteEnd(.transportFailed("\(gone) (network change)"))
+                connection.noteEnd(.transportFailed(gone))
                 connection.channel.close(promise: nil)
-            }
-        }
-    }
-
-    /// Keeps a configured static peer connected for as long as the transceiver runs: dials, waits (without
-    /// polling) until the peer is gone, dials again; a failed dial waits a jittered backoff.
-    func keepConnected(to endpoint: Endpoint) async {
-        var backoff = Backoff()
-        while isRunning, !Task.isCancelled {
-            do {
-                let peer = try await connect(to: endpoint).id
-                let connected = ContinuousClock.now
-                await registry.waitUntilDisconnected(peer)
-                if let delay = backoff.afterConnection(lasted: .now - connected) {
-                    // A real wait by design, as below.
-                    try? await Task.sleep(for: delay)
-                }
-            } catch {
-                guard isRunning else { return }
-                logger.info("static peer unreachable; retrying", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
-                // A real wait by design: the backoff between attempts.
-                try? await Task.sleep(for: backoff.delay())
             }
         }
     }

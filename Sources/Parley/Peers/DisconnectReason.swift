@@ -19,9 +19,9 @@ public enum DisconnectReason: Sendable, Hashable, CustomStringConvertible {
     /// This node is shutting down.
     case shuttingDown
     /// The handshake did not complete (refused, wrong secret, timed out).
-    case handshakeFailed(String)
-    /// The socket failed (reset, I/O error).
-    case transportFailed(String)
+    case handshakeFailed(HandshakeError)
+    /// The socket failed (reset, I/O error), or the network under it went away.
+    case transportFailed(TransportFailure)
 
     public var description: String {
         switch self {
@@ -34,7 +34,28 @@ public enum DisconnectReason: Sendable, Hashable, CustomStringConvertible {
         case .duplicate: "another connection to this peer is kept"
         case .shuttingDown: "this node is shutting down"
         case .handshakeFailed(let problem): "the handshake failed: \(problem)"
-        case .transportFailed(let problem): problem
+        case .transportFailed(let failure): failure.description
+        }
+    }
+}
+
+/// Why a connection's transport failed under it: a value to `switch` over, with a sentence as its `description`.
+public enum TransportFailure: Sendable, Hashable, CustomStringConvertible {
+    /// A system call on the socket failed (a reset, a broken pipe): its `errno` and the system's words.
+    case io(errno: Int32, message: String)
+    /// This node's address that the connection ran over went away (a network change).
+    case localAddressGone(host: String)
+    /// The interface that the connection ran over went down or lost its carrier (a network change).
+    case interfaceDown(name: String)
+    /// Another failure of the connection, in SwiftNIO's words.
+    case other(String)
+
+    public var description: String {
+        switch self {
+        case .io(_, let message): "I/O error: \(message)"
+        case .localAddressGone(let host): "this node's address \(host) went away (network change)"
+        case .interfaceDown(let name): "interface \(name) went down (network change)"
+        case .other(let message): message
         }
     }
 }

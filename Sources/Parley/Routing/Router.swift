@@ -121,6 +121,8 @@ final class Router: Sendable {
             return unknown
         } catch let error as PayloadDecodingError {
             return .failed(.undecodablePayload, error.description)
+        } catch let refusal as any CodedRefusal {
+            return .failed(refusal.errorReplyCode, refusal.description)
         } catch {
             // The handler's own words: they are what the requester needs. The type is in the log line and in the
             // requester's own context; "handler … threw" is plumbing.

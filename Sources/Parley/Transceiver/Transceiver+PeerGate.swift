@@ -24,6 +24,8 @@ extension Transceiver {
 
     /// The peer gate for synchronous command-line code: blocks the calling thread (never call it from an
     /// async context or an event loop) on a semaphore until ``waitForPeer(timeout:description:matching:)`` answers.
+    /// Async code awaits ``waitForPeer(timeout:description:matching:)`` instead; the compiler says so.
+    @available(*, noasync, message: "await waitForPeer(timeout:description:matching:) instead")
     public func waitForPeerBlocking(
         timeout: Duration,
         description: String = "peer",

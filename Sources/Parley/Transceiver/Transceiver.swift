@@ -26,6 +26,12 @@ import Synchronization
 /// ``Router`` (type name → handler), ``PendingRequests`` (replies awaited), ``DiscoveryCoordinator`` (dialling what
 /// discovery finds), ``ConnectionAdmission`` (limits at accept), and per connection ``PeerConnection`` with the
 /// channel handlers ``ChannelSetup`` installs.
+///
+/// Its own code is split by concern, one extension a file: this file holds its state and lifecycle;
+/// `+Listening` binds the sockets and accepts; `+Dialling` connects out and keeps static peers connected;
+/// `+Serving` runs one connection from accept to close; `+Handshake` takes it to a registered peer; `+Delivery`
+/// reads its messages and hands them to their handlers; `+Replies` answers requests and awaits replies;
+/// `+Sending` and `+Handlers` are the public API for sending and for registering handlers.
 public final class Transceiver: Service, Sendable {
     public let configuration: TransceiverConfiguration
     let logger: Logger
@@ -292,114 +298,6 @@ public final class Transceiver: Service, Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Dials what discovery finds and the static peers, and redials them, until the transceiver drains; then
-    /// stops every dialling loop (one may be waiting out a backoff).
-    private func keepDialling(discovery: DiscoveryCoordinator?, network: NetworkMonitor?) async {
-        await withDiscardingTaskGroup { group in
-            if let network {
-                group.addTask { await self.closeConnectionsOnNetworkLoss(network) }
-            }
-            if let discovery {
-                group.addTask {
-                    await discovery.run(
-                        dial: { service in await self.dial(service) },
-                        waitForDeparture: { peer in await self.registry.waitUntilDisconnected(peer) }
-                    )
-                }
-            }
-            for endpoint in configuration.staticPeers {
-                group.addTask { await self.keepConnected(to: endpoint) }
-            }
-            await registry.waitUntilClosed()
-            group.cancelAll()
-        }
-    }
-
-    /// A listener yields each accepted connection, or nil for one refused by ``ConnectionAdmission``.
-    typealias Listener = NIOAsyncChannel<ConnectionChannel?, Never>
-
-    private func bindListener(network: NetworkMonitor?) async throws -> Listener? {
-        guard let host = configuration.listenHost else { return nil }
-        let configuration = self.configuration
-        let setup = self.setup
-        let admission = self.admission
-        let interfaceGate = configuration.listenInterfaces.flatMap { filter in
-            network.map { ListenInterfaceGate(filter: filter, network: $0, logger: logger) }
-        }
-        do {
-            let address = try await SocketAddress.resolving(host, port: configuration.port)
-            return try await ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .bind(to: address) { channel in
-                    channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
-                        if let interfaceGate, !interfaceGate.admits(channel) {
-                            channel.close(promise: nil)
-                            return nil
-                        }
-                        guard let admitted = try admission.admit(channel) else { return nil }
-                        return try setup.configure(
-                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true,
-                            handshakeClockStartsAtAccept: admitted.handshakeClockStartsAtAccept
-                        )
-                    }
-                }
-        } catch {
-            throw TransceiverError.bindFailed(host: host, port: configuration.port, underlying: SocketFailure(error))
-        }
-    }
-
-    /// The control socket: the same protocol on a Unix domain socket, for local tools. Mode 0660, so that only
-    /// the owner and its group can drive this node; in a directory ``ControlSocketGuard`` has checked.
-    private func bindControlSocket() async throws -> Listener? {
-        guard let path = configuration.controlSocketPath else { return nil }
-        let setup = self.setup
-        let admission = self.admission
-        do {
-            do {
-                try ControlSocketGuard.prepare(socketPath: path)
-            } catch {
-                throw TransceiverError.controlSocket(error)
-            }
-            let server = try await ServerBootstrap(group: group)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                    channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
-                        guard try admission.admit(channel) != nil else { return nil }
-                        // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
-                        return try setup.configure(channel, role: .acceptor, sharedSecret: nil)
-                    }
-                }
-            guard chmod(path, 0o660) == 0 else {
-                let failure = SocketFailure(errno: errno)
-                try? await server.channel.close()
-                throw TransceiverError.bindFailed(host: path, port: 0, underlying: failure)
-            }
-            return server
-        } catch let error as TransceiverError {
-            throw error
-        } catch {
-            throw TransceiverError.bindFailed(host: path, port: 0, underlying: SocketFailure(error))
-        }
-    }
-
-    private func acceptLoop(_ server: Listener, jobs: AsyncStream<Job>.Continuation) async {
-        do {
-            try await server.executeThenClose { inbound in
-                for try await child in inbound {
-                    guard let child else { continue }
-                    if case .terminated = jobs.yield(Job(channel: child)) {
-                        try? await child.channel.close()
-                    }
-                }
-            }
-        } catch {
-            logger.error("listener failed; no new connections will be accepted", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// Stop, cancellation or graceful shutdown: lets the state machine decide, then drains if it says so.
     func beginShutdown() {
         let action = lifecycle.withLock { $0.machine.stop() }
@@ -431,83 +329,5 @@ public final class Transceiver: Service, Sendable {
             timeout: configuration.shutdownFlushTimeout,
             reason: TransceiverError.notRunning
         )
-    }
-
-    // MARK: - Connecting
-
-    /// Connects to a peer and completes the handshake. Returns the peer, also when the two sides connected to
-    /// each other at once and the other connection was kept.
-    @discardableResult
-    public func connect(to endpoint: Endpoint) async throws -> Peer {
-        try await connect(to: endpoint, expecting: nil)
-    }
-
-    /// Connects to `endpoint`, where discovery says peer `expected` listens (see ``PeerConnection/expectedPeer``).
-    func connect(to endpoint: Endpoint, expecting expected: PeerID?) async throws -> Peer {
-        guard isRunning else { throw TransceiverError.notRunning }
-        let configuration = self.configuration
-        let setup = self.setup
-        let channel: ConnectionChannel
-        do {
-            channel = try await ClientBootstrap(group: group)
-                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                .connectTimeout(TimeAmount(configuration.handshakeTimeout))
-                .connect(to: endpoint) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try setup.configure(channel, role: .dialer, sharedSecret: configuration.sharedSecret)
-                    }
-                }
-        } catch {
-            throw TransceiverError.connectFailed(endpoint, underlying: SocketFailure(error))
-        }
-        channel.connection.expectedPeer = expected
-        return try await handOver(channel, endpoint: endpoint)
-    }
-
-    /// Connects to a node's control socket (a local parleyd) and completes the handshake.
-    @discardableResult
-    public func connect(toUnixSocket path: String) async throws -> Peer {
-        guard isRunning else { throw TransceiverError.notRunning }
-        let setup = self.setup
-        let endpoint = Endpoint(host: "unix:" + path, port: 0)
-        let channel: ConnectionChannel
-        do {
-            channel = try await ClientBootstrap(group: group)
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                // A Unix socket's send buffer does not grow as TCP's does: at the default 208 KiB a 4 MiB message
-                // crossed to parleyd in some twenty steps, each waiting for parleyd to be scheduled to read. Linux
-                // caps the request at net.core.wmem_max and then doubles it (so 416 KiB on a stock kernel, 4 MiB
-                // where wmem_max is 4 MiB, as where it was measured: 4 MiB through parleyd 0.75 – 0.89 -> 0.84 – 0.98
-                // GB/s, docs/performance.md). A limit, not an allocation: only bytes parleyd has not read use it.
-                .channelOption(.socketOption(.so_sndbuf), value: 2 << 20)
-                .connect(unixDomainSocketPath: path) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try setup.configure(channel, role: .dialer, sharedSecret: nil)
-                    }
-                }
-        } catch {
-            throw TransceiverError.connectFailed(endpoint, underlying: SocketFailure(error))
-        }
-        return try await handOver(channel, endpoint: endpoint)
-    }
-
-    /// Gives a freshly dialled channel to `run()`'s task group and waits for its handshake.
-    private func handOver(_ channel: ConnectionChannel, endpoint: Endpoint) async throws -> Peer {
-        // The dialer speaks first, straight away: the acceptor's handshake deadline runs from the moment it
-        // accepted, and must not depend on how soon the serving task gets scheduled here.
-        var handshake = makeHandshake(for: channel.connection)
-        if case .send(let frames) = handshake.start() { write(frames, on: channel.connection) }
-        return try await withCheckedThrowingContinuation { continuation in
-            let jobs = lifecycle.withLock { state -> AsyncStream<Job>.Continuation? in
-                if case .running(let running) = state.machine.state { return running.jobs }
-                return nil
-            }
-            let job = Job(channel: channel, endpoint: endpoint, handshake: handshake, handshakeDone: continuation)
-            if jobs == nil || jobs.map({ if case .terminated = $0.yield(job) { true } else { false } }) == true {
-                channel.channel.close(promise: nil)
-                continuation.resume(throwing: TransceiverError.notRunning)
-            }
-        }
     }
 }

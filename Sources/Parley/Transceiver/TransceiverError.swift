@@ -109,8 +109,28 @@ public enum SocketFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case closed
     /// Another system error (`errno`).
     case system(errno: Int32)
-    /// Anything else, with the underlying error's own text.
-    case other(String)
+    /// Anything else: the underlying error's type and its own text.
+    case other(Unrecognized)
+
+    /// An error none of the other cases describes, kept as its type's name and its text so that neither SwiftNIO's
+    /// nor any other library's types leak through the API.
+    public struct Unrecognized: Sendable, Hashable, CustomStringConvertible {
+        /// The Swift type of the underlying error, e.g. `ChannelError`.
+        public var errorType: String
+        /// The underlying error's own text.
+        public var message: String
+
+        public init(errorType: String, message: String) {
+            self.errorType = errorType
+            self.message = message
+        }
+
+        public init(_ error: any Error) {
+            self.init(errorType: String(describing: type(of: error)), message: String(describing: error))
+        }
+
+        public var description: String { message }
+    }
 
     public init(_ error: any Error) {
         switch error {
@@ -128,11 +148,11 @@ public enum SocketFailure: Error, Sendable, Hashable, CustomStringConvertible {
             switch error {
             case .connectTimeout: self = .timedOut
             case .ioOnClosedChannel, .alreadyClosed, .eof, .inputClosed, .outputClosed: self = .closed
-            default: self = .other("\(error)")
+            default: self = .other(Unrecognized(error))
             }
         case let error as SocketAddressError:
-            if case .unknown(let host, _) = error { self = .unknownHost(host) } else { self = .other("\(error)") }
-        default: self = .other(String(describing: error))
+            if case .unknown(let host, _) = error { self = .unknownHost(host) } else { self = .other(Unrecognized(error)) }
+        default: self = .other(Unrecognized(error))
         }
     }
 
@@ -157,7 +177,7 @@ public enum SocketFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownHost(let host): "unknown host \"\(host)\""
         case .closed: "the connection closed at once"
         case .system(let code): String(cString: strerror(code)) + " (errno \(code))"
-        case .other(let text): text
+        case .other(let error): error.description
         }
     }
 }

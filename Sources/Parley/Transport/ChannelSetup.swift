@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import ParleyBlocking
 import ParleySecurity
 import ParleyWire
 
@@ -148,7 +149,7 @@ struct ChannelSetup: Sendable {
                 OriginalFrameEncoder(),
                 OriginalFramingBridge(
                     translator: support.translator, logger: configuration.logger,
-                    logThrottle: logThrottle, pool: NIOThreadPool.singleton
+                    logThrottle: logThrottle, pool: .shared
                 ),
             ]
         }

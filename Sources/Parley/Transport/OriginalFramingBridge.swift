@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import ParleyBlocking
 import ParleyWire
 
 /// Turns a connection in the original Swift Talk debugger framing into a Parley connection, so that everything
@@ -31,7 +32,7 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
     private let logger: Logger
     private let logThrottle: LogThrottle
     /// Where large bodies are translated; nil translates every body on the event loop.
-    private let pool: NIOThreadPool?
+    private let pool: BlockingPool?
     private var greeted = false
     private var nextMessageID: UInt64 = 1
     /// A body is being translated on the pool; what arrives meanwhile waits in `waiting`, in order.
@@ -42,7 +43,7 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
     /// The connection ended while bodies were still to be translated: passed on after them.
     private var inactiveHeld = false
 
-    init(translator: any OriginalFramingTranslator, logger: Logger, logThrottle: LogThrottle, pool: NIOThreadPool? = nil) {
+    init(translator: any OriginalFramingTranslator, logger: Logger, logThrottle: LogThrottle, pool: BlockingPool? = nil) {
         self.translator = translator
         self.logger = logger
         self.logThrottle = logThrottle
@@ -77,7 +78,7 @@ final class OriginalFramingBridge: ChannelDuplexHandler, RemovableChannelHandler
             translating = true
             let translator = translator
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            pool.runIfActive(eventLoop: context.eventLoop) {
+            pool.run(completingOn: context.eventLoop) {
                 Self.translate(body, with: translator)
             }.whenComplete { outcome in
                 let (bridge, context) = loopBound.value

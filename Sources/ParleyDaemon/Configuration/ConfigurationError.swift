@@ -1,4 +1,5 @@
 import Parley
+import ParleyControl
 
 /// Why parleyd's configuration cannot be used. parleyd exits with status 2 on any of these.
 public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -34,7 +35,7 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
         case .usage(let message):
             return message
         case .unusableSecret(let source, let error):
-            return "bad value for \(ConfigurationKey.secretFile) (from \(source)): \(error)"
+            return "bad value for \(ConfigurationKey.secretFile) (from \(source)): \(error.descriptionNamingCommand)"
         case .conflict(let problem):
             return problem
         }

@@ -31,6 +31,11 @@ final class DrawerService: Sendable {
         self.logger = logger
     }
 
+    /// Reads the values remembered by an earlier run. Call before the transceiver starts.
+    func loadRemembered() async {
+        await remembered.load()
+    }
+
     /// Registers the app messages and the control requests. Call before the transceiver starts.
     func install() {
         // Raw, to measure the payload before decoding it: a Declare is at most 256 KiB (docs/drawer.md).
@@ -83,13 +88,13 @@ final class DrawerService: Sendable {
             DrawerMessage.Values(values: remembered.values(for: peer.name))
         }
         transceiver.respond(to: DrawerControl.Drawers.self, localOnly: true) { [self] request, _ in
-            DrawerControl.List(drawers: try list(app: request.app))
+            DrawerControl.List(drawers: try await ControlRefusal.coding { try list(app: request.app) })
         }
         transceiver.respond(to: DrawerControl.SetValue.self, localOnly: true) { [self] request, _ in
-            try await set(app: request.app, item: request.item, value: request.value)
+            try await ControlRefusal.coding { try await set(app: request.app, item: request.item, value: request.value) }
         }
         transceiver.respond(to: DrawerControl.InvokeAction.self, localOnly: true) { [self] request, _ in
-            try await invoke(app: request.app, item: request.item)
+            try await ControlRefusal.coding { try await invoke(app: request.app, item: request.item) }
         }
     }
 
@@ -127,7 +132,7 @@ final class DrawerService: Sendable {
             guard drawers[target.peer.id]?.peer.connectionID == target.peer.connectionID else { return }
             drawers[target.peer.id]?.declaration.update(item, to: now)
         }
-        if target.declaration[item]?.remember == true { remembered.store(now, app: target.peer.name, item: item) }
+        if target.declaration[item]?.remember == true { await remembered.store(now, app: target.peer.name, item: item) }
         logger.info("drawer value set", metadata: ["peer-id": "\(target.peer.id)", "item": "\(item.escapedForPeople(maximumBytes: 128))"])
         publish(target.peer.id)
         return DrawerMessage.Result(value: now, message: answer.message)
@@ -188,38 +193,55 @@ enum DrawerServiceError: Error, CustomStringConvertible {
 }
 
 /// The last value set from outside, per app name and item, for items declared with `remember` (docs/drawer.md):
-/// a small JSON file in the data directory, rewritten whole (atomically) on each change.
+/// a small JSON file in the data directory, rewritten whole (atomically) on each change, on the blocking pool: a
+/// `set` is handled on its connection's event loop.
 final class RememberedDrawerValues: Sendable {
     static let fileName = "drawer-values.json"
     private let file: String
     private let logger: Logger
-    private let values: Mutex<[String: [String: DrawerValue]]>
+    private let values: Mutex<(values: [String: [String: DrawerValue]], version: UInt64)>
+    /// The version of `values` the file holds: two writes may run at once, and an older one must not come last.
+    private let written = Mutex<UInt64>(0)
 
+    /// Starts with no values: ``load()`` reads the file's.
     init(file: String, logger: Logger) {
         self.file = file
         self.logger = logger
-        var loaded: [String: [String: DrawerValue]] = [:]
-        if let data = FileManager.default.contents(atPath: file) {
-            do {
-                loaded = try JSONDecoder().decode([String: [String: DrawerValue]].self, from: data)
-            } catch {
-                logger.warning("remembered drawer values unreadable; starting without them", metadata: ["file": "\(file)", "reason": "\(error)"])
-            }
-        }
-        values = Mutex(loaded)
+        values = Mutex(([:], 0))
     }
 
-    func values(for app: String) -> [String: DrawerValue] { values.withLock { $0[app] ?? [:] } }
+    /// Reads the values the file holds (on the blocking pool); an unreadable file is logged, and ignored.
+    func load() async {
+        let file = self.file
+        do {
+            let data = try await BlockingPool.shared.run { FileManager.default.contents(atPath: file) }
+            guard let data else { return }
+            let loaded = try JSONDecoder().decode([String: [String: DrawerValue]].self, from: data)
+            values.withLock { $0.values = loaded }
+        } catch {
+            logger.warning("remembered drawer values unreadable; starting without them", metadata: ["file": "\(file)", "reason": "\(error)"])
+        }
+    }
 
-    func store(_ value: DrawerValue, app: String, item: String) {
-        let snapshot = values.withLock { values in
-            values[app, default: [:]][item] = value
-            return values
+    func values(for app: String) -> [String: DrawerValue] { values.withLock { $0.values[app] ?? [:] } }
+
+    /// Remembers `value` and returns once the file holds it (or a later change).
+    func store(_ value: DrawerValue, app: String, item: String) async {
+        let (snapshot, version) = values.withLock { state in
+            state.values[app, default: [:]][item] = value
+            state.version += 1
+            return (state.values, state.version)
         }
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(snapshot).write(to: URL(fileURLWithPath: file), options: .atomic)
+            try await BlockingPool.shared.run { [self] in
+                try written.withLock { writtenVersion in
+                    guard version > writtenVersion else { return }
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys]
+                    try encoder.encode(snapshot).write(to: URL(fileURLWithPath: file), options: .atomic)
+                    writtenVersion = version
+                }
+            }
         } catch {
             logger.warning("cannot save the remembered drawer values", metadata: ["file": "\(file)", "reason": "\(error)"])
         }
