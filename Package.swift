@@ -247,7 +247,7 @@ let package = Package(
         .testTarget(
             name: "ParleyWebTests",
             dependencies: [
-                "ParleyWeb", "ParleyDebugger", "ParleyDrawer", nioCore, nioFoundation, logging, metrics,
+                "ParleyWeb", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", nioCore, nioFoundation, logging, metrics,
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import ParleyDebugger
 import ParleyDrawer
+import ParleyJSON
 import ParleyWeb
 import Synchronization
 
