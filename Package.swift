@@ -157,7 +157,7 @@ let package = Package(
         ),
         .executableTarget(name: "Parleyd", dependencies: ["ParleyDaemon"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
-        .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, nioPosix, logging], swiftSettings: strict),
+        .target(name: "ParleyTestSupport", dependencies: ["Parley", "ParleyWire", nioCore, nioPosix, logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyTestPeer",
             dependencies: ["Parley", "ParleyAvahi", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
@@ -198,8 +198,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ParleyDiscoveryTests", dependencies: ["ParleyDiscovery"], swiftSettings: strict),
+        .testTarget(name: "ParleyAvahiTests", dependencies: ["ParleyAvahi", "ParleyDiscovery"], swiftSettings: strict),
         .testTarget(
-            name: "ParleyDiscoveryTests",
+            name: "ParleyDNSUpdateTests", dependencies: ["ParleyDNSUpdate", "ParleyDiscovery", "ParleyTestSupport", logging], swiftSettings: strict
+        ),
+        // Discovery in network-namespace labs with real avahi-daemons (and a DNS server), the products as processes
+        // inside them; needs root, skips elsewhere.
+        .testTarget(
+            name: "ParleyDiscoveryLabTests",
             dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDNSUpdate", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
             swiftSettings: strict
         ),
@@ -213,8 +220,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyDebuggerTests",
-            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
+            dependencies: ["ParleyDebugger", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
             swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyHistoryTests", dependencies: ["ParleyHistory", "ParleyDebugger", "ParleyTestSupport", nioCore], swiftSettings: strict
         ),
         .testTarget(
             name: "ParleyDaemonTests",

@@ -176,20 +176,27 @@ public struct DaemonService: Sendable {
         )
     }
 
+    /// The `parleyd ready` notice for people, then the readiness line on standard output for programs.
     private func announceReady(_ transceiver: Transceiver, webURL: String?) {
-        logAuthenticationMode(port: transceiver.listeningPort ?? configuration.port)
+        let port = transceiver.listeningPort ?? configuration.port
+        let discovery = "\(transceiver.discoveryStatus)"
+        logAuthenticationMode(port: port)
         logger.notice(
             "parleyd ready",
             metadata: [
-                "port": "\(transceiver.listeningPort ?? configuration.port)",
+                "port": "\(port)",
                 "peer-id": "\(transceiver.localPeerID?.description ?? "?")",
                 "name": "\(configuration.name)",
-                "discovery": "\(transceiver.discoveryStatus)",
+                "discovery": "\(discovery)",
                 "data-directory": "\(configuration.dataDirectory)",
                 "control-socket": "\(configuration.controlSocket)",
                 "web": "\(webURL ?? "off")",
             ]
         )
+        ReadinessLine(
+            pid: getpid(), port: port, peerID: transceiver.localPeerID?.description, name: configuration.name,
+            controlSocket: configuration.controlSocket, web: webURL, dataDirectory: configuration.dataDirectory, discovery: discovery
+        ).write()
     }
 
     /// systemd's `STATUS=`: `0 peers connected`, `1 peer connected`, `2 peers connected`.

@@ -11,8 +11,6 @@ import Testing
 /// page hears it, so the test waits for events rather than polling.
 @Suite("Debug drawer", .serialized, .timeLimit(.minutes(2)))
 struct DrawerTests {
-    typealias Daemon = DaemonBackedTests.Daemon
-
     enum Theme: String, CaseIterable, Codable, Sendable {
         case light, dark
     }
@@ -56,8 +54,8 @@ struct DrawerTests {
         let secret = SharedSecret.generate()
         let secretFile = directory.appendingPathComponent("secret").path
         try secret.write(toFile: secretFile, replacing: false)
-        let daemon = try await Daemon(staticPeer: nil, arguments: ["--secret-file", secretFile])
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--secret-file", secretFile])
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         // The app listens too, so that a stranger can try it directly.
@@ -82,13 +80,13 @@ struct DrawerTests {
             #expect(app.peers.allSatisfy { $0.name != "stranger" })
         }
         _ = try await events.stop(SIGTERM)
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("set and invoke reach the app's typed settings and actions; invalid values are refused and change nothing; the app's own changes reach parleyd; remembered values come back on the next connection")
     func swiftAppEndToEnd() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         let app = Self.app("drawer-app")
@@ -176,13 +174,13 @@ struct DrawerTests {
             #expect(themeAgain.value == .light)
         }
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("the app's own quick changes, values and added items, reach parleyd in the order they were made: it ends with the last")
     func quickChangesInOrder() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         let app = Self.app("quick-app")
@@ -223,13 +221,13 @@ struct DrawerTests {
             #expect(final.items.count == 1 + changes / every)
         }
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("labels and values holding terminal escapes (CSI, OSC 52, U+2028) are shown escaped by parleyctl drawer, and exact with --json")
     func escapesInTheDrawer() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         let red = "\u{1b}[31mred\u{1b}[0m"
@@ -260,15 +258,15 @@ struct DrawerTests {
             #expect(items.map(\.value) == [.bool(false), .string(clipboard), .string(separated)])
         }
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("the Listr example's drawer: listed, a style switched changes its answers, the list emptied by an action")
     func listr() async throws {
         let listr = try await ParleyCtlTests.Listr()
-        let daemon = try await Daemon(staticPeer: listr.port)
+        let daemon = try await ParleydProcess.start(staticPeer: listr.port)
         _ = try await daemon.ctl(["peers", "--wait-for", "listr"])
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
         // The drawer is declared right after the connection; if it came before the stream opened, list it.
         if try await !daemon.ctl(["drawer", "listr"]).stdout.contains("list.style") {
@@ -284,7 +282,7 @@ struct DrawerTests {
         #expect(emptied.stdout == "removed 1 item\n", "\(emptied)")
         #expect(try await daemon.ctl(["send", "ListItemsCommand", "--reply"]).stdout.contains("the list is empty"))
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
         try await listr.stop()
     }
 }
