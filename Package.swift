@@ -219,8 +219,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "ParleyDebuggerTests",
-            dependencies: ["ParleyDebugger", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
+            name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", nioCore], swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyRemoteDebuggerTests",
+            dependencies: ["ParleyRemoteDebugger", "ParleyDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
             swiftSettings: strict
         ),
         .testTarget(

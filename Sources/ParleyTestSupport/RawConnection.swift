@@ -172,9 +172,12 @@ public final class RawConnection: Sendable {
             self.port = port
         }
 
-        public static func open() async throws -> Listener {
+        /// With `reading: false` nothing is ever read from the connections it accepts: a server that stopped
+        /// reading, whose kernel buffers fill.
+        public static func open(reading: Bool = true) async throws -> Listener {
             let accepted = Observed(Accepted())
             let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelOption(ChannelOptions.autoRead, value: reading)
                 .childChannelInitializer { child in
                     child.eventLoop.makeCompletedFuture {
                         let received = Observed(Received())

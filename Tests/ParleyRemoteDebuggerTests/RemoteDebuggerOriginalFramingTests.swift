@@ -85,7 +85,7 @@ struct RemoteDebuggerOriginalFramingTests {
 struct RemoteDebuggerStalledTests {
     @Test("stop() returns after the flush timeout when the debugger stops reading, and every record is accounted for")
     func stopWithStalledDebugger() async throws {
-        let listener = try await RawConnection.Listener.open()
+        let listener = try await RawConnection.Listener.open(reading: false)
         let client = makeClient(port: listener.port, wireProtocol: .originalFraming, flushTimeout: .milliseconds(500))
         try client.start()
 
