@@ -194,7 +194,7 @@ let package = Package(
             name: "ParleyTests",
             dependencies: [
                 "Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, nioFoundation, logging,
-                serviceLifecycle,
+                serviceLifecycle, .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -218,9 +218,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(
-            name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", nioCore], swiftSettings: strict
-        ),
+        .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", nioCore], swiftSettings: strict),
         .testTarget(
             name: "ParleyRemoteDebuggerTests",
             dependencies: ["ParleyRemoteDebugger", "ParleyDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
