@@ -112,12 +112,14 @@ public final class RawConnection: Sendable {
         return (try Self.decode(bytes), closed)
     }
 
-    /// Waits until at least `count` whole frames have arrived and returns every frame read so far; throws
-    /// ``TestTimeout`` after `timeout`, ``ObservedFinished`` never (a close only ends the wait through the timeout).
+    /// Waits until at least `count` whole frames have arrived, or the connection has closed, and returns every
+    /// frame read so far; ``TestTimeout`` after `timeout`.
     public func waitForFrames(_ count: Int, timeout: Duration = .seconds(15)) async throws -> [Frame] {
-        try await received.wait(for: "\(count) frame(s)", timeout: timeout) { received in
-            (try? Self.decode(received.bytes)).flatMap { $0.count >= count ? $0 : nil }
+        let bytes = try await received.wait(for: "\(count) frame(s)", timeout: timeout) { received -> [UInt8]? in
+            if received.closedAt != nil { return received.bytes }
+            return (try? Self.decode(received.bytes)).flatMap { $0.count >= count ? received.bytes : nil }
         }
+        return try Self.decode(bytes)
     }
 
     /// The next `count` bytes read (after those earlier calls took), once they have arrived; throws if the
