@@ -225,6 +225,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "ParleyRemoteDrawerTests", dependencies: ["ParleyRemoteDrawer", "ParleyDrawer", "Parley", "ParleyTestSupport"], swiftSettings: strict
+        ),
+        .testTarget(
             name: "ParleyHistoryTests", dependencies: ["ParleyHistory", "ParleyDebugger", "ParleyTestSupport", nioCore], swiftSettings: strict
         ),
         .testTarget(
