@@ -174,7 +174,7 @@ let package = Package(
         ),
         .executableTarget(name: "Parleyd", dependencies: ["ParleyDaemon"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
-        .target(name: "ParleyTestSupport", dependencies: ["Parley", nioCore, nioPosix, logging], swiftSettings: strict),
+        .target(name: "ParleyTestSupport", dependencies: ["Parley", "ParleyWire", nioCore, nioPosix, logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyTestPeer",
             dependencies: ["Parley", "ParleyAvahi", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
@@ -211,12 +211,19 @@ let package = Package(
             name: "ParleyTests",
             dependencies: [
                 "Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, nioFoundation, logging,
-                serviceLifecycle,
+                serviceLifecycle, .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ParleyDiscoveryTests", dependencies: ["ParleyDiscovery"], swiftSettings: strict),
+        .testTarget(name: "ParleyAvahiTests", dependencies: ["ParleyAvahi", "ParleyDiscovery"], swiftSettings: strict),
         .testTarget(
-            name: "ParleyDiscoveryTests",
+            name: "ParleyDNSUpdateTests", dependencies: ["ParleyDNSUpdate", "ParleyDiscovery", "ParleyTestSupport", logging], swiftSettings: strict
+        ),
+        // Discovery in network-namespace labs with real avahi-daemons (and a DNS server), the products as processes
+        // inside them; needs root, skips elsewhere.
+        .testTarget(
+            name: "ParleyDiscoveryLabTests",
             dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDNSUpdate", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
             swiftSettings: strict
         ),
@@ -228,10 +235,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", nioCore], swiftSettings: strict),
+        .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(
-            name: "ParleyDebuggerTests",
-            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyJSON", "ParleyRemoteDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
+            name: "ParleyRemoteDebuggerTests",
+            dependencies: ["ParleyRemoteDebugger", "ParleyDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
             swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyRemoteDrawerTests", dependencies: ["ParleyRemoteDrawer", "ParleyDrawer", "Parley", "ParleyTestSupport"], swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ParleyHistoryTests", dependencies: ["ParleyHistory", "ParleyDebugger", "ParleyJSON", "ParleyTestSupport", nioCore], swiftSettings: strict
         ),
         .testTarget(
             name: "ParleyDaemonTests",

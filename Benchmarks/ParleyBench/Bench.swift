@@ -407,18 +407,13 @@ func throughDaemon(
     receiverPort: Int, received: Int, small: (payload: ByteBuffer, count: Int, directRate: Double?),
     big: (payload: ByteBuffer, count: Int, directRate: Double?), report: inout Report
 ) async throws -> Int {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(directory)/parleyd.json"))
-    let socket = "\(directory)/parleyd.sock"
     // PARLEYD: another build of parleyd than the one beside this program (scripts/bench-compare: the installed kind).
-    let daemon = try ChildProcess(
-        ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd",
-        ["--no-discovery", "--port", "0", "--name", "bench-parleyd", "--control-socket", socket, "--data-directory", directory,
-         "--web-listen", "off", "--log-level", "notice", "--static-peer", "127.0.0.1:\(receiverPort)"],
-        environment: ["PARLEY_CONFIG": "\(directory)/parleyd.json"])
-    _ = try await daemon.waitFor(in: \.stderr, timeout: .seconds(30)) { $0.contains("parleyd ready") ? true : nil }
+    let daemon = try await ParleydProcess.start(
+        name: "bench-parleyd",
+        arguments: ["--web-listen", "off", "--log-level", "notice", "--static-peer", "127.0.0.1:\(receiverPort)"],
+        executable: ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd", readyTimeout: .seconds(30)
+    )
+    let socket = daemon.controlSocket
     let client = Transceiver(configuration: configuration("bench-app", listen: false, secret: nil))
     try await client.start()
     let parleyd = try await client.connect(toUnixSocket: socket)

@@ -134,46 +134,27 @@ public struct DaemonService: Sendable {
         )
     }
 
+    /// The `parleyd ready` notice for people, then the readiness line on standard output for programs.
     private func announceReady(_ transceiver: Transceiver, webURL: String?) {
-        logAuthenticationMode(port: transceiver.listeningPort ?? configuration.port)
+        let port = transceiver.listeningPort ?? configuration.port
+        let discovery = "\(transceiver.discoveryStatus)"
+        logAuthenticationMode(port: port)
         logger.notice(
             "parleyd ready",
             metadata: [
-                "port": "\(transceiver.listeningPort ?? configuration.port)",
+                "port": "\(port)",
                 "peer-id": "\(transceiver.localPeerID?.description ?? "?")",
                 "name": "\(configuration.name)",
-                "discovery": "\(transceiver.discoveryStatus)",
+                "discovery": "\(discovery)",
                 "data-directory": "\(configuration.dataDirectory)",
                 "control-socket": "\(configuration.controlSocket)",
                 "web": "\(webURL ?? "off")",
             ]
         )
-        // One unbuffered write of the whole line: a launcher reading stdout never sees half of it.
-        FileHandle.standardOutput.write(Data(readinessLine(transceiver, webURL: webURL).utf8))
-    }
-
-    /// The machine-readable line parleyd writes to stdout after its "parleyd ready" log line, for the scripts and
-    /// tests that start it (docs/operations.md, Logs): one JSON object, keys in this order, `web` null when off.
-    private func readinessLine(_ transceiver: Transceiver, webURL: String?) -> String {
-        let fields: [(key: String, value: any Encodable)] = [
-            ("parleyd", "ready"),
-            ("pid", Int(getpid())),
-            ("port", transceiver.listeningPort ?? configuration.port),
-            ("peerId", transceiver.localPeerID?.description ?? ""),
-            ("name", configuration.name),
-            ("controlSocket", configuration.controlSocket),
-            ("web", webURL),
-            ("dataDirectory", configuration.dataDirectory),
-            ("discovery", "\(transceiver.discoveryStatus)"),
-        ]
-        // Encoded one value at a time: a keyed container would not keep the keys' order.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        let members = fields.map { field in
-            let value = (try? encoder.encode(field.value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-            return "\"\(field.key)\":\(value)"
-        }
-        return "{" + members.joined(separator: ",") + "}\n"
+        ReadinessLine(
+            pid: getpid(), port: port, peerID: transceiver.localPeerID?.description, name: configuration.name,
+            controlSocket: configuration.controlSocket, web: webURL, dataDirectory: configuration.dataDirectory, discovery: discovery
+        ).write()
     }
 
     /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.

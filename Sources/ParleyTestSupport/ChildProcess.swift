@@ -88,7 +88,11 @@ public final class ChildProcess: @unchecked Sendable {
     private let errors = OutputCollector()
     private let exit = ExitWatch()
 
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// `environment` is added to this process's own, or with `inheritingEnvironment: false` is the child's whole
+    /// environment (PATH aside, which it always gets).
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], inheritingEnvironment: Bool = true
+    ) throws {
         let url = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : PeerProcess.productsDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw PeerProcessError("\(url.path) is not built; run `swift build --build-tests` first")
@@ -96,7 +100,10 @@ public final class ChildProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = url
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let inherited = ProcessInfo.processInfo.environment
+        process.environment =
+            inheritingEnvironment
+            ? inherited.merging(environment) { $1 } : environment.merging(["PATH": inherited["PATH"] ?? "/usr/bin:/bin"]) { own, _ in own }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output.pipe.fileHandleForWriting
         process.standardError = errors.pipe.fileHandleForWriting

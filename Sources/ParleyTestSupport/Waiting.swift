@@ -99,7 +99,7 @@ public func withRunning<T>(_ transceivers: [Transceiver], _ body: () async throw
     }
 }
 
-/// The first number after `prefix` in `text` (e.g. the port in parleyd's `parleyd ready … port=7206` line).
+/// The first number after `prefix` in `text` (e.g. the port in listr-example's `listr ready on port 7206` line).
 public func number(after prefix: String, in text: String) -> Int? {
     guard let range = text.range(of: prefix) else { return nil }
     return Int(text[range.upperBound...].prefix { $0.isNumber })

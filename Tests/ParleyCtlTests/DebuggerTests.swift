@@ -11,8 +11,6 @@ import Testing
 /// person uses parleyctl through the control socket.
 @Suite("Remote state debugger", .serialized, .timeLimit(.minutes(3)))
 struct DebuggerTests {
-    typealias Daemon = DaemonBackedTests.Daemon
-
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let originalApp = repository.appendingPathComponent("scripts/interop/original_debugger_app.py").path
@@ -34,16 +32,16 @@ struct DebuggerTests {
     }
 
     /// The Python app: connects to parleyd, sends `sends` (action, state, PNG), waits for `expect` states back.
-    static func originalApp(port: Int, sends: [(String, String, [UInt8])], expect: Int, timeout: Int = 30) throws -> Child {
+    static func originalApp(port: Int, sends: [(String, String, [UInt8])], expect: Int, timeout: Int = 30) throws -> ChildProcess {
         var arguments = [originalApp, "--connect", "127.0.0.1", String(port), "--expect", String(expect), "--timeout", String(timeout)]
         for (action, state, png) in sends {
             arguments += ["--send", action, Data(state.utf8).base64EncodedString(), Data(png).base64EncodedString()]
         }
-        return try Child(try python(), arguments)
+        return try ChildProcess(try python(), arguments)
     }
 
     /// The states the app received, as exact bytes.
-    static func received(_ app: Child) -> [String] { received(in: app.stdout) }
+    static func received(_ app: ChildProcess) -> [String] { received(in: app.stdout) }
 
     static func received(in output: String) -> [String] {
         output.split(separator: "\n").compactMap { line in
@@ -56,12 +54,12 @@ struct DebuggerTests {
     }
 
     /// Returns once the app has printed that it received `count` states.
-    static func waitForReceived(_ app: Child, count: Int) async throws {
+    static func waitForReceived(_ app: ChildProcess, count: Int) async throws {
         _ = try await app.waitFor(in: \.stdout) { received(in: $0).count >= count ? true : nil }
     }
 
     /// `parleyctl history --json`, decoded.
-    static func history(_ daemon: Daemon, _ extra: [String] = []) async throws -> [[String: Any]] {
+    static func history(_ daemon: ParleydProcess, _ extra: [String] = []) async throws -> [[String: Any]] {
         let result = try await daemon.ctl(["history", "--json"] + extra)
         #expect(result.status == 0, "\(result)")
         return result.stdout.split(separator: "\n").compactMap {
@@ -71,7 +69,7 @@ struct DebuggerTests {
 
     /// Returns the history once it holds `count` entries (`extra` narrows it): `parleyctl history --follow
     /// --limit count` exits as soon as parleyd has recorded them, the event itself.
-    static func waitForHistory(_ daemon: Daemon, count: Int, _ extra: [String] = []) async throws -> [[String: Any]] {
+    static func waitForHistory(_ daemon: ParleydProcess, count: Int, _ extra: [String] = []) async throws -> [[String: Any]] {
         let result = try await daemon.ctl(["history", "--json", "--follow", "--limit", String(count)] + extra)
         #expect(result.status == 0, "\(result)")
         return result.stdout.split(separator: "\n").compactMap {
@@ -81,7 +79,7 @@ struct DebuggerTests {
 
     @Test("a diff of states larger together than diffMaxBytes is refused with the limit and how to raise it; below it, it is computed")
     func diffLimit() async throws {
-        let daemon = try await Daemon(staticPeer: nil, arguments: ["--diff-max-bytes", String(1 << 20)])
+        let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--diff-max-bytes", String(1 << 20)])
         let app = Transceiver(configuration: TransceiverConfiguration(name: "big-app", identity: .ephemeral, listenHost: nil))
         try await app.start()
         let parleyd = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
@@ -99,12 +97,12 @@ struct DebuggerTests {
         #expect(large.status == 1, "\(large)")
         #expect(large.stderr.contains("above diffMaxBytes (1048576)") && large.stderr.contains("raise diffMaxBytes"), "\(large.stderr)")
         await app.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("a new connection with a connected app's peer id gets a session of its own; a replay of the old session does not reach it")
     func newConnectionNewSession() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let id = PeerID()
         func app(_ name: String, restored: Inbox<String>) -> Transceiver {
             let app = Transceiver(configuration: TransceiverConfiguration(name: name, identity: .fixed(id), listenHost: nil))
@@ -134,12 +132,12 @@ struct DebuggerTests {
         #expect(try await secondRestored.take() == [#"{"n":2}"#])
         await first.stop()
         await second.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("an action text that would drive the reader's terminal (OSC 52 writes the clipboard) is shown escaped; --json keeps it exact")
     func escapedActions() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let action = "\u{1B}]52;c;ZXZpbA==\u{07}\u{9B}2J\u{2028}evil"
         let app = try Self.originalApp(port: daemon.port, sends: [(action, Self.states[0], [])], expect: 0)
         let entries = try await Self.waitForHistory(daemon, count: 1)
@@ -151,23 +149,23 @@ struct DebuggerTests {
         #expect(!text.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B || $0.value == 0x2028 })
         let shown = try await daemon.ctl(["show", String(entries.first?["sequence"] as? Int ?? 0)])
         #expect(shown.stdout.contains(#"action:     \x1b]52;c;"#), "\(shown.stdout)")
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("history --follow lists what is kept, then prints each new entry once as it is recorded; Ctrl-C ends it with 0, parleyd stopping with 5")
     func followHistory() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         @Sendable func actions(_ text: String) -> [String] {
             text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["action"] as? String }
         }
         // Following an empty history (when this follower is quicker than the app; else it lists the first entry): every entry comes as an update, and none twice.
-        let fromEmpty = try Child("parleyctl", ["history", "--follow", "--json", "--limit", "3", "--socket", daemon.socket])
+        let fromEmpty = try ChildProcess("parleyctl", ["history", "--follow", "--json", "--limit", "3", "--socket", daemon.controlSocket])
         let first = try Self.originalApp(port: daemon.port, sends: [("before", Self.states[0], [])], expect: 0)
         _ = try await Self.waitForHistory(daemon, count: 1)
         #expect(try await first.exitStatus(within: .seconds(20)) == 0)
 
-        let follower = try Child("parleyctl", ["history", "--follow", "--json", "--socket", daemon.socket])
-        let quiet = try Child("parleyctl", ["history", "--follow", "--action", "nothing-matches", "--socket", daemon.socket])
+        let follower = try ChildProcess("parleyctl", ["history", "--follow", "--json", "--socket", daemon.controlSocket])
+        let quiet = try ChildProcess("parleyctl", ["history", "--follow", "--action", "nothing-matches", "--socket", daemon.controlSocket])
         _ = try await follower.waitFor { actions($0) == ["before"] ? true : nil }
         _ = try await quiet.waitFor { $0.contains("SEQ") ? true : nil }  // the text header: the listing is done
         let second = try Self.originalApp(port: daemon.port, sends: [("during.1", Self.states[1], []), ("during.2", Self.states[2], [])], expect: 0)
@@ -181,12 +179,11 @@ struct DebuggerTests {
         #expect(try await daemon.child.stop(SIGTERM) == 0)
         #expect(try await quiet.exitStatus(within: .seconds(10)) == 5, "\(quiet.stderr)")
         #expect(quiet.stderr.contains("closed the connection"), "\(quiet.stderr)")
-        try? FileManager.default.removeItem(at: daemon.directory)
     }
 
     @Test("an app of the original debugger (Python, 206 framing) records three states; replaying the first gives it exactly that state back")
     func originalFramingEndToEnd() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let app = try Self.originalApp(
             port: daemon.port,
             sends: [("load", Self.states[0], Self.png), ("addItem", Self.states[1], []), ("rename", Self.states[2], Self.png)],
@@ -199,7 +196,7 @@ struct DebuggerTests {
         // What was stored is what was sent, byte for byte; the screenshot is the PNG itself (not base64).
         let shown = try await daemon.ctl(["show", String(first), "--state"])
         #expect(shown.status == 0 && shown.stdout == Self.states[0] + "\n", "\(shown)")
-        let imageFile = daemon.directory.appendingPathComponent("first.png")
+        let imageFile = daemon.directory.url.appendingPathComponent("first.png")
         let image = try await daemon.ctl(["show", String(first), "--image", imageFile.path])
         #expect(image.status == 0, "\(image)")
         #expect(try Data(contentsOf: imageFile) == Data(Self.png))
@@ -219,7 +216,7 @@ struct DebuggerTests {
         let sessions = try await daemon.ctl(["sessions", "--json"])
         let session = try JSONSerialization.jsonObject(with: Data(sessions.stdout.utf8)) as? [String: Any]
         #expect(session?["kind"] as? String == "original" && session?["entryCount"] as? Int == 3, "\(sessions.stdout)")
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("the Swift client records a state with its screenshot; a replay reaches its restore handler")
@@ -228,7 +225,7 @@ struct DebuggerTests {
             var count: Int
             var title: String
         }
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let restored = AsyncStream<AppState>.makeStream()
         let debugger = RemoteDebugger<AppState, String>(
             configuration: .init(appName: "swift-app", debugger: .endpoint(host: "127.0.0.1", port: daemon.port))
@@ -241,7 +238,7 @@ struct DebuggerTests {
         let first = try #require(entries.first?["sequence"] as? Int)
         #expect(entries.first?["screenshotSize"] as? Int == Self.png.count)
 
-        let imageFile = daemon.directory.appendingPathComponent("swift.png")
+        let imageFile = daemon.directory.url.appendingPathComponent("swift.png")
         #expect(try await daemon.ctl(["show", String(first), "--image", imageFile.path]).status == 0)
         #expect(try Data(contentsOf: imageFile) == Data(Self.png))
 
@@ -253,12 +250,12 @@ struct DebuggerTests {
         var iterator = restored.stream.makeAsyncIterator()
         #expect(await iterator.next() == AppState(count: 1, title: "one"))
         await debugger.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("replay reaches only the chosen app: its own session's by default, --to one by id, --all every app")
     func replayTargets() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let alpha = try Self.originalApp(port: daemon.port, sends: [("alpha", Self.states[0], [])], expect: 3, timeout: 40)
         _ = try await Self.waitForHistory(daemon, count: 1)
         let bravo = try Self.originalApp(port: daemon.port, sends: [("bravo", Self.states[1], [])], expect: 2, timeout: 40)
@@ -285,18 +282,18 @@ struct DebuggerTests {
         try await Self.waitForReceived(alpha, count: 2)
         #expect(Self.received(alpha) == [Self.states[0], Self.states[1]])
         #expect(Self.received(bravo) == [Self.states[0], Self.states[1]])
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("the history survives a restart and a SIGKILL; the session left open is closed")
     func survivesRestartAndKill() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let app = try Self.originalApp(port: daemon.port, sends: [("one", Self.states[0], Self.png), ("two", Self.states[1], [])], expect: 0)
         _ = try await Self.waitForHistory(daemon, count: 2)
         _ = try await app.exitStatus(within: .seconds(10))
-        try await daemon.stop(removing: false)
+        #expect(try await daemon.stop() == 0)
 
-        let restarted = try await Daemon(staticPeer: nil, directory: daemon.directory)
+        let restarted = try await ParleydProcess.start(staticPeer: nil, in: daemon.directory)
         let kept = try await Self.history(restarted)
         #expect(kept.map { $0["action"] as? String } == ["one", "two"])
         let app2 = try Self.originalApp(port: restarted.port, sends: [("three", Self.states[2], Self.png)], expect: 1, timeout: 60)
@@ -305,7 +302,7 @@ struct DebuggerTests {
         _ = try await restarted.child.exitStatus(within: .seconds(10))
         _ = try await app2.exitStatus(within: .seconds(70))
 
-        let afterKill = try await Daemon(staticPeer: nil, directory: daemon.directory)
+        let afterKill = try await ParleydProcess.start(staticPeer: nil, in: daemon.directory)
         let entries = try await Self.history(afterKill)
         #expect(entries.map { $0["action"] as? String } == ["one", "two", "three"])
         let shown = try await afterKill.ctl(["show", String(try #require(entries.last?["sequence"] as? Int)), "--state"])
@@ -314,13 +311,13 @@ struct DebuggerTests {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
         #expect(sessions.count == 2 && sessions.allSatisfy { $0["ended"] != nil }, "\(sessions)")
-        try await afterKill.stop()
+        #expect(try await afterKill.stop() == 0)
     }
 
     @Test("retention keeps the newest entries; named filters and patterns hide actions; an unknown filter is an error")
     func retentionAndFilters() async throws {
         let config = #"{"historyMaxEntries": 3, "actionFilters": {"ticks": "tick*", "quiet": {"allExcept": [{"filter": "ticks"}]}}}"#
-        let daemon = try await Daemon(staticPeer: nil, config: config)
+        let daemon = try await ParleydProcess.start(staticPeer: nil, config: config)
         let sends = ["load", "tick.1", "add", "tick.2", "rename"].enumerated().map { index, action in
             (action, #"{"n":\#(index)}"#, [UInt8]())
         }
@@ -334,12 +331,12 @@ struct DebuggerTests {
         #expect(unknown.status == 1 && unknown.stderr.contains("nope"), "\(unknown)")
         let filters = try await daemon.ctl(["filters"])
         #expect(filters.stdout.contains("quiet:") && filters.stdout.contains("ticks:"), "\(filters)")
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("housekeeping: history --last and --since, sessions delete (an open one refused) and prune; errors are one line, causes under --verbose")
     func housekeepingAndErrors() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let sends = (0..<5).map { ("step \($0)", #"{"n":\#($0)}"#, [UInt8]()) }
         let app = try Self.originalApp(port: daemon.port, sends: sends, expect: 0)
         #expect(try await app.exitStatus(within: .seconds(20)) == 0)
@@ -367,8 +364,8 @@ struct DebuggerTests {
         let refused = try await daemon.ctl(["sessions", "delete", String(open)])
         #expect(refused.status == 1 && refused.stderr.contains("is still recording"), "\(refused)")
         // Completion asks the running parleyd (the shell passes the words typed so far, --socket among them).
-        let completion = try await Child.run(
-            "parleyctl", ["---completion", "sessions", "delete", "--", "positional@0", "5", "0", "parleyctl", "sessions", "delete", "--socket", daemon.socket, ""])
+        let completion = try await ChildProcess.run(
+            "parleyctl", ["---completion", "sessions", "delete", "--", "positional@0", "5", "0", "parleyctl", "sessions", "delete", "--socket", daemon.controlSocket, ""])
         #expect(Set(completion.stdout.split(separator: "\n").map(String.init)) == [String(id), String(open)], "\(completion)")
         // Colour on a terminal only, and never with NO_COLOR or --no-color.
         let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
@@ -376,7 +373,7 @@ struct DebuggerTests {
             // A terminal as people have one: TERM names it, NO_COLOR only when the person set it (the test runner's
             // own environment may have either). The pager is one that marks what went through it.
             let environment = "env -u NO_COLOR TERM=xterm-256color PAGER='\(pager)'" + (noColor ? " NO_COLOR=1" : "")
-            let child = try Child("/usr/bin/script", ["-qec", "\(environment) \(parleyctl) sessions --socket \(daemon.socket) \(extra)", "/dev/null"])
+            let child = try ChildProcess("/usr/bin/script", ["-qec", "\(environment) \(parleyctl) sessions --socket \(daemon.controlSocket) \(extra)", "/dev/null"])
             _ = try await child.exitStatus(within: .seconds(20))
             return child.stdout
         }
@@ -389,11 +386,11 @@ struct DebuggerTests {
         let paged = try await onTerminal("", pager: "sed s/^/PAGED:/")
         #expect(paged.contains("PAGED:\u{1B}[1mSESSION"), "\(paged.debugDescription)")
         #expect(try await !onTerminal("--no-pager", pager: "sed s/^/PAGED:/").contains("PAGED:"))
-        let piped = try ChildProcess("parleyctl", ["sessions", "--socket", daemon.socket], environment: ["PAGER": "sed s/^/PAGED:/"])
+        let piped = try ChildProcess("parleyctl", ["sessions", "--socket", daemon.controlSocket], environment: ["PAGER": "sed s/^/PAGED:/"])
         #expect(try await piped.exitStatus(within: .seconds(20)) == 0)
         #expect(!piped.stdout.contains("PAGED:") && piped.stdout.contains("SESSION"), "\(piped.stdout)")
         // Times for people are local, with the offset; JSON stays RFC 3339 in UTC.
-        let inKolkata = try ChildProcess("parleyctl", ["sessions", "--socket", daemon.socket], environment: ["TZ": "Asia/Kolkata"])
+        let inKolkata = try ChildProcess("parleyctl", ["sessions", "--socket", daemon.controlSocket], environment: ["TZ": "Asia/Kolkata"])
         #expect(try await inKolkata.exitStatus(within: .seconds(20)) == 0)
         #expect(inKolkata.stdout.range(of: #"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\+05:30"#, options: .regularExpression) != nil, "\(inKolkata.stdout)")
         let json = try await daemon.ctl(["sessions", "--json"]).stdout
@@ -408,12 +405,12 @@ struct DebuggerTests {
 
         let web = try await daemon.ctl(["web"])
         #expect(web.status == 0 && web.stdout.hasPrefix("http://127.0.0.1:") && web.stdout.hasSuffix("/\n"), "\(web)")
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("bad input stores nothing: a state that is not JSON, a missing field, a 206 frame over the size limit")
     func badInput() async throws {
-        let daemon = try await Daemon(staticPeer: nil, arguments: ["--max-frame-size", "4096"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--max-frame-size", "4096"])
         // A good app keeps recording while the bad ones are turned away.
         let good = try Self.originalApp(port: daemon.port, sends: [("good", Self.states[0], [])], expect: 0)
         _ = try await Self.waitForHistory(daemon, count: 1)
@@ -430,17 +427,17 @@ struct DebuggerTests {
         #expect(entries.map { $0["action"] as? String } == ["good", "after"])
         _ = try await good.exitStatus(within: .seconds(10))
         _ = try await after.exitStatus(within: .seconds(10))
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("export then import: a new session with the same actions, states byte for byte and screenshots")
     func exportImport() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let app = try Self.originalApp(port: daemon.port, sends: [("one", Self.states[0], Self.png), ("two", Self.states[1], [])], expect: 0)
         #expect(try await app.exitStatus(within: .seconds(20)) == 0)
         let entries = try await Self.waitForHistory(daemon, count: 2)
         let session = try #require(entries.first?["session"] as? Int)
-        let file = daemon.directory.appendingPathComponent("export.jsonl")
+        let file = daemon.directory.url.appendingPathComponent("export.jsonl")
         let exported = try await daemon.ctl(["export", String(session), file.path])
         #expect(exported.status == 0, "\(exported)")
         let overwrite = try await daemon.ctl(["export", String(session), file.path])
@@ -451,7 +448,7 @@ struct DebuggerTests {
         // `-` is standard output: the same bytes, and no file named "-".
         let toStdout = try await daemon.ctl(["export", String(session), "-"])
         #expect(toStdout.status == 0 && toStdout.stdout == text, "\(toStdout.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: daemon.directory.appendingPathComponent("-").path))
+        #expect(!FileManager.default.fileExists(atPath: daemon.directory.file("-")))
 
         let imported = try await daemon.ctl(["import", file.path, "--json"])
         #expect(imported.status == 0, "\(imported)")
@@ -468,7 +465,7 @@ struct DebuggerTests {
         #expect(again.status == 0 && again.stdout.contains("imported before as session \(newSession)"), "\(again)")
         // And from standard input (`-`), the same answer.
         let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
-        let fromStdin = try await Child.run("/bin/sh", ["-c", #""$0" import - --socket "$1" < "$2""#, parleyctl, daemon.socket, file.path])
+        let fromStdin = try await ChildProcess.run("/bin/sh", ["-c", #""$0" import - --socket "$1" < "$2""#, parleyctl, daemon.controlSocket, file.path])
         #expect(fromStdin.status == 0 && fromStdin.stdout.contains("imported before as session \(newSession)"), "\(fromStdin)")
         #expect(try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n").count == 2)
 
@@ -480,16 +477,16 @@ struct DebuggerTests {
         #expect(broken.status == 1 && broken.stderr.contains("line 3"), "\(broken)")
         let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n")
         #expect(sessions.count == 2)
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("a failed export keeps an existing FILE as it was and creates none; export - into a closed pipe ends quietly with status 0")
     func exportFailureAndClosedPipe() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
         let app = try Self.originalApp(port: daemon.port, sends: [("one", Self.states[0], Self.png)], expect: 0)
         #expect(try await app.exitStatus(within: .seconds(20)) == 0)
         let session = try #require(try await Self.waitForHistory(daemon, count: 1).first?["session"] as? Int)
-        let exports = daemon.directory.appendingPathComponent("exports")
+        let exports = daemon.directory.url.appendingPathComponent("exports")
         try FileManager.default.createDirectory(at: exports, withIntermediateDirectories: true)
 
         // No such session: parleyd refuses after parleyctl has chosen its file. --force must not have cost the old one.
@@ -514,41 +511,41 @@ struct DebuggerTests {
         let output = Pipe.forChild()
         try output.fileHandleForReading.close()
         let ended = try await ParleyCtlTests.runParleyctl(
-            ["export", String(session), "-", "--socket", daemon.socket], standardOutput: output.fileHandleForWriting
+            ["export", String(session), "-", "--socket", daemon.controlSocket], standardOutput: output.fileHandleForWriting
         )
         #expect(ended.reason == .exit && ended.status == 0, "status \(ended.status), \(ended.reason)")
         #expect(ended.stderr.isEmpty, "\(ended.stderr)")
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("an export to a file ended by SIGINT removes its temporary file, creates no FILE, says so and exits with 130")
     func exportInterrupted() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
-        let exports = daemon.directory.appendingPathComponent("exports")
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let exports = daemon.directory.url.appendingPathComponent("exports")
         try FileManager.default.createDirectory(at: exports, withIntermediateDirectories: true)
         // parleyd stopped: parleyctl creates its temporary file, then waits for parleyd's side of the handshake,
         // so the signal lands while the export is under way, whatever the timing.
-        kill(daemon.child.pid, SIGSTOP)
-        defer { kill(daemon.child.pid, SIGCONT) }
+        kill(daemon.pid, SIGSTOP)
+        defer { kill(daemon.pid, SIGCONT) }
         let target = exports.appendingPathComponent("interrupted.jsonl").path
-        let parleyctl = try Child("parleyctl", ["export", "1", target, "--socket", daemon.socket])
+        let parleyctl = try ChildProcess("parleyctl", ["export", "1", target, "--socket", daemon.controlSocket])
         let started = await eventually(timeout: .seconds(20)) {
             ((try? FileManager.default.contentsOfDirectory(atPath: exports.path)) ?? []).contains { $0.hasPrefix(".interrupted.jsonl.parleyctl-") }
         }
         #expect(started, "parleyctl never created its temporary file")
         kill(parleyctl.pid, SIGINT)
         let status = try await parleyctl.exitStatus(within: .seconds(20))
-        kill(daemon.child.pid, SIGCONT)
+        kill(daemon.pid, SIGCONT)
         #expect(status == 128 + SIGINT, "\(parleyctl.stderr)")
         #expect(parleyctl.stderr.contains("\(target) was not written"), "\(parleyctl.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: exports.path).isEmpty, "nothing is left behind")
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     // MARK: - Helpers
 
     /// An app that writes one 206 frame with this exact body and closes.
-    static func rawFrameApp(port: Int, body: String) throws -> Child {
+    static func rawFrameApp(port: Int, body: String) throws -> ChildProcess {
         let script = """
             import socket, struct, sys
             body = sys.argv[2].encode("utf-8")
@@ -560,7 +557,7 @@ struct DebuggerTests {
             except OSError:
                 pass
             """
-        return try Child(try python(), ["-c", script, String(port), body])
+        return try ChildProcess(try python(), ["-c", script, String(port), body])
     }
 
 }

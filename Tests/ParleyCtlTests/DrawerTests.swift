@@ -11,22 +11,6 @@ import Testing
 /// page hears it, so the test waits for events rather than polling.
 @Suite("Debug drawer", .serialized, .timeLimit(.minutes(2)))
 struct DrawerTests {
-    typealias Daemon = DaemonBackedTests.Daemon
-
-    enum Theme: String, CaseIterable, Codable, Sendable {
-        case light, dark
-    }
-
-    /// Int raw values: options named by the cases' names, not by the numbers.
-    enum Speed: Int, CaseIterable, Codable, Sendable {
-        case slow = 1, fast = 2
-    }
-
-    /// No raw values (synthesized Codable encodes a case as an object): named by the cases' names.
-    enum Mood: CaseIterable, Codable, Sendable {
-        case calm, busy
-    }
-
     /// The drawer events for the app called `app` in the text of the live stream (curl), in order.
     static func drawerEvents(in text: String, app: String) -> [AppDrawer] {
         var events: [AppDrawer] = []
@@ -56,8 +40,8 @@ struct DrawerTests {
         let secret = SharedSecret.generate()
         let secretFile = directory.appendingPathComponent("secret").path
         try secret.write(toFile: secretFile, replacing: false)
-        let daemon = try await Daemon(staticPeer: nil, arguments: ["--secret-file", secretFile])
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--secret-file", secretFile])
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         // The app listens too, so that a stranger can try it directly.
@@ -82,13 +66,13 @@ struct DrawerTests {
             #expect(app.peers.allSatisfy { $0.name != "stranger" })
         }
         _ = try await events.stop(SIGTERM)
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("set and invoke reach the app's typed settings and actions; invalid values are refused and change nothing; the app's own changes reach parleyd; remembered values come back on the next connection")
     func swiftAppEndToEnd() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         let app = Self.app("drawer-app")
@@ -176,13 +160,13 @@ struct DrawerTests {
             #expect(themeAgain.value == .light)
         }
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("the app's own quick changes, values and added items, reach parleyd in the order they were made: it ends with the last")
     func quickChangesInOrder() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         let app = Self.app("quick-app")
@@ -223,13 +207,13 @@ struct DrawerTests {
             #expect(final.items.count == 1 + changes / every)
         }
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("labels and values holding terminal escapes (CSI, OSC 52, U+2028) are shown escaped by parleyctl drawer, and exact with --json")
     func escapesInTheDrawer() async throws {
-        let daemon = try await Daemon(staticPeer: nil)
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
 
         let red = "\u{1b}[31mred\u{1b}[0m"
@@ -260,15 +244,15 @@ struct DrawerTests {
             #expect(items.map(\.value) == [.bool(false), .string(clipboard), .string(separated)])
         }
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
     }
 
     @Test("the Listr example's drawer: listed, a style switched changes its answers, the list emptied by an action")
     func listr() async throws {
         let listr = try await ParleyCtlTests.Listr()
-        let daemon = try await Daemon(staticPeer: listr.port)
+        let daemon = try await ParleydProcess.start(staticPeer: listr.port)
         _ = try await daemon.ctl(["peers", "--wait-for", "listr"])
-        let events = try Child("/usr/bin/curl", ["-sN", daemon.webURL + "api/events"])
+        let events = try ChildProcess("/usr/bin/curl", ["-sN", try #require(daemon.webURL) + "api/events"])
         _ = try await events.waitFor { $0.contains(": parley live events") ? true : nil }
         // The drawer is declared right after the connection; if it came before the stream opened, list it.
         if try await !daemon.ctl(["drawer", "listr"]).stdout.contains("list.style") {
@@ -284,102 +268,7 @@ struct DrawerTests {
         #expect(emptied.stdout == "removed 1 item\n", "\(emptied)")
         #expect(try await daemon.ctl(["send", "ListItemsCommand", "--reply"]).stdout.contains("the list is empty"))
         _ = try await events.stop()
-        try await daemon.stop()
+        #expect(try await daemon.stop() == 0)
         try await listr.stop()
-    }
-}
-
-/// The app's side alone, without parleyd: how a choice names its options, and the outbox that keeps what goes to
-/// parleyd in order.
-@Suite("Debug drawer in the app")
-struct DebugDrawerUnitTests {
-    enum Contrast: String, CaseIterable, Codable, Sendable {
-        case normal, highContrast = "high-contrast"
-    }
-
-    /// String raw values, and a Codable encoding of its own that differs: the raw values name the options.
-    enum Legacy: String, CaseIterable, Codable, Sendable {
-        case alpha, beta
-        init(from decoder: any Decoder) throws {
-            let text = try decoder.singleValueContainer().decode(String.self)
-            guard let value = Self(rawValue: String(text.dropFirst(2))) else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: text)) }
-            self = value
-        }
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode("x-" + rawValue)
-        }
-    }
-
-    /// No raw values, encoded as a string of its own: that string names the option.
-    enum Region: CaseIterable, Codable, Sendable {
-        case euWest, usEast
-        var code: String { self == .euWest ? "eu-west" : "us-east" }
-        init(from decoder: any Decoder) throws {
-            let code = try decoder.singleValueContainer().decode(String.self)
-            guard let region = Self.allCases.first(where: { $0.code == code }) else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: code)) }
-            self = region
-        }
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(code)
-        }
-    }
-
-    @Test("a choice of any CaseIterable & Codable enum: options by String raw value, by a string encoding, else by case name")
-    func choiceOptions() {
-        let drawer = DebugDrawer(transceiver: DrawerTests.app("choices"))
-        _ = drawer.choice("theme", "Theme", default: DrawerTests.Theme.dark)
-        _ = drawer.choice("contrast", "Contrast", default: Contrast.highContrast)
-        _ = drawer.choice("legacy", "Legacy", default: Legacy.beta)
-        _ = drawer.choice("speed", "Speed", default: DrawerTests.Speed.fast)
-        _ = drawer.choice("mood", "Mood", default: DrawerTests.Mood.busy)
-        _ = drawer.choice("region", "Region", default: Region.usEast, optionLabel: { $0.code.uppercased() })
-        let items = Dictionary(uniqueKeysWithValues: drawer.items.map { ($0.id, $0) })
-        func options(_ id: String) -> [String] { items[id]?.options?.map(\.id) ?? [] }
-        #expect(options("theme") == ["light", "dark"] && items["theme"]?.value == .string("dark"))
-        #expect(options("contrast") == ["normal", "high-contrast"] && items["contrast"]?.value == .string("high-contrast"))
-        #expect(options("legacy") == ["alpha", "beta"] && items["legacy"]?.value == .string("beta"))
-        #expect(options("speed") == ["slow", "fast"] && items["speed"]?.value == .string("fast"))
-        #expect(options("mood") == ["calm", "busy"] && items["mood"]?.value == .string("busy"))
-        #expect(options("region") == ["eu-west", "us-east"] && items["region"]?.value == .string("us-east"))
-        #expect(items["region"]?.options?.map(\.label) == ["EU-WEST", "US-EAST"])
-        #expect(items["mood"]?.options?.map(\.label) == ["calm", "busy"])
-        // The whole drawer is one parleyd takes.
-        #expect(throws: Never.self) { try DrawerDeclaration(items: drawer.items) }
-    }
-
-    @Test("an outbox sends one message at a time, in the order they were queued, however long each send takes")
-    func outboxKeepsOrder() async {
-        let sent = Mutex<[Int]>([])
-        let outbox = DrawerOutbox<Int> { n in
-            // Sends that take different times, as on a connection: a task per message would finish out of order.
-            for _ in 0..<(n % 5) { await Task.yield() }
-            sent.withLock { $0.append(n) }
-        }
-        for n in 1...2000 { outbox.enqueue(n) }
-        outbox.finish()
-        await outbox.drained()
-        #expect(sent.withLock { $0 } == Array(1...2000))
-    }
-
-    @Test("a cancelled outbox finishes the send under way and drops the rest")
-    func outboxCancel() async {
-        let sent = Mutex<[Int]>([])
-        let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
-        let release = Latch()
-        let outbox = DrawerOutbox<Int> { n in
-            startedContinuation.yield()
-            // (Cancelled, the wait ends at once: the send under way completes all the same.)
-            try? await release.wait()
-            sent.withLock { $0.append(n) }
-        }
-        for n in 1...3 { outbox.enqueue(n) }
-        var iterator = started.makeAsyncIterator()
-        _ = await iterator.next()
-        outbox.cancel()
-        release.open()
-        await outbox.drained()
-        #expect(sent.withLock { $0 } == [1])
     }
 }

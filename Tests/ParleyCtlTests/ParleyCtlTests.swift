@@ -5,12 +5,12 @@ import ParleyTestSupport
 import Testing
 
 /// parleyctl and the Listr example as a user runs them: separate processes on loopback, with discovery off (the
-/// tests never touch avahi-daemon; discovery is covered by the namespace lab tests of ParleyDiscoveryTests).
+/// tests never touch avahi-daemon; discovery is covered by the namespace lab tests of ParleyDiscoveryLabTests).
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ParleyCtlTests {
     /// A running `listr-example` on 127.0.0.1, any free port, with its list in a temporary file.
     final class Listr: Sendable {
-        let child: Child
+        let child: ChildProcess
         let port: Int
         let dataFile: URL
 
@@ -18,7 +18,7 @@ struct ParleyCtlTests {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("listr-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             dataFile = directory.appendingPathComponent("list.json")
-            child = try Child(
+            child = try ChildProcess(
                 "listr-example",
                 ["--no-discovery", "--port", String(requested), "--host", "127.0.0.1", "--data", dataFile.path, "--name", name],
                 environment: ["XDG_STATE_HOME": directory.path]
@@ -29,7 +29,7 @@ struct ParleyCtlTests {
         var peer: [String] { ["--direct", "--peer", "127.0.0.1:\(port)"] }
 
         func send(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-            try await Child.run("parleyctl", ["send"] + arguments + peer)
+            try await ChildProcess.run("parleyctl", ["send"] + arguments + peer)
         }
 
         func stop() async throws {
@@ -108,7 +108,7 @@ struct ParleyCtlTests {
     @Test("peers --direct lists the example app with its accepted types")
     func peersDirect() async throws {
         let listr = try await Listr()
-        let listed = try await Child.run("parleyctl", ["peers", "--wait", "10", "--json"] + listr.peer)
+        let listed = try await ChildProcess.run("parleyctl", ["peers", "--wait", "10", "--json"] + listr.peer)
         #expect(listed.status == 0, "\(listed)")
         let peer = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
         #expect(peer?["name"] as? String == "listr")
@@ -117,7 +117,7 @@ struct ParleyCtlTests {
         #expect(
             Set(peer?["accepts"] as? [String] ?? [])
                 == ["AddItemCommand", "ListItemsCommand", "DumpDatabaseCommand", "ReplaceDatabaseCommand", "parley.drawer.Set", "parley.drawer.Invoke"])
-        let table = try await Child.run("parleyctl", ["peers", "--wait", "10"] + listr.peer)
+        let table = try await ChildProcess.run("parleyctl", ["peers", "--wait", "10"] + listr.peer)
         #expect(table.status == 0 && table.stdout.hasPrefix("NAME") && table.stdout.contains("listr"), "\(table)")
         try await listr.stop()
     }
@@ -166,14 +166,14 @@ struct ParleyCtlTests {
 
     @Test("--version prints the release parleyd reports too, with status 0")
     func version() async throws {
-        let result = try await Child.run("parleyctl", ["--version"])
+        let result = try await ChildProcess.run("parleyctl", ["--version"])
         #expect(result.status == 0 && result.stdout == ParleyRelease.version + "\n", "\(result)")
     }
 
     @Test("send with no peer anywhere exits 3 after --wait-peer, naming what it waited for")
     func noPeer() async throws {
         let started = ContinuousClock.now
-        let result = try await Child.run("parleyctl", ["send", "AddItemCommand", "{}", "--direct", "--peer", "127.0.0.1:1", "--wait-peer", "1"])
+        let result = try await ChildProcess.run("parleyctl", ["send", "AddItemCommand", "{}", "--direct", "--peer", "127.0.0.1:1", "--wait-peer", "1"])
         #expect(result.status == 3, "\(result)")
         #expect(result.stderr.contains("no Parley peer at 127.0.0.1:1 connected within 1 s"), "\(result.stderr)")
         #expect(ContinuousClock.now - started < .seconds(10))
@@ -181,9 +181,9 @@ struct ParleyCtlTests {
 
     @Test("no reply within --reply-timeout exits 4, saying --reply-timeout waits longer")
     func replyTimeout() async throws {
-        let peer = try Child("parley-test-peer", ["serve"])
+        let peer = try ChildProcess("parley-test-peer", ["serve"])
         let port = try await peer.waitFor { number(after: "READY port=", in: $0) }
-        let result = try await Child.run(
+        let result = try await ChildProcess.run(
             "parleyctl",
             ["send", "SlowRequest", #"{"milliseconds":3000}"#, "--reply", "--reply-timeout", "0.5", "--direct", "--peer", "127.0.0.1:\(port)"]
         )
@@ -197,25 +197,25 @@ struct ParleyCtlTests {
 
     @Test("a payload that is not JSON, and bad arguments, exit 2 before anything is sent")
     func usageErrors() async throws {
-        let invalid = try await Child.run("parleyctl", ["send", "AddItemCommand", "milk", "--direct", "--peer", "127.0.0.1:1"])
+        let invalid = try await ChildProcess.run("parleyctl", ["send", "AddItemCommand", "milk", "--direct", "--peer", "127.0.0.1:1"])
         #expect(invalid.status == 2 && invalid.stderr.contains("is not valid JSON: 'milk'"), "\(invalid)")
         for arguments in [
             ["send"], ["send", "X", "--wait-peer", "0", "--direct"], ["send", "X", "--direct", "--peer", "nowhere"],
             ["listen", "--direct", "--port", "70000"], ["frobnicate"],
         ] {
-            let result = try await Child.run("parleyctl", arguments)
+            let result = try await ChildProcess.run("parleyctl", arguments)
             #expect(result.status == 2, "\(arguments): \(result)")
         }
     }
 
     @Test("listen --direct prints a message another process sends, as a JSON line, and exits 0 on SIGINT")
     func listenSeesMessage() async throws {
-        let listener = try Child("parleyctl", ["listen", "--direct", "--type", "test.Note", "--no-discovery", "--json", "--name", "listener"])
+        let listener = try ChildProcess("parleyctl", ["listen", "--direct", "--type", "test.Note", "--no-discovery", "--json", "--name", "listener"])
         let port = try await listener.waitFor(in: \.stderr) { number(after: "on port ", in: $0) }
 
         // A second parleyctl sends to it; the short name resolves against the listener's accepted types, and
         // the payload (pretty JSON, from standard input) arrives unchanged apart from line breaks.
-        let sender = try await Child.run(
+        let sender = try await ChildProcess.run(
             "/bin/sh",
             ["-c", #"printf '{"text": "hi",\n "n": 1}' | "$0" send Note - --direct --name sender --peer 127.0.0.1:$1"#,
              PeerProcessPath.parleyctl, "\(port)"]
@@ -233,9 +233,9 @@ struct ParleyCtlTests {
 
     @Test("listen --direct without --type prints messages of any type")
     func listenAllTypes() async throws {
-        let listener = try Child("parleyctl", ["listen", "--direct", "--no-discovery", "--name", "listener"])
+        let listener = try ChildProcess("parleyctl", ["listen", "--direct", "--no-discovery", "--name", "listener"])
         let port = try await listener.waitFor(in: \.stderr) { number(after: "on port ", in: $0) }
-        let sender = try await Child.run(
+        let sender = try await ChildProcess.run(
             "parleyctl", ["send", "test.Anything", #"{"x": 1}"#, "--direct", "--name", "sender", "--peer", "127.0.0.1:\(port)"]
         )
         #expect(sender.status == 0, "\(sender)")
@@ -247,14 +247,14 @@ struct ParleyCtlTests {
 
     @Test("--help lists the exit codes; completion scripts are generated from the parser and match completions/")
     func helpAndCompletions() async throws {
-        let help = try await Child.run("parleyctl", ["--help"])
+        let help = try await ChildProcess.run("parleyctl", ["--help"])
         #expect(help.status == 0)
         for line in ["0  success", "2  usage", "3  no matching peer", "4  no reply", "5  parleyd not reachable"] {
             #expect(help.stdout.contains(line), "\(line)")
         }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         for (shell, file) in [("bash", "parleyctl.bash"), ("zsh", "_parleyctl"), ("fish", "parleyctl.fish")] {
-            let script = try await Child.run("parleyctl", ["--generate-completion-script", shell])
+            let script = try await ChildProcess.run("parleyctl", ["--generate-completion-script", shell])
             #expect(script.status == 0 && script.stdout.contains("parleyctl"))
             let committed = try? String(contentsOf: root.appendingPathComponent("completions/\(file)"), encoding: .utf8)
             #expect(committed == script.stdout, "completions/\(file) is out of date: run scripts/generate-docs")

@@ -20,18 +20,18 @@ struct SecretCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("secret").path
 
-        let first = try await Child.run("parleyctl", ["secret", "generate", "--output", path])
+        let first = try await ChildProcess.run("parleyctl", ["secret", "generate", "--output", path])
         #expect(first.status == 0 && first.stdout == "wrote a new shared secret to \(path) (mode 0600)\n", "\(first)")
         #expect(try Self.mode(path) == 0o600)
         let original = try String(contentsOfFile: path, encoding: .utf8)
         #expect(Self.isSecretLine(original))
 
-        let again = try await Child.run("parleyctl", ["secret", "generate", "--output", path])
+        let again = try await ChildProcess.run("parleyctl", ["secret", "generate", "--output", path])
         #expect(again.status == 1, "\(again)")
         #expect(again.stderr.contains("\(path) already exists") && again.stderr.contains("--force"), "\(again)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == original)
 
-        let forced = try await Child.run("parleyctl", ["secret", "generate", "--output", path, "--force"])
+        let forced = try await ChildProcess.run("parleyctl", ["secret", "generate", "--output", path, "--force"])
         #expect(forced.status == 0, "\(forced)")
         let replaced = try String(contentsOfFile: path, encoding: .utf8)
         #expect(Self.isSecretLine(replaced) && replaced != original)
@@ -41,9 +41,9 @@ struct SecretCommandTests {
 
     @Test("without --output the secret is printed; --force alone is a usage error")
     func printed() async throws {
-        let printed = try await Child.run("parleyctl", ["secret", "generate"])
+        let printed = try await ChildProcess.run("parleyctl", ["secret", "generate"])
         #expect(printed.status == 0 && Self.isSecretLine(printed.stdout), "\(printed)")
-        let usage = try await Child.run("parleyctl", ["secret", "generate", "--force"])
+        let usage = try await ChildProcess.run("parleyctl", ["secret", "generate", "--force"])
         #expect(usage.status == 2 && usage.stderr.contains("--force only applies with --output"), "\(usage)")
     }
 
@@ -54,7 +54,7 @@ struct SecretCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         // Run inside the empty directory, where a file named "-" would appear.
         let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
-        let printed = try await Child.run("/bin/sh", ["-c", #"cd "$1" && exec "$0" secret generate --output -"#, parleyctl, directory.path])
+        let printed = try await ChildProcess.run("/bin/sh", ["-c", #"cd "$1" && exec "$0" secret generate --output -"#, parleyctl, directory.path])
         #expect(printed.status == 0 && Self.isSecretLine(printed.stdout), "\(printed)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
@@ -63,34 +63,23 @@ struct SecretCommandTests {
 extension SecretCommandTests {
     @Test("--direct --secret-file reaches a parleyd that requires the secret; without it the peer refuses")
     func directWithSecret() async throws {
-        let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("pctl-secret-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let secret = directory.appendingPathComponent("secret").path
-        #expect(try await Child.run("parleyctl", ["secret", "generate", "--output", secret]).status == 0)
-        let config = directory.appendingPathComponent("parleyd.json")
-        try Data("{}".utf8).write(to: config)
-        let daemon = try Child(
-            "parleyd",
-            ["--no-discovery", "--port", "0", "--name", "secured", "--control-socket", directory.appendingPathComponent("d.sock").path,
-             "--data-directory", directory.path, "--secret-file", secret],
-            environment: ["PARLEY_CONFIG": config.path, "PARLEY_WEB_LISTEN": "127.0.0.1:0"]
-        )
-        let port = try await daemon.waitFor(in: \.stderr) { text in
-            text.split(separator: "\n").first { $0.contains("parleyd ready") }.flatMap { number(after: " port=", in: String($0)) }
-        }
+        let directory = try ScratchDirectory(prefix: "pctl-secret")
+        let secret = directory.file("secret")
+        #expect(try await ChildProcess.run("parleyctl", ["secret", "generate", "--output", secret]).status == 0)
+        let daemon = try await ParleydProcess.start(name: "secured", arguments: ["--secret-file", secret], in: directory)
+        let port = daemon.port
         let peer = ["--direct", "--peer", "127.0.0.1:\(port)"]
 
-        let member = try await Child.run("parleyctl", ["peers"] + peer + ["--secret-file", secret, "--wait", "10", "--json"])
+        let member = try await ChildProcess.run("parleyctl", ["peers"] + peer + ["--secret-file", secret, "--wait", "10", "--json"])
         #expect(member.status == 0 && member.stdout.contains(#""name":"secured""#), "\(member)")
 
-        let stranger = try await Child.run("parleyctl", ["peers"] + peer + ["--wait", "2", "--log-level", "warning", "--json"])
+        let stranger = try await ChildProcess.run("parleyctl", ["peers"] + peer + ["--wait", "2", "--log-level", "warning", "--json"])
         #expect(!stranger.stdout.contains("secured"), "\(stranger)")
         #expect(stranger.stderr.contains("the peer requires a shared secret"), "\(stranger)")
 
-        let missing = try await Child.run("parleyctl", ["peers"] + peer + ["--secret-file", directory.appendingPathComponent("none").path])
+        let missing = try await ChildProcess.run("parleyctl", ["peers"] + peer + ["--secret-file", directory.file("none")])
         #expect(missing.status == 2 && missing.stderr.contains("--secret-file: shared secret file"), "\(missing)")
 
-        #expect(try await daemon.stop(SIGTERM) == 0)
+        #expect(try await daemon.stop() == 0)
     }
 }

@@ -26,7 +26,7 @@ struct InstallTests {
 
     @Test("installs binaries, the unit, a default configuration, completions and the man page; uninstall removes them")
     func installAndUninstall() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let stage = scratch.url.appendingPathComponent("stage").path
         let prefix = "/opt/parley-test"
         let installed = try await Self.script(["--prefix", prefix, "--bin-dir", PeerProcess.productsDirectory.path], destdir: stage)
@@ -44,8 +44,8 @@ struct InstallTests {
 
         // The installed default configuration is one parleyd accepts.
         let config = stage + prefix + "/etc/parley/parleyd.json"
-        let daemon = try DaemonProcess(
-            arguments: ["--no-discovery", "--port", "0"], environment: scratch.environment(config: config), directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: ["--no-discovery", "--port", "0"], environment: scratch.parleydEnvironment(config: config), directory: scratch
         )
         _ = try await daemon.waitUntilReady()
         daemon.signal(SIGTERM)

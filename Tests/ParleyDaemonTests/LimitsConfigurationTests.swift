@@ -127,11 +127,11 @@ struct LimitsConfigurationTests {
 
     @Test("parleyd applies a configured limit: a second connection from one address is refused with too-many-connections")
     func daemonAppliesLimit() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"port": 0, "maxConnectionsPerAddress": 1}"#)
-        let daemon = try DaemonProcess(arguments: ["--no-discovery"], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: ["--no-discovery"], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
-        let port = try await daemon.waitUntilReady()
+        let port = try await daemon.waitUntilReady().port
         let first = Transceiver(configuration: TransceiverConfiguration(name: "first", identity: .ephemeral, listenHost: nil))
         let second = Transceiver(configuration: TransceiverConfiguration(name: "second", identity: .ephemeral, listenHost: nil))
         try await first.start()
@@ -155,10 +155,10 @@ struct LimitsConfigurationTests {
 
     @Test("parleyd refuses to start on a bad limit, with status 2 and the reason")
     func daemonRefusesBadLimit() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"port": 0}"#)
-        let daemon = try DaemonProcess(
-            arguments: ["--no-discovery", "--idle-timeout", "forever"], environment: scratch.environment(config: config), directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: ["--no-discovery", "--idle-timeout", "forever"], environment: scratch.parleydEnvironment(config: config), directory: scratch
         )
         defer { daemon.kill() }
         #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)

@@ -43,9 +43,9 @@ struct ParleydTests {
 
     @Test("an unknown key in the config file stops start-up with status 2, naming the key")
     func unknownKey() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "prot": 7300}"#)
-        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
         #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
         #expect(daemon.log.contains(#"unknown key "prot""#), "\(daemon.log)")
@@ -54,10 +54,10 @@ struct ParleydTests {
 
     @Test("an unknown PARLEY_ environment variable stops start-up, naming it")
     func unknownEnvironmentVariable() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false}"#)
-        let daemon = try DaemonProcess(
-            arguments: [], environment: scratch.environment(config: config, ["PARLEY_PROT": "7300"]), directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: [], environment: scratch.parleydEnvironment(config: config, ["PARLEY_PROT": "7300"]), directory: scratch
         )
         defer { daemon.kill() }
         #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
@@ -72,10 +72,10 @@ struct ParleydTests {
         (#"{"staticPeers": ["nas.local"]}"#, [], "staticPeers", #""nas.local""#, "host:port"),
     ])
     func badValue(file: String, flags: [String], key: String, value: String, allowed: String) async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", file)
-        let daemon = try DaemonProcess(
-            arguments: ["--no-discovery"] + flags, environment: scratch.environment(config: config), directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: ["--no-discovery"] + flags, environment: scratch.parleydEnvironment(config: config), directory: scratch
         )
         defer { daemon.kill() }
         #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
@@ -86,15 +86,15 @@ struct ParleydTests {
 
     @Test("a config file that is not JSON, or a missing --config file, is a configuration error")
     func unreadableFile() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", "port: 7300\n")
-        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
         #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
         #expect(daemon.log.contains("not a JSON object"), "\(daemon.log)")
 
-        let missing = try DaemonProcess(
-            arguments: ["--config", scratch.url.appendingPathComponent("nope.json").path], environment: [:], directory: scratch.url
+        let missing = try ParleydProcess(
+            arguments: ["--config", scratch.url.appendingPathComponent("nope.json").path], environment: [:], directory: scratch
         )
         defer { missing.kill() }
         #expect(await missing.waitForExit(timeout: .seconds(10)) == 2)
@@ -105,51 +105,48 @@ struct ParleydTests {
 
     @Test("flags override the environment, which overrides the file, which overrides the defaults")
     func precedence() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let (filePort, environmentPort, flagPort) = (try unusedPort(), try unusedPort(), try unusedPort())
         let config = try scratch.write(
             "parleyd.json", #"{"discovery": false, "name": "from-file", "port": \#(filePort), "logLevel": "debug"}"#
         )
-        let environment = scratch.environment(config: config, ["PARLEY_PORT": "\(environmentPort)", "PARLEY_NAME": "from-env"])
+        let environment = scratch.parleydEnvironment(config: config, ["PARLEY_PORT": "\(environmentPort)", "PARLEY_NAME": "from-env"])
 
         // All three layers: the flag wins for port; name comes from the environment; logLevel from the file.
-        let all = try DaemonProcess(arguments: ["--port", "\(flagPort)"], environment: environment, directory: scratch.url)
+        let all = try ParleydProcess(arguments: ["--port", "\(flagPort)"], environment: environment, directory: scratch)
         defer { all.kill() }
-        let ready = try await all.waitForLine(containing: "parleyd ready")
-        #expect(DaemonProcess.field("port", in: ready) == "\(flagPort)", "\(ready)")
-        #expect(DaemonProcess.field("name", in: ready) == "from-env", "\(ready)")
+        let ready = try await all.waitUntilReady()
+        #expect(ready.port == flagPort && ready.name == "from-env", "\(ready)")
         #expect(all.log.contains(" debug "), "logLevel from the file lets debug lines through: \(all.log)")
         all.signal(SIGTERM)
         #expect(await all.waitForExit(timeout: .seconds(5)) == 0)
 
         // Environment over file.
-        let environmentOnly = try DaemonProcess(arguments: [], environment: environment, directory: scratch.url)
+        let environmentOnly = try ParleydProcess(arguments: [], environment: environment, directory: scratch)
         defer { environmentOnly.kill() }
-        #expect(try await environmentOnly.waitUntilReady() == environmentPort)
+        #expect(try await environmentOnly.waitUntilReady().port == environmentPort)
         environmentOnly.signal(SIGTERM)
         #expect(await environmentOnly.waitForExit(timeout: .seconds(5)) == 0)
 
         // File over defaults.
-        let fileOnly = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let fileOnly = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { fileOnly.kill() }
-        let fileReady = try await fileOnly.waitForLine(containing: "parleyd ready")
-        #expect(DaemonProcess.field("port", in: fileReady) == "\(filePort)", "\(fileReady)")
-        #expect(DaemonProcess.field("name", in: fileReady) == "from-file", "\(fileReady)")
+        let fileReady = try await fileOnly.waitUntilReady()
+        #expect(fileReady.port == filePort && fileReady.name == "from-file", "\(fileReady)")
         fileOnly.signal(SIGTERM)
         #expect(await fileOnly.waitForExit(timeout: .seconds(5)) == 0)
     }
 
     @Test("the peer id is persisted in the data directory")
     func peerIDPersisted() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
         let data = scratch.url.appendingPathComponent("state").path
         var ids: [String] = []
         for _ in 0..<2 {
-            let daemon = try DaemonProcess(arguments: ["--data-directory", data], environment: scratch.environment(config: config), directory: scratch.url)
+            let daemon = try ParleydProcess(arguments: ["--data-directory", data], environment: scratch.parleydEnvironment(config: config), directory: scratch)
             defer { daemon.kill() }
-            let ready = try await daemon.waitForLine(containing: "parleyd ready")
-            ids.append(try #require(DaemonProcess.field("peer-id", in: ready)))
+            ids.append(try #require(try await daemon.waitUntilReady().peerId))
             daemon.signal(SIGTERM)
             #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
         }
@@ -161,19 +158,19 @@ struct ParleydTests {
 
     @Test("READY=1, STATUS= on peer changes and STOPPING=1 reach NOTIFY_SOCKET", arguments: ["path", "abstract"])
     func notifySocket(kind: String) async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let address = kind == "path" ? scratch.url.appendingPathComponent("notify.sock").path : "@parleyd-test-\(UUID().uuidString.prefix(8))"
         let notify = try FakeNotifySocket(address: address)
         let config = try scratch.write("parleyd.json", #"{"port": 0}"#)
-        let daemon = try DaemonProcess(
-            arguments: ["--no-discovery"], environment: scratch.environment(config: config, ["NOTIFY_SOCKET": address]),
-            directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: ["--no-discovery"], environment: scratch.parleydEnvironment(config: config, ["NOTIFY_SOCKET": address]),
+            directory: scratch
         )
         defer { daemon.kill() }
-        let port = try await daemon.waitUntilReady()
+        let port = try await daemon.waitUntilReady().port
         try await notify.waitFor("READY=1") { $0 == "READY=1" }
         #expect(notify.lines.contains("STATUS=0 peers connected"), "\(notify.lines)")
-        #expect(notify.lines.contains("MAINPID=\(daemon.process.processIdentifier)"), "\(notify.lines)")
+        #expect(notify.lines.contains("MAINPID=\(daemon.pid)"), "\(notify.lines)")
 
         // A peer connects: "1 peer" (singular); a second: "2 peers"; both leave: back to 0.
         func lanPeer(_ name: String) async throws -> Transceiver {
@@ -208,13 +205,13 @@ struct ParleydTests {
 
     @Test("watchdog pings come every WATCHDOG_USEC/2")
     func watchdog() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let address = scratch.url.appendingPathComponent("notify.sock").path
         let notify = try FakeNotifySocket(address: address)
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
-        let daemon = try DaemonProcess(
-            arguments: [], environment: scratch.environment(config: config, ["NOTIFY_SOCKET": address, "WATCHDOG_USEC": "1000000"]),
-            directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: [], environment: scratch.parleydEnvironment(config: config, ["NOTIFY_SOCKET": address, "WATCHDOG_USEC": "1000000"]),
+            directory: scratch
         )
         defer { daemon.kill() }
         _ = try await daemon.waitUntilReady()
@@ -235,9 +232,9 @@ struct ParleydTests {
 
     @Test("SIGTERM and SIGINT end parleyd with status 0 within 2 s", arguments: [SIGTERM, SIGINT])
     func gracefulShutdown(signal: Int32) async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
-        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
         _ = try await daemon.waitUntilReady()
         let start = ContinuousClock.now
@@ -251,15 +248,15 @@ struct ParleydTests {
 
     @Test("with JOURNAL_STREAM set, every line carries its journald priority; metadata stays key=value")
     func journalPrefixes() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
-        let daemon = try DaemonProcess(
-            arguments: [], environment: scratch.environment(config: config, ["JOURNAL_STREAM": "8:12345"]), directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: [], environment: scratch.parleydEnvironment(config: config, ["JOURNAL_STREAM": "8:12345"]), directory: scratch
         )
         defer { daemon.kill() }
         let ready = try await daemon.waitForLine(containing: "parleyd ready")
         #expect(ready.hasPrefix("<5>parleyd: parleyd ready "), "notice is priority 5: \(ready)")
-        #expect(DaemonProcess.field("port", in: ready).flatMap(Int.init) != nil)
+        #expect(logField("port", in: ready).flatMap(Int.init) != nil)
         daemon.signal(SIGTERM)
         #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
         let lines = daemon.log.split(separator: "\n")
@@ -271,9 +268,9 @@ struct ParleydTests {
 
     @Test("without JOURNAL_STREAM, lines are timestamped and carry the level")
     func humanLines() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
-        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
         let ready = try await daemon.waitForLine(containing: "parleyd ready")
         #expect(ready.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z notice parleyd: parleyd ready "#, options: .regularExpression) != nil, "\(ready)")
@@ -281,26 +278,54 @@ struct ParleydTests {
         #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
     }
 
+    @Test("once ready, parleyd writes one JSON line to standard output, its keys in the documented order, and nothing else")
+    func readinessLine() async throws {
+        let scratch = try ScratchDirectory()
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0, "name": "ready-test"}"#)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
+        defer { daemon.kill() }
+        let ready = try await daemon.waitUntilReady()
+        let logged = try await daemon.waitForLine(containing: "parleyd ready")
+        #expect(ready.pid == daemon.pid && ready.name == "ready-test" && ready.discovery == "off")
+        #expect(ready.port == logField("port", in: logged).flatMap(Int.init) && ready.peerId == logField("peer-id", in: logged))
+        #expect(ready.controlSocket == scratch.file("parleyd.sock") && ready.dataDirectory == logField("data-directory", in: logged))
+        #expect(ready.web.map { $0.hasPrefix("http://127.0.0.1:") && logged.contains("web=\($0)") } == true, "\(ready) / \(logged)")
+        let keys = daemon.stdout.split(separator: "\n").first.map { line in
+            line.matches(of: /"(\w+)":/).map { String($0.1) }
+        }
+        #expect(keys == ["parleyd", "pid", "port", "peerId", "name", "controlSocket", "web", "dataDirectory", "discovery"])
+        #expect(try await daemon.stop() == 0)
+        #expect(daemon.stdout.split(separator: "\n").count == 1, "standard output: \(daemon.stdout)")
+    }
+
+    @Test("with the web debugger off, the readiness line's web is null")
+    func readinessLineWithoutWeb() async throws {
+        let daemon = try await ParleydProcess.start(arguments: ["--web-listen", "off"])
+        #expect(daemon.webURL == nil)
+        #expect(daemon.stdout.contains(#""web":null"#), "\(daemon.stdout)")
+        #expect(try await daemon.stop() == 0)
+    }
+
     // MARK: SIGHUP
 
     @Test("SIGHUP applies a new log level and names the keys that need a restart")
     func reload() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let port = try unusedPort()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": \#(port), "logLevel": "info"}"#)
-        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
         _ = try await daemon.waitUntilReady()
 
         _ = try scratch.write("parleyd.json", #"{"discovery": false, "port": \#(port + 1), "logLevel": "warning", "name": "renamed"}"#)
         daemon.signal(SIGHUP)
         let restart = try await daemon.waitForLine(containing: "restart parleyd to apply")
-        #expect(DaemonProcess.field("keys", in: restart) == "name,port", "\(restart)")
+        #expect(logField("keys", in: restart) == "name,port", "\(restart)")
 
         _ = try scratch.write("parleyd.json", #"{"discovery": false, "port": "bad"}"#)
         daemon.signal(SIGHUP)
         try await daemon.waitForLine(containing: "reload failed")
-        #expect(daemon.process.isRunning, "a bad configuration on reload does not stop the daemon")
+        #expect(daemon.isRunning, "a bad configuration on reload does not stop the daemon")
 
         daemon.signal(SIGTERM)
         #expect(await daemon.waitForExit(timeout: .seconds(5)) == 0)
@@ -326,7 +351,7 @@ struct ParleydTests {
         #expect(unit.contains("ExecStart=/usr/local/bin/parleyd\n"))
         #expect(unit.contains("Type=notify\n"))
         // The installed path does not exist here: verify a copy that starts the binary just built.
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let built = PeerProcess.productsDirectory.appendingPathComponent("parleyd").path
         let copy = try scratch.write(
             "parleyd.service", unit.replacingOccurrences(of: "ExecStart=/usr/local/bin/parleyd", with: "ExecStart=\(built)")

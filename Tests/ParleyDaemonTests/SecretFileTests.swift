@@ -13,9 +13,9 @@ struct SecretFileTests {
 
     @Test("without a secretFile parleyd says at start-up, at notice level, that it runs OPEN")
     func openByDefault() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
-        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
         let line = try await daemon.waitForLine(containing: "parleyd runs OPEN")
         #expect(line.contains(" notice ") && line.contains("anyone on the LAN"), "\(line)")
@@ -25,17 +25,17 @@ struct SecretFileTests {
 
     @Test("with a secretFile only peers that know the secret get in; the secret never reaches the log")
     func secretRequired() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let secret = SharedSecret.generate()
         let secretPath = scratch.url.appendingPathComponent("secret").path
         try secret.write(toFile: secretPath, replacing: false)
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0}"#)
-        let daemon = try DaemonProcess(
-            arguments: ["--secret-file", secretPath, "--log-level", "debug"], environment: scratch.environment(config: config),
-            directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: ["--secret-file", secretPath, "--log-level", "debug"], environment: scratch.parleydEnvironment(config: config),
+            directory: scratch
         )
         defer { daemon.kill() }
-        let port = try await daemon.waitUntilReady()
+        let port = try await daemon.waitUntilReady().port
         let mode = try await daemon.waitForLine(containing: "LAN peers must prove the shared secret")
         #expect(mode.contains(secretPath), "\(mode)")
 
@@ -68,14 +68,14 @@ struct SecretFileTests {
         ("group", 0o640, "mode 0640"),
     ] as [(String, Int?, String)])
     func unusable(name: String, mode: Int?, expected: String) async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let path = scratch.url.appendingPathComponent(name).path
         if let mode {
             try SharedSecret.generate().write(toFile: path, replacing: false)
             try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
         }
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0, "secretFile": "\#(path)"}"#)
-        let daemon = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { daemon.kill() }
         #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
         let log = daemon.log
@@ -85,10 +85,10 @@ struct SecretFileTests {
 
     @Test("a relative secretFile is refused like any bad value, naming what is allowed")
     func relativePath() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let config = try scratch.write("parleyd.json", #"{"discovery": false}"#)
-        let daemon = try DaemonProcess(
-            arguments: [], environment: scratch.environment(config: config, ["PARLEY_SECRET_FILE": "secret"]), directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: [], environment: scratch.parleydEnvironment(config: config, ["PARLEY_SECRET_FILE": "secret"]), directory: scratch
         )
         defer { daemon.kill() }
         #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
@@ -98,7 +98,7 @@ struct SecretFileTests {
 
     @Test("a secret passed by systemd (LoadCredential=, under $CREDENTIALS_DIRECTORY) is accepted with its ACL-style mode")
     func systemdCredential() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let credentials = scratch.url.appendingPathComponent("credentials").path
         try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
         let path = credentials + "/secret"
@@ -107,12 +107,12 @@ struct SecretFileTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o440], ofItemAtPath: path)
         let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0, "secretFile": "\#(path)"}"#)
 
-        let outside = try DaemonProcess(arguments: [], environment: scratch.environment(config: config), directory: scratch.url)
+        let outside = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
         defer { outside.kill() }
         #expect(await outside.waitForExit(timeout: .seconds(10)) == 2, "without CREDENTIALS_DIRECTORY the file is too open")
 
-        let daemon = try DaemonProcess(
-            arguments: [], environment: scratch.environment(config: config, ["CREDENTIALS_DIRECTORY": credentials]), directory: scratch.url
+        let daemon = try ParleydProcess(
+            arguments: [], environment: scratch.parleydEnvironment(config: config, ["CREDENTIALS_DIRECTORY": credentials]), directory: scratch
         )
         defer { daemon.kill() }
         try await daemon.waitForLine(containing: "LAN peers must prove the shared secret")

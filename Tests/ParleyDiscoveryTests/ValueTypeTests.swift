@@ -1,6 +1,5 @@
 import Testing
 
-@testable import ParleyAvahi
 @testable import ParleyDiscovery
 
 @Suite("Value types")
@@ -89,14 +88,5 @@ struct ValueTypeTests {
             host: "169.254.0.1", family: .ipv4, interfaceIndex: 3, interfaceName: "eth0", isLinkLocal: true)
         #expect(v4.connectHost == "10.0.0.1" && v4LinkLocal.connectHost == "169.254.0.1")
         #expect([v4LinkLocal, linkLocal, v6, v4].sorted() == [v4, v6, linkLocal, v4LinkLocal])
-    }
-
-    @Test func avahiErrorsNameTheFailure() {
-        let error = AvahiError(-8, operation: "avahi_entry_group_add_service_strlst")
-        #expect(error.code == .collision)
-        #expect(error.message == "Local name collision")
-        #expect("\(error)" == "avahi_entry_group_add_service_strlst failed: Local name collision (collision, -8)")
-        #expect(AvahiError(-26, operation: "x").code == .noDaemon)
-        #expect(AvahiError.Code(rawValue: -99).description == "avahi error -99")
     }
 }

@@ -11,7 +11,7 @@ extension FaultTests {
     /// gap is the slowest of them).
     @Test("a diff of two 15 MB states runs off the event loops: normal round trips through parleyd continue while it runs")
     func bigDiff() async throws {
-        let daemon = try await DaemonProcess(arguments: ["--diff-max-bytes", String(64 << 20), "--diff-time-limit", "60"])
+        let daemon = try await ParleydProcess.start(name: "faultd", arguments: ["--diff-max-bytes", String(64 << 20), "--diff-time-limit", "60"])
         let traffic = EchoTraffic(peerCount: 2)
         try await withRunning(traffic.transceivers) {
             try await traffic.connect(to: daemon)

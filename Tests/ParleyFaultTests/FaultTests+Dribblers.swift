@@ -16,7 +16,7 @@ extension FaultTests {
     /// during and after), not asserted.
     @Test("50 connections dribbling a byte a second are closed by the handshake timeout while normal peers keep being served")
     func dribblers() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await ParleydProcess.start(name: "faultd")
         let traffic = EchoTraffic(peerCount: 4)
         let lateJoiner = dialer("late-joiner")
         try await withRunning(traffic.transceivers + [lateJoiner]) {

@@ -112,7 +112,7 @@ extension FaultTests {
     func garbage() async throws {
         let seed = ProcessInfo.processInfo.environment["FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         var random = SeededGenerator(seed: seed)
-        let daemon = try await DaemonProcess()
+        let daemon = try await ParleydProcess.start(name: "faultd")
         let traffic = EchoTraffic(peerCount: 1)
         let kinds = Garbage.allCases
         let plan: [(Garbage, [UInt8])] = (0..<(Self.garbageWaves * Self.garbageWaveSize)).map { index in
@@ -182,7 +182,7 @@ extension FaultTests {
         #expect(rejected == expected(Garbage.originalNotJSON.expectedLog))
         #expect(daemon.logLines(containing: "connection refused").isEmpty)
         #expect((during?.count ?? 0) > 0)
-        #expect(daemon.child.isRunning && status.status == 0, "\(status)")
+        #expect(daemon.isRunning && status.status == 0, "\(status)")
         #expect(try await daemon.stop() == 0)
     }
 }

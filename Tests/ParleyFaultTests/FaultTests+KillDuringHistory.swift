@@ -28,8 +28,9 @@ extension FaultTests {
         let sqlite = try Self.sqlite3()
         let arguments = ["--max-messages-per-second", "0"]
         let config = #"{"historyMaxEntries": 1000000}"#
-        var daemon = try await DaemonProcess(arguments: arguments, config: config)
-        let directory = daemon.directory
+        var daemon = try await ParleydProcess.start(name: "faultd", arguments: arguments, config: config)
+        let scratch = daemon.directory
+        let directory = scratch.url
         var recorded = 0  // entries kept over all cycles so far
 
         for cycle in 1...Self.killCycles {
@@ -59,7 +60,7 @@ extension FaultTests {
                             ["history", "--json", "--follow", "--after", String(earlier), "--limit", String(Self.entriesBeforeKill)],
                             timeout: .seconds(60))
                         try #require(followed.status == 0, "\(followed)")
-                        try await running.kill()
+                        try await running.stop(SIGKILL)
                         return (ContinuousClock.now - started, try Self.jsonLines(followed).count)
                     }
                     var result: (Duration, Int)?
@@ -83,7 +84,7 @@ extension FaultTests {
             let integrity = try await ChildProcess.run(sqlite, [copy.appendingPathComponent("history.sqlite").path, "PRAGMA integrity_check;"])
 
             let restartBegan = ContinuousClock.now
-            daemon = try await DaemonProcess(arguments: arguments, config: config, directory: directory)
+            daemon = try await ParleydProcess.start(name: "faultd", arguments: arguments, config: config, in: scratch)
             let restart = ContinuousClock.now - restartBegan
             let entries = try await Self.history(daemon)
             let sessions = try await Self.sessions(daemon)
@@ -121,7 +122,7 @@ extension FaultTests {
             recorded += thisCycle.count
         }
 
-        #expect(try await daemon.stop(removing: false) == 0)
+        #expect(try await daemon.stop() == 0)
         let final = try await ChildProcess.run(sqlite, [directory.appendingPathComponent("history.sqlite").path, "PRAGMA integrity_check;"])
         #expect(final.stdout == "ok\n", "\(final)")
         try? FileManager.default.removeItem(at: directory)
@@ -136,11 +137,11 @@ extension FaultTests {
         throw PeerProcessError("sqlite3 is not on PATH; scripts/require-packages installs it (Debian package sqlite3)")
     }
 
-    static func history(_ daemon: DaemonProcess) async throws -> [[String: Any]] {
+    static func history(_ daemon: ParleydProcess) async throws -> [[String: Any]] {
         try await jsonLines(daemon.ctl(["history", "--json"]))
     }
 
-    static func sessions(_ daemon: DaemonProcess) async throws -> [[String: Any]] {
+    static func sessions(_ daemon: ParleydProcess) async throws -> [[String: Any]] {
         try await jsonLines(daemon.ctl(["sessions", "--json"]))
     }
 

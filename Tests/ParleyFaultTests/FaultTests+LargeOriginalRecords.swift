@@ -10,7 +10,7 @@ extension FaultTests {
     /// parleyd go on while an app sends records of about 30 MB (printed: the bystander's gap is the slowest of them).
     @Test("an app sending records of about 30 MB in the original framing does not stall other peers' round trips")
     func largeOriginalRecords() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await ParleydProcess.start(name: "faultd")
         let traffic = EchoTraffic(peerCount: 2)
         try await withRunning(traffic.transceivers) {
             try await traffic.connect(to: daemon)

@@ -26,7 +26,7 @@ extension FaultTests {
     /// 1 000 frames is within its 2 000) except the per-address one, as every sender comes from 127.0.0.1.
     @Test("200 peers each send 1 000 messages to parleyd, which forwards them to a local subscriber: all 200 000 arrive, in order per peer")
     func manyPeers() async throws {
-        let daemon = try await DaemonProcess(arguments: ["--max-connections-per-address", "256"])
+        let daemon = try await ParleydProcess.start(name: "faultd", arguments: ["--max-connections-per-address", "256"])
         let total = Self.senderCount * Self.messagesPerSender
         let tracker = DeliveryTracker(expecting: total)
         let subscriber = dialer("subscriber")
@@ -42,7 +42,7 @@ extension FaultTests {
         let rawCount = Self.senderCount - transceivers.count
 
         try await withRunning([subscriber] + transceivers) {
-            let parleyd = try await subscriber.connect(toUnixSocket: daemon.socket)
+            let parleyd = try await subscriber.connect(toUnixSocket: daemon.controlSocket)
             _ = try await subscriber.request(Control.Subscribe(types: [Self.sequenceType]), from: parleyd, expecting: Control.OK.self)
             let connectStarted = ContinuousClock.now
             for transceiver in transceivers { _ = try await transceiver.connect(to: daemon.endpoint) }
@@ -89,7 +89,7 @@ extension FaultTests {
             report("many peers: written by the senders after \(Latencies.ms(queued)); last delivered after \(String(format: "%.2f s", seconds)) = \(Int(Double(result.delivered) / seconds)) msgs/s")
             report("many peers: parleyd (the receiver) \(after); test process \(try ProcessMemory.ofThisProcess())")
 
-            #expect(result.delivered == total, "lost \(total - result.delivered) messages; parleyd's log ends: \(daemon.child.stderr.suffix(3000))")
+            #expect(result.delivered == total, "lost \(total - result.delivered) messages; parleyd's log ends: \(daemon.log.suffix(3000))")
             #expect(result.outOfOrder == 0 && result.unparsable == 0)
             let senderIDs = transceivers.compactMap { $0.localPeerID?.rawValue } + raw.map(\.id)
             let complete = senderIDs.filter { result.next[$0] == Self.messagesPerSender }

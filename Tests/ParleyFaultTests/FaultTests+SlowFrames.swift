@@ -18,7 +18,7 @@ extension FaultTests {
     func slowFrames() async throws {
         let budget = 16 << 20
         let maximumFrame = 8 << 20
-        let daemon = try await DaemonProcess(arguments: [
+        let daemon = try await ParleydProcess.start(name: "faultd", arguments: [
             "--memory-budget", String(budget), "--max-frame-size", String(maximumFrame), "--frame-stall-timeout", "2",
             "--max-connections-per-address", "64",
         ])

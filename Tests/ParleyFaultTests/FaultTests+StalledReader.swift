@@ -16,14 +16,14 @@ extension FaultTests {
     /// frames of 4 socket reads buffered per connection (about 16 of 64 KiB) and the kernel's socket buffers, whatever the client tries to push.
     @Test("a peer that never reads while parleyd forwards to it: parleyd's memory stays bounded by its queue limit and other peers are served")
     func stalledReader() async throws {
-        let daemon = try await DaemonProcess(arguments: ["--max-outbound-queue-bytes", String(Self.stalledQueueBytes)])
+        let daemon = try await ParleydProcess.start(name: "faultd", arguments: ["--max-outbound-queue-bytes", String(Self.stalledQueueBytes)])
         let stalled = try await RawConnection.open(port: daemon.port, reading: false)
         try await stalled.write(helloBytes(name: "stalled"))
         let traffic = EchoTraffic(peerCount: 2)
         let pusher = dialer("pusher")
         try await withRunning(traffic.transceivers + [pusher]) {
             try await traffic.connect(to: daemon)
-            let parleyd = try await pusher.connect(toUnixSocket: daemon.socket)
+            let parleyd = try await pusher.connect(toUnixSocket: daemon.controlSocket)
             let listed = try await pusher.request(Control.Peers(), from: parleyd, expecting: Control.PeerList.self)
             #expect(listed.peers.contains { $0.name == "stalled" }, "\(listed.peers.map(\.name))")
             let base = try daemon.memory()

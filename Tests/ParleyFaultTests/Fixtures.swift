@@ -64,14 +64,14 @@ final class EchoTraffic: Sendable {
     var transceivers: [Transceiver] { peers + [client] }
 
     /// Connects the peers over TCP and the client over the control socket (the transceivers must be running).
-    func connect(to daemon: DaemonProcess) async throws {
+    func connect(to daemon: ParleydProcess) async throws {
         var ids: [PeerID] = []
         for peer in peers {
             _ = try await peer.connect(to: daemon.endpoint)
             ids.append(peer.localPeerID!)
         }
         peerIDs.withLock { $0 = ids }
-        let parleyd = try await client.connect(toUnixSocket: daemon.socket)
+        let parleyd = try await client.connect(toUnixSocket: daemon.controlSocket)
         daemonID.withLock { $0 = parleyd.id }
     }
 

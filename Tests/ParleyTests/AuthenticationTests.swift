@@ -103,17 +103,20 @@ struct AuthenticationTests {
             return echo
         }
         try await withRunning([server]) {
-            let socket = try RawSocket(port: server.listeningPort!)
+            let socket = try await RawConnection.open(port: server.listeningPort!)
             // A well-formed offer from someone who does not know the secret, then a request right away.
             let offer = SharedSecretAuthenticator(secret: .generate()).offer
             let offerJSON = #"{"scheme":"\#(offer.scheme)","nonce":"\#(offer.nonce)","key":"\#(offer.key)"}"#
-            socket.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"raw","capabilities":[],"accepts":[],"auth":\#(offerJSON)}"#))
+            try await socket.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"raw","capabilities":[],"accepts":[],"auth":\#(offerJSON)}"#))
             let request = MessageHeader(typeName: Echo.messageType, id: MessageID(1), flags: .expectsReply)
-            socket.write(.message(MessageFrame(header: request, payload: ByteBuffer(string: #"{"text":"let me in"}"#))))
+            try await socket.write(.message(MessageFrame(header: request, payload: ByteBuffer(string: #"{"text":"let me in"}"#))))
             let (frames, closed) = try await socket.frames()
             #expect(closed)
             #expect(frames.count == 3, "\(frames)")
-            guard frames.count == 3, case .hello = frames[0], case .auth = frames[1], case .close(let close) = frames[2] else { return }
+            guard frames.count == 3, case .hello = frames[0], case .auth = frames[1], case .close(let close) = frames[2] else {
+                Issue.record("expected hello, auth and close, got \(frames)")
+                return
+            }
             #expect(close.code == .protocolViolation && close.message.contains("proof of the shared secret"))
             #expect(await logs.logged(mentioning: "expected the peer's auth frame"))
         }
@@ -126,9 +129,9 @@ struct AuthenticationTests {
         let handled = Counter()
         server.receive(Echo.self) { _, _ in handled.increment() }
         try await withRunning([server]) {
-            let socket = try RawSocket(port: server.listeningPort!)
-            socket.write(rawHello())
-            socket.write(.message(MessageFrame(header: MessageHeader(typeName: Echo.messageType, id: MessageID(1)), payload: ByteBuffer(string: #"{"text":"x"}"#))))
+            let socket = try await RawConnection.open(port: server.listeningPort!)
+            try await socket.write(rawHello())
+            try await socket.write(.message(MessageFrame(header: MessageHeader(typeName: Echo.messageType, id: MessageID(1)), payload: ByteBuffer(string: #"{"text":"x"}"#))))
             let (frames, closed) = try await socket.frames()
             #expect(closed)
             #expect(frames.count == 1 && { if case .close(let close) = frames.first { close.code == .authenticationRequired } else { false } }(), "\(frames)")
@@ -145,9 +148,9 @@ struct AuthenticationTests {
         let inbox = Inbox<ByteBuffer>()
         server.receiveRaw(typeName: VerbatimTranslator.inbound) { message, _ in inbox.put(message.payload) }
         try await withRunning([server]) {
-            let socket = try RawSocket(port: server.listeningPort!)
+            let socket = try await RawConnection.open(port: server.listeningPort!)
             let json = #"{"state":{},"action":"tap","imageData":""}"#
-            socket.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
+            try await socket.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
             if allowed {
                 #expect(try await inbox.take() == [ByteBuffer(string: json)])
             } else {

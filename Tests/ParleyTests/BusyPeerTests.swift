@@ -71,9 +71,9 @@ struct BusyPeerTests {
         }
         try await withRunning([server]) {
             // A hand-written peer that lists `heartbeat` and then never sends another byte.
-            let socket = try RawSocket(port: server.listeningPort!)
-            socket.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"mute","capabilities":["heartbeat"],"accepts":[]}"#))
-            let (_, closed) = try await socket.bytes(timeout: 15)
+            let socket = try await RawConnection.open(port: server.listeningPort!)
+            try await socket.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"mute","capabilities":["heartbeat"],"accepts":[]}"#))
+            let (_, closed) = try await socket.bytes(timeout: .seconds(15))
             #expect(closed, "the server kept a silent peer that speaks heartbeats")
         }
     }

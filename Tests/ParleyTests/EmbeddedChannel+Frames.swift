@@ -14,3 +14,10 @@ extension EmbeddedChannel {
         return frames
     }
 }
+
+extension NIOAsyncTestingChannel {
+    /// Writes `frames` as the frame decoder passes them on: one batch, as from one socket read.
+    func writeFrames(_ frames: Frame...) async throws {
+        try await writeInbound(FrameBatch(frames))
+    }
+}

@@ -25,8 +25,8 @@ struct ImpostorTests {
             let seen = try await server.waitForPeer(timeout: .seconds(10), description: "the victim") { $0.id == victimID }
 
             // 127.0.0.2: another host on the loopback network.
-            let impostor = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
-            impostor.write(rawHello(json: #"{"peerID":"\#(victimID.rawValue)","name":"impostor","capabilities":[],"accepts":["test.ImpostorNote"]}"#))
+            let impostor = try await RawConnection.open(port: server.listeningPort!, from: "127.0.0.2")
+            try await impostor.write(rawHello(json: #"{"peerID":"\#(victimID.rawValue)","name":"impostor","capabilities":[],"accepts":["test.ImpostorNote"]}"#))
             let (frames, closed) = try await impostor.frames()
             let close = frames.compactMap { if case .close(let close) = $0 { close } else { nil } }.first
             #expect(closed && close?.code == .peerIDInUse, "\(frames)")

@@ -50,8 +50,8 @@ struct LimitsTests {
             $0.maximumPendingConnectionsPerAddress = 4
             $0.handshakeTimeout = .seconds(1)
         }) { server, _, _, logs in
-            var silent: [RawSocket] = []
-            for index in 0..<8 { silent.append(try RawSocket(port: server.listeningPort!, from: "127.0.0.\(index % 4 + 2)")) }
+            var silent: [RawConnection] = []
+            for index in 0..<8 { silent.append(try await RawConnection.open(port: server.listeningPort!, from: "127.0.0.\(index % 4 + 2)")) }
             #expect(await eventually { server.admission.pendingCount + server.statistics.protocolErrors >= 8 })
             // Those accepted once the pool was half full are closed by the handshake deadline, silent as they are;
             // the first four wait for a byte as before (an app of the original debugger may be one of them).
@@ -76,26 +76,26 @@ struct LimitsTests {
             $0.controlSocketPath = path
         }) { server, _, _, logs in
             // `before` holds one slot; two raw connections take the others.
-            var holders = [try RawSocket(port: server.listeningPort!), try RawSocket(port: server.listeningPort!)]
-            for holder in holders { holder.write(rawHello()) }
+            var holders = [try await RawConnection.open(port: server.listeningPort!), try await RawConnection.open(port: server.listeningPort!)]
+            for holder in holders { try await holder.write(rawHello()) }
             // The limit counts connections that completed their handshake: wait for the holders' hellos to be taken.
             #expect(await eventually(peersOf: server) { $0.filter { $0.name == "raw" }.count == 2 })
 
-            let parley = try RawSocket(port: server.listeningPort!)
-            parley.write(rawHello())
+            let parley = try await RawConnection.open(port: server.listeningPort!)
+            try await parley.write(rawHello())
             let (frames, closed) = try await parley.frames()
             #expect(closed)
             #expect(Self.closeCodes(frames) == [.tooManyConnections], "\(frames)")
 
             // An app of the original debugger must never see a Parley frame: it is closed without a byte.
-            let original = try RawSocket(port: server.listeningPort!)
+            let original = try await RawConnection.open(port: server.listeningPort!)
             let json = #"{"state":{},"action":"tap"}"#
-            original.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
+            try await original.write([206] + withUnsafeBytes(of: Int32(json.utf8.count).littleEndian, Array.init) + Array(json.utf8))
             let originalReceived = try await original.bytes()
             #expect(originalReceived.closed && originalReceived.bytes.isEmpty, "\(originalReceived.bytes)")
 
             // Saying nothing at all: closed after the handshake timeout, also without a byte.
-            let silent = try await RawSocket(port: server.listeningPort!).bytes()
+            let silent = try await RawConnection.open(port: server.listeningPort!).bytes()
             #expect(silent.closed && silent.bytes.isEmpty)
 
             let refusals = logs.records(mentioning: "maximumConnections=3")
@@ -128,14 +128,14 @@ struct LimitsTests {
             $0.controlSocketPath = path
         }) { server, _, _, logs in
             // 127.0.0.2 is another "host" on loopback; `before` and `after` come from 127.0.0.1.
-            let first = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
-            let second = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
-            first.write(rawHello())
-            second.write(rawHello())
+            let first = try await RawConnection.open(port: server.listeningPort!, from: "127.0.0.2")
+            let second = try await RawConnection.open(port: server.listeningPort!, from: "127.0.0.2")
+            try await first.write(rawHello())
+            try await second.write(rawHello())
             #expect(await eventually(peersOf: server) { $0.filter { $0.address.hasPrefix("127.0.0.2:") }.count == 2 })
 
-            let third = try RawSocket(port: server.listeningPort!, from: "127.0.0.2")
-            third.write(rawHello())
+            let third = try await RawConnection.open(port: server.listeningPort!, from: "127.0.0.2")
+            try await third.write(rawHello())
             let (frames, closed) = try await third.frames()
             #expect(closed)
             let close = frames.compactMap { if case .close(let close) = $0 { close } else { nil } }.first
@@ -207,8 +207,8 @@ struct LimitsTests {
                     }
                     try await listener.connect(to: server.loopbackEndpoint)
                     try await idler.connect(to: server.loopbackEndpoint)
-                    let raw = try RawSocket(port: server.listeningPort!)
-                    raw.write(rawHello())
+                    let raw = try await RawConnection.open(port: server.listeningPort!)
+                    try await raw.write(rawHello())
                     #expect(await eventually(peersOf: server) { $0.count == 4 })
                     group.addTask { try await raw.frames() }
                     let result = try await group.next()!!
@@ -233,11 +233,11 @@ struct LimitsTests {
     @Test("a peer sending faster than the rate limit is closed with rate-limited; one within it is not")
     func rateLimit() async throws {
         try await withServer({ $0.messageRateLimit = MessageRateLimit(perSecond: 20, burst: 10) }) { server, early, before, logs in
-            let flooder = try RawSocket(port: server.listeningPort!)
-            flooder.write(rawHello())
+            let flooder = try await RawConnection.open(port: server.listeningPort!)
+            try await flooder.write(rawHello())
             var flood = ByteBuffer()
             for id in 1...200 { Self.message("test.Flood", id: UInt64(id)).write(to: &flood) }
-            flooder.write(Array(flood.readableBytesView))
+            try await flooder.write(Array(flood.readableBytesView))
             let (frames, closed) = try await flooder.frames()
             #expect(closed)
             #expect(Self.closeCodes(frames) == [.rateLimited], "\(frames)")
@@ -263,8 +263,8 @@ struct LimitsTests {
             $0.slowPeerTimeout = .seconds(1)
         }) { server, _, before, logs in
             before.receiveRaw(typeName: RawBlob.typeName) { _, _ in received.increment() }
-            let stalled = try RawSocket(port: server.listeningPort!)
-            stalled.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"stalled","capabilities":[],"accepts":[]}"#))
+            let stalled = try await RawConnection.open(port: server.listeningPort!, reading: false)
+            try await stalled.write(rawHello(json: #"{"peerID":"\#(UUID().uuidString)","name":"stalled","capabilities":[],"accepts":[]}"#))
             #expect(await eventually(peersOf: server) { $0.contains { $0.name == "stalled" } })
             let stalledID = try #require(server.peers.first { $0.name == "stalled" }).id
             let blob = RawBlob.payload(size: blobSize)
@@ -301,9 +301,9 @@ struct LimitsTests {
     @Test("a frame above maximumFrameSize closes that connection with frame-too-large")
     func frameSize() async throws {
         try await withServer({ $0.maximumFrameSize = 1024 }) { server, _, _, logs in
-            let socket = try RawSocket(port: server.listeningPort!)
-            socket.write(rawHello())
-            socket.write([207] + withUnsafeBytes(of: UInt32(1025).littleEndian, Array.init) + [0x10])
+            let socket = try await RawConnection.open(port: server.listeningPort!)
+            try await socket.write(rawHello())
+            try await socket.write([207] + withUnsafeBytes(of: UInt32(1025).littleEndian, Array.init) + [0x10])
             let (frames, closed) = try await socket.frames()
             #expect(closed)
             #expect(Self.closeCodes(frames) == [.frameTooLarge], "\(frames)")
@@ -314,118 +314,12 @@ struct LimitsTests {
     @Test("a connection that starts but does not finish its hello within handshakeTimeout is closed with handshake-timeout")
     func handshakeTimeout() async throws {
         try await withServer({ $0.handshakeTimeout = .seconds(1) }) { server, _, _, logs in
-            let socket = try RawSocket(port: server.listeningPort!)
-            socket.write([207, 40, 0])  // a start byte and half a length, then nothing
+            let socket = try await RawConnection.open(port: server.listeningPort!)
+            try await socket.write([207, 40, 0])  // a start byte and half a length, then nothing
             let (frames, closed) = try await socket.frames()
             #expect(closed)
             #expect(Self.closeCodes(frames) == [.handshakeTimeout], "\(frames)")
             #expect(await logs.logged(mentioning: "no hello within 1.0 s"))
         }
-    }
-}
-
-/// The token bucket's arithmetic, with time passed in.
-@Suite("Token bucket")
-struct TokenBucketTests {
-    let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
-
-    /// How many of `attempts` frames at `now` the bucket admits.
-    func admitted(_ attempts: Int, by bucket: inout TokenBucket, at now: NIODeadline) -> Int {
-        var count = 0
-        for _ in 0..<attempts where bucket.take(now: now) { count += 1 }
-        return count
-    }
-
-    @Test("a full bucket admits exactly `burst` frames at once, then refuses")
-    func burst() {
-        var bucket = TokenBucket(MessageRateLimit(perSecond: 10, burst: 5), now: start)
-        #expect(admitted(8, by: &bucket, at: start) == 5)
-    }
-
-    @Test("tokens come back at `perSecond`, never above `burst`")
-    func refill() {
-        var bucket = TokenBucket(MessageRateLimit(perSecond: 10, burst: 5), now: start)
-        #expect(admitted(5, by: &bucket, at: start) == 5)
-        #expect(admitted(1, by: &bucket, at: start + .milliseconds(50)) == 0)  // half a token
-        #expect(admitted(2, by: &bucket, at: start + .milliseconds(100)) == 1)  // one token
-        // An hour later the bucket holds `burst` tokens, not 36 000.
-        #expect(admitted(10, by: &bucket, at: start + .hours(1)) == 5)
-    }
-
-    @Test("a steady sender at the rate is never refused; one at twice the rate is, after the burst")
-    func steady() {
-        var steady = TokenBucket(MessageRateLimit(perSecond: 100, burst: 1), now: start)
-        var refused = 0
-        for tick in 1...1000 where !steady.take(now: start + .milliseconds(Int64(tick) * 10)) { refused += 1 }
-        #expect(refused == 0)
-
-        var fast = TokenBucket(MessageRateLimit(perSecond: 100, burst: 10), now: start)
-        var admitted = 0
-        for tick in 1...1000 where fast.take(now: start + .milliseconds(Int64(tick) * 5)) { admitted += 1 }
-        // 5 s at 100 a second plus the burst, give or take the last token.
-        #expect((509...510).contains(admitted), "\(admitted)")
-    }
-}
-
-@Suite("Connection admission")
-struct ConnectionAdmissionTests {
-    static func admission(pending: Int, perAddress: Int = 8) -> ConnectionAdmission {
-        var configuration = TransceiverConfiguration(name: "test", identity: .ephemeral)
-        configuration.maximumPendingConnections = pending
-        configuration.maximumPendingConnectionsPerAddress = perAddress
-        configuration.logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        return ConnectionAdmission(configuration: configuration, counters: StatisticsCounters(), logThrottle: LogThrottle(timers: EmbeddedEventLoop()))
-    }
-
-    static func channel(from address: String) throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
-        try channel.connect(to: SocketAddress(ipAddress: address, port: 40000)).wait()
-        return channel
-    }
-
-    @Test("connections that have not completed a handshake have a pool of their own: a full pool makes room by closing the oldest silent one, and refuses only when all have spoken")
-    func pendingPool() throws {
-        let admission = Self.admission(pending: 2)
-        let (a, b) = (try Self.channel(from: "10.0.0.1"), try Self.channel(from: "10.0.0.2"))
-        #expect(try admission.admit(a)?.handshakeClockStartsAtAccept == false)
-        #expect(try admission.admit(b)?.handshakeClockStartsAtAccept == true, "the pool is now full: under pressure")
-        // Full, and nobody has been silent for a second: the newcomer is refused (a burst of peers connecting at
-        // once has not had the time to speak).
-        let early = try Self.channel(from: "10.0.0.6")
-        #expect(try admission.admit(early) == nil)
-        #expect(a.isActive && b.isActive)
-        // A second later: the oldest silent one (a) is closed for the newcomer, whose clock starts at once (pressure).
-        let c = try Self.channel(from: "10.0.0.3")
-        c.embeddedEventLoop.advanceTime(by: .seconds(1))
-        #expect(try admission.admit(c)?.handshakeClockStartsAtAccept == true)
-        #expect(!a.isActive && b.isActive)
-        a.embeddedEventLoop.run()
-        #expect(admission.pendingCount == 2)
-        // Both have spoken: nobody to make room with, so the next is refused.
-        admission.spoke(b)
-        admission.spoke(c)
-        let d = try Self.channel(from: "10.0.0.4")
-        #expect(try admission.admit(d) == nil)
-        // A completed handshake leaves the pool: room again, and it never counted against its peers.
-        admission.established(b)
-        #expect(try admission.admit(try Self.channel(from: "10.0.0.5")) != nil)
-        #expect(b.isActive)
-    }
-
-    @Test("the pending pool has a per-address limit")
-    func pendingPerAddress() throws {
-        let admission = Self.admission(pending: 10, perAddress: 2)
-        #expect(try admission.admit(try Self.channel(from: "10.0.0.9")) != nil)
-        #expect(try admission.admit(try Self.channel(from: "10.0.0.9")) != nil)
-        #expect(try admission.admit(try Self.channel(from: "10.0.0.9")) == nil)
-        #expect(try admission.admit(try Self.channel(from: "10.0.0.8")) != nil)
-    }
-
-    @Test("an IPv4 peer seen through a dual-stack listener is counted under its plain IPv4 address")
-    func addressKey() throws {
-        #expect(ConnectionAdmission.addressKey(try SocketAddress(ipAddress: "::ffff:192.168.1.20", port: 7206)) == "192.168.1.20")
-        #expect(ConnectionAdmission.addressKey(try SocketAddress(ipAddress: "192.168.1.20", port: 1)) == "192.168.1.20")
-        #expect(ConnectionAdmission.addressKey(try SocketAddress(ipAddress: "fe80::1", port: 1)) == "fe80::1")
-        #expect(ConnectionAdmission.addressKey(try SocketAddress(unixDomainSocketPath: "/tmp/x.sock")) == nil)
     }
 }

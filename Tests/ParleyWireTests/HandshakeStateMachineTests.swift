@@ -243,7 +243,10 @@ struct HandshakeStateMachineTests {
     func missingProof() {
         var acceptor = Self.machine(.acceptor, authenticator: FakeAuthenticator(secret: "k"))
         var dialer = HandshakeStateMachine(role: .dialer, hello: Self.localHello, authenticator: FakeAuthenticator(secret: "k"))
-        guard case .send(let hello) = dialer.start() else { return }
+        guard case .send(let hello) = dialer.start() else {
+            Issue.record("the dialer did not start with its hello")
+            return
+        }
         guard case .send = acceptor.receive(hello[0]) else {
             Issue.record("the acceptor did not answer the hello")
             return

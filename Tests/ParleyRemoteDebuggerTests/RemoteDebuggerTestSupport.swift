@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Logging
 import NIOCore
 import Parley
@@ -229,109 +228,26 @@ extension StateRecord {
 
 // MARK: - A raw debugger for the original framing
 
-/// A blocking TCP listener on 127.0.0.1 that speaks the original framing by hand (no Parley code), so that the
-/// test checks the client's bytes against the description of the framing, not against Parley's own codec.
-/// Every blocking call runs through `PeerProcess.offPool`.
-final class RawFramingListener: Sendable {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 8) == 0 else {
-            let error = errno
-            close(fd)
-            throw RawSocketError("bind/listen failed: errno \(error)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            _ = $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.fd = fd
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+/// The original framing written and read by hand (no Parley code), so that the tests check the client's bytes
+/// against the description of the framing, not against Parley's own codec: a start byte, the body's length as a
+/// little-endian Int32, the body.
+extension RawConnection {
+    struct NegativeLength: Error, CustomStringConvertible {
+        var length: Int32
+        var description: String { "negative length \(length)" }
     }
 
-    deinit { close(fd) }
-
-    /// The next connection, waiting up to `timeout` seconds.
-    func accept(timeout: TimeInterval = 30) async throws -> RawFramingConnection {
-        let fd = self.fd
-        return try await PeerProcess.offPool {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else {
-                throw RawSocketError("no connection within \(timeout) s")
-            }
-            let connection = Glibc.accept(fd, nil, nil)
-            guard connection >= 0 else { throw RawSocketError("accept failed: errno \(errno)") }
-            return RawFramingConnection(fd: connection)
-        }
-    }
-}
-
-final class RawFramingConnection: Sendable {
-    let fd: Int32
-
-    init(fd: Int32) { self.fd = fd }
-
-    deinit { close(fd) }
-
-    /// Reads one frame: the start byte, the little-endian Int32 length, and that many bytes of body.
-    func readFrame(timeout: TimeInterval = 30) async throws -> (start: UInt8, body: Data) {
-        let fd = self.fd
-        return try await PeerProcess.offPool {
-            let deadline = Date().addingTimeInterval(timeout)
-            let prefix = try Self.read(fd, count: 5, deadline: deadline)
-            let length = Int32(bitPattern: UInt32(prefix[1]) | UInt32(prefix[2]) << 8 | UInt32(prefix[3]) << 16 | UInt32(prefix[4]) << 24)
-            guard length >= 0 else { throw RawSocketError("negative length \(length)") }
-            return (prefix[0], Data(try Self.read(fd, count: Int(length), deadline: deadline)))
-        }
+    /// Reads one frame.
+    func readOriginalFrame(timeout: Duration = .seconds(30)) async throws -> (start: UInt8, body: Data) {
+        let prefix = try await read(5, timeout: timeout)
+        let length = Int32(bitPattern: UInt32(prefix[1]) | UInt32(prefix[2]) << 8 | UInt32(prefix[3]) << 16 | UInt32(prefix[4]) << 24)
+        guard length >= 0 else { throw NegativeLength(length: length) }
+        return (prefix[0], Data(try await read(Int(length), timeout: timeout)))
     }
 
     /// Writes a 206 frame holding `json`.
-    func writeFrame(_ json: Data) async throws {
+    func writeOriginalFrame(_ json: Data) async throws {
         let length = UInt32(json.count)
-        let bytes = [206, UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + [UInt8](json)
-        let fd = self.fd
-        try await PeerProcess.offPool {
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                guard written > 0 else { throw RawSocketError("send failed: errno \(errno)") }
-                offset += written
-            }
-        }
+        try await write([206, UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)] + [UInt8](json))
     }
-
-    func shutdown() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-
-    private static func read(_ fd: Int32, count: Int, deadline: Date) throws -> [UInt8] {
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while result.count < count {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { throw RawSocketError("only \(result.count) of \(count) bytes arrived in time") }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, Int32(max(1, remaining * 1000))) <= 0 { continue }
-            let wanted = min(buffer.count, count - result.count)
-            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, wanted, 0) }
-            if received < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            guard received > 0 else { throw RawSocketError("connection closed after \(result.count) of \(count) bytes") }
-            result += buffer[0..<received]
-        }
-        return result
-    }
-}
-
-struct RawSocketError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

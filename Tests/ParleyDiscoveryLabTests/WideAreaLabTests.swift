@@ -44,7 +44,7 @@ struct WideAreaLabTests {
             }
             _ = try await exec(host, ["sh", "-c", "mkdir -p \(directory) && echo '{}' > \(directory)/parleyd.json"])
             let daemon = try LabProcess(script: WideAreaLabTests.script, lab: name, host: host, arguments)
-            try await daemon.waitForLog("parleyd ready", timeout: .seconds(15))
+            try await daemon.waitUntilParleydReady()
             return daemon
         }
 

@@ -2,33 +2,73 @@ import Foundation
 import Logging
 @testable import ParleyDNSUpdate
 import ParleyDiscovery
+import ParleyTestSupport
 import Testing
 
 /// The registrar's ordering of nsupdate runs, with a stand-in for nsupdate that notes when each run starts and ends
 /// (the DNS server itself is tested in WideAreaLabTests; here the question is only what is sent when).
 @Suite("DNS registration: the order of updates")
 struct DNSUpdateRegistrarTests {
-    /// A directory with an executable `nsupdate` that appends "start add|remove" and "end add|remove" to `log`, and
-    /// holds a run for a second while the file `slow` exists.
-    struct FakeNsupdate {
+    /// A directory with an executable `nsupdate` that reports "start add|remove" and "end add|remove" for each run,
+    /// and holds a run for a second while the file `slow` exists. The reports come through a FIFO, read as they are
+    /// written: a test waits for the run it needs, woken by its report.
+    final class FakeNsupdate: Sendable {
         let directory: URL
         var program: URL { directory.appendingPathComponent("nsupdate") }
-        var log: URL { directory.appendingPathComponent("log") }
         var slow: URL { directory.appendingPathComponent("slow") }
+        private var reports: URL { directory.appendingPathComponent("reports") }
+        private let reported = Observed<[String]>([])
 
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-nsupdate-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            guard mkfifo(directory.appendingPathComponent("reports").path, 0o600) == 0 else {
+                throw PeerProcessError("mkfifo failed: errno \(errno)")
+            }
             let script = """
                 #!/bin/sh
                 kind=remove
                 grep -q '^update add' && kind=add
-                echo "start $kind" >> '\(directory.path)/log'
+                echo "start $kind" >> '\(directory.path)/reports'
                 [ -e '\(directory.path)/slow' ] && sleep 1
-                echo "end $kind" >> '\(directory.path)/log'
+                echo "end $kind" >> '\(directory.path)/reports'
                 """
             try script.write(to: program, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program.path)
+            // Read and write: the FIFO then never reads as ended between two runs, and opening it does not wait
+            // for a writer. Each report is one short write, so reports never interleave.
+            let fd = open(reports.path, O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else { throw PeerProcessError("cannot open the FIFO: errno \(errno)") }
+            let reported = self.reported
+            Thread.detachNewThread {
+                defer { close(fd) }
+                var buffer = [UInt8](repeating: 0, count: 512)
+                var pending = ""
+                while true {
+                    let count = read(fd, &buffer, buffer.count)
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { return }
+                    pending += String(decoding: buffer[..<count], as: UTF8.self)
+                    while let newline = pending.firstIndex(of: "\n") {
+                        let line = String(pending[..<newline])
+                        pending.removeSubrange(...newline)
+                        if line == Self.endOfReports { return }
+                        reported.update { $0.append(line) }
+                    }
+                }
+            }
+        }
+
+        /// Written by deinit so that the reader thread ends.
+        private static let endOfReports = "no more runs"
+
+        deinit {
+            let fd = open(reports.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            if fd >= 0 {
+                _ = Array((Self.endOfReports + "\n").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+            }
+            try? FileManager.default.removeItem(at: directory)
         }
 
         /// A registrar that runs this stand-in for nsupdate.
@@ -39,19 +79,17 @@ struct DNSUpdateRegistrarTests {
             )
         }
 
-        var lines: [String] {
-            ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        }
+        /// Every report so far, in order.
+        var lines: [String] { reported.value }
 
-        /// Waits (up to 10 s) until the log has `line` `count` times.
+        /// Waits (up to 10 s) until `line` has been reported `count` times.
         func waitFor(_ line: String, count: Int = 1) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while lines.count(where: { $0 == line }) < count {
-                guard ContinuousClock.now < deadline else {
-                    Issue.record("nsupdate never logged \"\(line)\": \(lines)")
-                    return
+            do {
+                _ = try await reported.wait(for: "nsupdate to report \"\(line)\"", timeout: .seconds(10)) {
+                    $0.count(where: { $0 == line }) >= count ? true : nil
                 }
-                try await Task.sleep(for: .milliseconds(20))
+            } catch is TestTimeout {
+                Issue.record("nsupdate never reported \"\(line)\" \(count) time(s): \(lines)")
             }
         }
     }
@@ -61,7 +99,6 @@ struct DNSUpdateRegistrarTests {
     @Test("a stop during an update removes the records after it, and a registration asked for after the stop is not sent")
     func stopDuringAnUpdate() async throws {
         let nsupdate = try FakeNsupdate()
-        defer { try? FileManager.default.removeItem(at: nsupdate.directory) }
         #expect(FileManager.default.createFile(atPath: nsupdate.slow.path, contents: nil))
         let registrar = nsupdate.registrar()
         registrar.register(Self.advertisement)
@@ -78,7 +115,6 @@ struct DNSUpdateRegistrarTests {
     @Test("a new registration while a removal is on its way is sent after the removal")
     func registerAfterWithdraw() async throws {
         let nsupdate = try FakeNsupdate()
-        defer { try? FileManager.default.removeItem(at: nsupdate.directory) }
         let registrar = nsupdate.registrar()
         registrar.register(Self.advertisement)
         try await nsupdate.waitFor("end add")

@@ -111,6 +111,12 @@ struct DaemonLabTests {
             }
         }
 
+        /// For parleyd: waits for its readiness line on standard output (docs/operations.md, "Readiness").
+        @discardableResult
+        func waitUntilParleydReady(timeout: Duration = .seconds(15)) async throws -> ParleydReadiness {
+            try await waitFor("parleyd's readiness line", timeout: timeout) { out, _ in ParleydReadiness.find(in: out) }
+        }
+
         func waitForLog(_ text: String, timeout: Duration = .seconds(10)) async throws {
             try await waitFor("'\(text)' on stderr", timeout: timeout) { _, err in err.contains(text) ? true : nil }
         }
@@ -155,7 +161,7 @@ struct DaemonLabTests {
     }
 
     /// parleyd inside `host`, discovery on (the default), socket and data under /run/pd, an empty config file
-    /// (so the machine's /etc/parley is never read). Returns once it logged `parleyd ready`.
+    /// (so the machine's /etc/parley is never read). Returns once it is ready.
     static func parleyd(
         _ lab: NetnsLab, _ host: NetnsLab.Host, _ extra: [String] = [], logLevel: String = "info"
     ) async throws -> LabProcess {
@@ -164,7 +170,7 @@ struct DaemonLabTests {
             lab, host,
             ["env", "PARLEY_CONFIG=\(directory)/parleyd.json", try binary("parleyd"),
              "--control-socket", socket, "--data-directory", directory, "--log-level", logLevel] + extra)
-        try await daemon.waitForLog("parleyd ready", timeout: .seconds(15))
+        try await daemon.waitUntilParleydReady()
         return daemon
     }
 

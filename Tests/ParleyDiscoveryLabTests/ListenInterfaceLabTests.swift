@@ -28,8 +28,7 @@ struct ListenInterfaceLabTests {
             // The line may follow "parleyd ready" (which says "not advertising"): waited for, not looked up.
             try await a.waitForLog("not advertising: no usable network interface is up")
             #expect(!a.stderr.contains("has not answered within"), "\(a.stderr)")
-            let ready = a.stderr.split(separator: "\n").first { $0.contains("parleyd ready") }.map(String.init) ?? ""
-            let port = try #require(number(after: " port=", in: ready), "\(ready)")
+            let port = try #require(ParleydReadiness.find(in: a.stdout), "\(a.stdout)").port
             let (addressOfA, addressOfB) = (try await lab.ipv4(.a), try await lab.ipv4(.b))
             let gate = "connection on an excluded interface closed"
             let refused = "handshake failed"

@@ -13,7 +13,7 @@ struct RemoteDebuggerOriginalFramingTests {
 
     @Test("a record is a 206 frame of state, action and base64 imageData; a 206 frame sent back reaches onRestore")
     func recordAndRestore() async throws {
-        let listener = try RawFramingListener()
+        let listener = try await RawConnection.Listener.open()
         let client = makeClient(port: listener.port, wireProtocol: .originalFraming)
         let restored = Inbox<CounterState>()
         client.onRestore { restored.put($0) }
@@ -21,7 +21,7 @@ struct RemoteDebuggerOriginalFramingTests {
 
         client.write(action: .mouseMoved(x: 1, y: 2), state: sampleState(3), snapshot: samplePNG)
         let connection = try await listener.accept()
-        let frame = try await connection.readFrame()
+        let frame = try await connection.readOriginalFrame()
         #expect(frame.start == 206)
         let json = try object(frame.body)
         #expect(Set(json.keys) == ["state", "action", "imageData"])
@@ -31,7 +31,7 @@ struct RemoteDebuggerOriginalFramingTests {
         #expect(try JSONDecoder().decode(CounterState.self, from: state) == sampleState(3))
 
         // Time travel: the bare state JSON in a 206 frame.
-        try await connection.writeFrame(try JSONEncoder().encode(sampleState(99)))
+        try await connection.writeOriginalFrame(try JSONEncoder().encode(sampleState(99)))
         #expect(try await restored.next() == sampleState(99))
         #expect(client.statistics.restored == 1)
         await client.stop()
@@ -54,22 +54,22 @@ struct RemoteDebuggerOriginalFramingTests {
 
     @Test("the client dials when it has a record, reconnects after the debugger drops it; no screenshot is empty imageData")
     func reconnectsAndSendsWithoutScreenshot() async throws {
-        let listener = try RawFramingListener()
+        let listener = try await RawConnection.Listener.open()
         let client = makeClient(port: listener.port, wireProtocol: .originalFraming, filter: .allExcept(.noisy))
         try client.start()
         // Nothing to send, so nothing dials: a silent connection would look like any stalled peer to a debugger.
-        await #expect(throws: RawSocketError.self) { _ = try await listener.accept(timeout: 1) }
+        await #expect(throws: TestTimeout.self) { _ = try await listener.accept(timeout: .seconds(1)) }
 
         client.write(action: .increment, state: sampleState(1), snapshot: samplePNG)
         let first = try await listener.accept()
-        #expect(try object(try await first.readFrame().body)["action"] as? String == "increment")
-        first.shutdown()
+        #expect(try object(try await first.readOriginalFrame().body)["action"] as? String == "increment")
+        first.close()
         #expect(await eventually { !client.isConnected })
 
         client.write(action: .tick(1), state: sampleState(2))
         client.write(action: .reset, state: sampleState(3))
         let second = try await listener.accept()
-        let json = try object(try await second.readFrame().body)
+        let json = try object(try await second.readOriginalFrame().body)
         #expect(json["action"] as? String == "reset")
         #expect(json["imageData"] as? String == "")
         #expect(client.filteredCount == 1)
@@ -78,19 +78,19 @@ struct RemoteDebuggerOriginalFramingTests {
 
     @Test("stop() sends what is still queued before it closes the connection")
     func stopFlushesQueue() async throws {
-        let listener = try RawFramingListener()
+        let listener = try await RawConnection.Listener.open()
         let client = makeClient(port: listener.port, wireProtocol: .originalFraming, queueCapacity: 64)
         try client.start()
         client.write(action: .increment, state: sampleState(0))
         let connection = try await listener.accept()
-        _ = try await connection.readFrame()
+        _ = try await connection.readOriginalFrame()
         #expect(await eventually { client.isConnected })
 
         for n in 1...20 { client.write(action: .tick(n), state: sampleState(n), snapshot: samplePNG) }
         await client.stop()
 
         var actions: [String] = []
-        for _ in 1...20 { actions.append(try object(try await connection.readFrame().body)["action"] as? String ?? "?") }
+        for _ in 1...20 { actions.append(try object(try await connection.readOriginalFrame().body)["action"] as? String ?? "?") }
         #expect(actions == (1...20).map { "tick(\($0))" })
         #expect(client.statistics.sent == 21)
     }
@@ -100,7 +100,7 @@ struct RemoteDebuggerOriginalFramingTests {
 struct RemoteDebuggerStalledTests {
     @Test("stop() returns after the flush timeout when the debugger stops reading, and every record is accounted for")
     func stopWithStalledDebugger() async throws {
-        let listener = try RawFramingListener()
+        let listener = try await RawConnection.Listener.open(reading: false)
         let client = makeClient(port: listener.port, wireProtocol: .originalFraming, flushTimeout: .milliseconds(500))
         try client.start()
 

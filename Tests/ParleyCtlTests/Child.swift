@@ -1,5 +1,0 @@
-import ParleyTestSupport
-
-/// parleyctl's tests run built products as children (see ``ChildProcess``).
-typealias Child = ChildProcess
-
