@@ -1,13 +1,14 @@
 import Foundation
 import Logging
 @testable import ParleyDaemon
+import ParleyTestSupport
 import Testing
 
 @Suite("Configuration reload")
 struct ConfigurationReloaderTests {
     @Test("a reload applies the log level at once, names the keys that need a restart, and keeps running on a file that does not load")
     func reload() throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let path = try scratch.write("parleyd.json", #"{"logLevel": "info", "port": 7301}"#)
         let options = try CommandLineOptions.parse(["--config", path])
         let first = try ConfigurationLoader(options: options, environment: [:]).load()

@@ -2,13 +2,14 @@ import Foundation
 import Logging
 @testable import ParleyDaemon
 import ParleyDrawer
+import ParleyTestSupport
 import Testing
 
 @Suite("The drawer's remembered values on disk")
 struct RememberedDrawerValuesTests {
     @Test("writes that overlap leave the newest values in the file, and a new parleyd reads them back")
     func overlappingWrites() async throws {
-        let scratch = try Scratch()
+        let scratch = try ScratchDirectory()
         let file = scratch.url.appendingPathComponent(RememberedDrawerValues.fileName).path
         let logger = Logger(label: "parley.test", factory: { _ in SwiftLogNoOpLogHandler() })
         let remembered = RememberedDrawerValues(file: file, logger: logger)

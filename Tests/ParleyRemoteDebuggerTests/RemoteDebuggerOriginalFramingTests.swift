@@ -39,14 +39,14 @@ struct RemoteDebuggerOriginalFramingTests {
 
     @Test("with discovery, the client browses through the backend the app passes and dials the service it finds")
     func discoversThroughTheGivenBackend() async throws {
-        let listener = try RawFramingListener()
+        let listener = try await RawConnection.Listener.open()
         let discovery = DebuggerDiscovery(port: listener.port)
         let location = DebuggerLocation.discover(backend: discovery.factory, serviceType: "_parley-debug._tcp")
         let client = makeClient(port: listener.port, location: location, wireProtocol: .originalFraming)
         try client.start()
 
         client.write(action: .reset, state: sampleState(5))
-        let frame = try await listener.accept().readFrame()
+        let frame = try await listener.accept().readOriginalFrame()
         #expect(try object(frame.body)["action"] as? String == "reset")
         #expect(discovery.browsed == ["_parley-debug._tcp"])
         await client.stop()
