@@ -51,12 +51,31 @@ RATE_LIMITED = 22
 MEMORY_BUDGET = 23
 STALLED_FRAME = 24
 
+# §7 parleyd's codes for its local clients (the control socket), from 100 up
+NO_MATCHING_PEER = 100
+AMBIGUOUS_TARGET = 101
+NOT_ROUTED = 102
+FORWARD_FAILED = 103
+INVALID_CONFIGURATION = 104
+NO_SUCH_SESSION = 105
+NO_SUCH_ENTRY = 106
+INVALID_REQUEST = 107
+INVALID_DRAWER_VALUE = 108
+DRAWER_ITEM_IS_ACTION = 109
+DRAWER_ITEM_IS_NOT_ACTION = 110
+APP_FAILED = 111
+STORAGE_FAILED = 112
+
 CODE_NAMES = {
     0: "going-away", 1: "incompatible-version", 2: "handshake-timeout", 3: "malformed-frame",
     4: "frame-too-large", 5: "unknown-type", 6: "undecodable-payload", 7: "no-responder",
     8: "handler-failed", 9: "duplicate-connection", 10: "connected-to-self", 11: "authentication-failed",
     12: "heartbeat-timeout", 13: "protocol-violation", 14: "authentication-required", 15: "peer-id-in-use",
     20: "too-many-connections", 21: "idle-timeout", 22: "rate-limited", 23: "memory-budget", 24: "stalled-frame",
+    100: "no-matching-peer", 101: "ambiguous-target", 102: "not-routed", 103: "forward-failed",
+    104: "invalid-configuration", 105: "no-such-session", 106: "no-such-entry", 107: "invalid-request",
+    108: "invalid-drawer-value", 109: "drawer-item-is-action", 110: "drawer-item-is-not-action", 111: "app-failed",
+    112: "storage-failed",
 }
 
 SCHEME = "psk-x25519-chachapoly-v1"
