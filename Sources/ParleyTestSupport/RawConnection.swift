@@ -24,10 +24,12 @@ public final class RawConnection: Sendable {
         self.received = received
     }
 
-    /// Connects to 127.0.0.1:`port`, from `source` if given (any 127.x.y.z is this host on Linux, but counts as
+    /// Connects to `host`:`port`, from `source` if given (any 127.x.y.z is this host on Linux, but counts as
     /// another address for per-address limits). With `reading: false` nothing is ever read from the socket: a peer
     /// that never reads, whose kernel buffers fill.
-    public static func open(port: Int, from source: String? = nil, reading: Bool = true) async throws -> RawConnection {
+    public static func open(
+        port: Int, host: String = "127.0.0.1", from source: String? = nil, reading: Bool = true
+    ) async throws -> RawConnection {
         let received = Observed(Received())
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.autoRead, value: reading)
@@ -37,7 +39,7 @@ public final class RawConnection: Sendable {
                 }
             }
         if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
-        let channel = try await bootstrap.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: port)).get()
+        let channel = try await bootstrap.connect(to: try SocketAddress(ipAddress: host, port: port)).get()
         return RawConnection(accepted: channel, received: received)
     }
 

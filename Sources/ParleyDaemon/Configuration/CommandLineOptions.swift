@@ -26,6 +26,9 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: "TCP port (0: any free port).")
     public var port: String?
 
+    @Option(name: .long, help: ArgumentHelp("The address peers connect to (default :: — every address).", valueName: "address"))
+    public var listenHost: String?
+
     @Option(name: .long, help: "DNS-SD service type.")
     public var serviceType: String?
 
@@ -129,6 +132,7 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         var values: [ConfigurationKey: ConfigurationValue] = [:]
         values[.name] = name.map(ConfigurationValue.string)
         values[.port] = port.map(ConfigurationValue.string)
+        values[.listenHost] = listenHost.map(ConfigurationValue.string)
         values[.serviceType] = serviceType.map(ConfigurationValue.string)
         values[.discovery] = discovery.map(ConfigurationValue.bool)
         values[.autoConnect] = autoConnect.map(ConfigurationValue.string)

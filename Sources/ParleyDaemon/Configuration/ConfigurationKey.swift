@@ -3,6 +3,7 @@
 public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, CustomStringConvertible {
     case name
     case port
+    case listenHost
     case serviceType
     case discovery
     case autoConnect
@@ -83,6 +84,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         switch self {
         case .name: "a non-empty name of at most 63 bytes (the DNS-SD instance name)"
         case .port: "an integer from 0 to 65535 (0: any free port)"
+        case .listenHost: "a numeric IPv4 or IPv6 address of this host to accept peers on (:: every address, IPv4 included; 0.0.0.0 every IPv4 address); not a name"
         case .serviceType: "a DNS-SD service type such as _debug._tcp (_ + 1-15 letters, digits or hyphens + ._tcp or ._udp)"
         case .discovery: "true or false (on/off, yes/no, 1/0)"
         case .autoConnect: "all or none"

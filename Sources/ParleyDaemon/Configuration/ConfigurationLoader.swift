@@ -1,6 +1,7 @@
 import Foundation
 import ParleyDiscovery
 import Logging
+import NIOCore
 import Parley
 import ParleyCommandLine
 import ParleyDebugger
@@ -124,6 +125,11 @@ public struct ConfigurationLoader: Sendable {
             configuration.name = name
         case .port:
             configuration.port = try integer(in: 0...65535)
+        case .listenHost:
+            // Numeric only: binding parses an address on the spot, while a name would need a lookup at start-up
+            // and could stand for several addresses.
+            guard case .string(let text) = value, (try? SocketAddress(ipAddress: text, port: 0)) != nil else { throw bad }
+            configuration.listenHost = text
         case .serviceType:
             guard case .string(let text) = value, let type = try? ServiceType(text) else { throw bad }
             configuration.serviceType = type.rawValue

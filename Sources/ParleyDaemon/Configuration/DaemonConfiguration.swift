@@ -17,6 +17,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     public var name: String
     public var port: Int
+    /// The address peers connect to; `::` accepts every address, IPv4 included.
+    public var listenHost: String = "::"
     public var serviceType: String
     public var discovery: Bool
     public var autoConnect: AutoConnect
@@ -94,6 +96,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             switch key {
             case .name: name != other.name
             case .port: port != other.port
+            case .listenHost: listenHost != other.listenHost
             case .serviceType: serviceType != other.serviceType
             case .discovery: discovery != other.discovery
             case .autoConnect: autoConnect != other.autoConnect
@@ -138,6 +141,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         switch key {
         case .name: name
         case .port: String(port)
+        case .listenHost: listenHost
         case .serviceType: serviceType
         case .discovery: String(discovery)
         case .autoConnect: autoConnect.rawValue
@@ -185,12 +189,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The file holding the node's stable peer id.
     public var peerIDPath: String { URL(fileURLWithPath: dataDirectory).appendingPathComponent("peer-id").path }
 
-    /// The transceiver's configuration: listens on all addresses at `port`, identity persisted in the data
+    /// The transceiver's configuration: listens on `listenHost` at `port`, identity persisted in the data
     /// directory, discovery (advertise + browse `serviceType`, instance name `name`) unless turned off.
     public func transceiverConfiguration(logger: Logger) -> TransceiverConfiguration {
         var configuration = TransceiverConfiguration(
             name: name,
             identity: .persisted(path: peerIDPath),
+            listenHost: listenHost,
             port: port,
             maximumFrameSize: maxFrameSize,
             handshakeTimeout: handshakeTimeout,
