@@ -114,7 +114,7 @@ public enum Control {
             )
         }
 
-        public var connectedDate: Date? { ISO8601DateFormatter().date(from: connectedAt) }
+        public var connectedDate: Date? { Control.date(connectedAt) }
 
         /// `kind` of a peer speaking Parley's typed protocol.
         public static let parleyKind = "parley"
@@ -193,6 +193,17 @@ public enum Control {
         }
     }
 
-    /// ISO 8601 in UTC, as used in ``PeerInfo/connectedAt``.
-    public static func timestamp(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    /// ISO 8601 in UTC with milliseconds, as every other time parleyd hands out (``PeerInfo/connectedAt``).
+    public static func timestamp(_ date: Date) -> String { millisecondFormatter().string(from: date) }
+
+    /// A time written by ``timestamp(_:)``, or by a parleyd that wrote whole seconds.
+    public static func date(_ text: String) -> Date? {
+        millisecondFormatter().date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+
+    private static func millisecondFormatter() -> ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
 }

@@ -105,6 +105,17 @@ final class DebuggerService: Sendable {
     // MARK: - Recording
 
     private func record(_ record: StateRecord, from peer: Peer) async throws {
+        var record = record
+        // Screenshots are served as image/png: bytes that are not one would reach a browser under that type. The
+        // state and action are kept; only the screenshot goes.
+        if record.screenshot.readableBytes > 0, !record.screenshotIsPNG {
+            transceiver.logThrottle.warning(
+                "screenshot is not a PNG (it does not start with the PNG signature); state stored without it",
+                metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "bytes": "\(record.screenshot.readableBytes)"],
+                to: logger
+            )
+            record.screenshot = ByteBuffer()
+        }
         let session = try await sessionID(for: peer)
         do {
             let entry = try await store.append(record, to: session)

@@ -22,6 +22,14 @@ public struct StateRecord: Sendable, Equatable {
     /// PNG bytes; empty when the app sent no screenshot.
     public var screenshot: ByteBuffer
 
+    /// The eight bytes every PNG file starts with (PNG specification, 5.2).
+    public static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// Whether the screenshot starts as a PNG does. parleyd serves screenshots as `image/png`, so it keeps only these.
+    public var screenshotIsPNG: Bool {
+        screenshot.readableBytesView.starts(with: Self.pngSignature)
+    }
+
     public init(action: String, state: ByteBuffer, screenshot: ByteBuffer = ByteBuffer()) {
         self.action = action
         self.state = state

@@ -143,4 +143,20 @@ public struct WebPeer: Sendable, Hashable, Codable {
         self.messagesIn = messagesIn
         self.messagesOut = messagesOut
     }
+
+    /// Every key, always: `connectedAt` is `null` for a peer discovered but not connected (docs/web.md).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(id, forKey: .id)
+        try container.encode(address, forKey: .address)
+        try container.encode(addresses, forKey: .addresses)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(connected, forKey: .connected)
+        try container.encode(connectedAt, forKey: .connectedAt)
+        try container.encode(accepts, forKey: .accepts)
+        try container.encode(authenticated, forKey: .authenticated)
+        try container.encode(messagesIn, forKey: .messagesIn)
+        try container.encode(messagesOut, forKey: .messagesOut)
+    }
 }

@@ -234,9 +234,14 @@ struct DebuggerTests {
         try debugger.start()
         debugger.write(action: "start", state: AppState(count: 1, title: "one"), snapshot: Data(Self.png))
         debugger.write(action: "increment", state: AppState(count: 2, title: "one"), snapshot: nil)
-        let entries = try await Self.waitForHistory(daemon, count: 2)
+        // A "screenshot" that is not a PNG: the state is kept, the bytes are not (they would be served as image/png).
+        debugger.write(action: "jpeg", state: AppState(count: 3, title: "one"), snapshot: Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]))
+        let entries = try await Self.waitForHistory(daemon, count: 3)
         let first = try #require(entries.first?["sequence"] as? Int)
         #expect(entries.first?["screenshotSize"] as? Int == Self.png.count)
+        #expect(entries.last?["action"] as? String == "jpeg")
+        #expect(entries.last?["screenshotSize"] as? Int == 0)
+        _ = try await daemon.waitForLine(containing: "screenshot is not a PNG")
 
         let imageFile = daemon.directory.url.appendingPathComponent("swift.png")
         #expect(try await daemon.ctl(["show", String(first), "--image", imageFile.path]).status == 0)

@@ -52,4 +52,20 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     }
 
     public var isOpen: Bool { ended == nil }
+
+    /// Every key, always: an open session's `ended` and an unknown `host` are `null`, as docs/web.md shows, so a
+    /// client in any language finds each key it reads (a synthesized encoder leaves nil keys out).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(peerID, forKey: .peerID)
+        try container.encode(appName, forKey: .appName)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(host, forKey: .host)
+        try container.encode(imported, forKey: .imported)
+        try container.encode(started, forKey: .started)
+        try container.encode(ended, forKey: .ended)
+        try container.encode(entryCount, forKey: .entryCount)
+        try container.encode(bytes, forKey: .bytes)
+    }
 }

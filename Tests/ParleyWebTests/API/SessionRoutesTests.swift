@@ -18,6 +18,9 @@ struct SessionRoutesTests {
                 let sessions = try #require(page["sessions"] as? [[String: Any]])
                 #expect(sessions.map { $0["id"] as? Int } == [2])
                 #expect(sessions.first?["live"] as? Bool == true)
+                // An open session with no known host: both keys are there, as null (docs/web.md).
+                #expect(sessions.first?["ended"] is NSNull)
+                #expect(sessions.first?["host"] is NSNull)
                 #expect(page["nextAfter"] as? Int == 2)
             }
             try await client.execute(uri: "/api/sessions?after=2", method: .get) { response throws in

@@ -31,7 +31,7 @@ struct LiveRoutesTests {
                     data: {"action":"add","screenshotSize":0,"sequence":42,"session":7,"stateSize":10,"time":"2025-11-24T16:00:00.000Z"}
 
                     event: session
-                    data: {"change":"started","session":{"appName":"Listr","bytes":0,"entryCount":0,"id":3,"imported":false,"kind":"parley","live":true,"peerID":"p","started":"2025-11-24T16:00:00.000Z"}}
+                    data: {"change":"started","session":{"appName":"Listr","bytes":0,"ended":null,"entryCount":0,"host":null,"id":3,"imported":false,"kind":"parley","live":true,"peerID":"p","started":"2025-11-24T16:00:00.000Z"}}
 
                     event: session
                     data: {"change":"deleted","session":{"id":3}}
