@@ -116,7 +116,7 @@ public struct HandshakeStateMachine: Sendable {
             do {
                 decoded = try JSONDecoder().decode(Hello.self, from: Data(peerHello.body.readableBytesView))
             } catch {
-                return .fail(.malformedHello(String(describing: error)), notifyPeer: true)
+                return .fail(.malformedHello(PayloadProblem(error).description), notifyPeer: true)
             }
             guard UUID(uuidString: decoded.peerID) != nil else {
                 return .fail(.malformedHello("peerID \"\(decoded.peerID)\" is not a UUID"), notifyPeer: true)
@@ -191,6 +191,8 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     case incompatibleVersion(local: ClosedRange<UInt16>, remote: ClosedRange<UInt16>)
     case malformedHello(String)
     case unexpectedFrame(String)
+    /// The first frame could not be read at all (a wrong start byte, an unknown kind, a broken body).
+    case malformedFirstFrame(WireError)
     case refusedByPeer(code: ErrorCode, message: String)
     case timedOut(seconds: Double)
     /// The peer's proof did not verify, or the peer said ours did not: the two sides hold different secrets.
@@ -216,6 +218,8 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
             "malformed hello: \(reason.excerpt())"
         case .unexpectedFrame(let name):
             "expected a hello frame first, received a \(name) frame"
+        case .malformedFirstFrame(let error):
+            "expected a hello frame first: \(error)"
         case .refusedByPeer(let code, let message):
             "the remote peer refused the connection (\(code)): \(message.excerpt())"
         case .timedOut(let seconds):
@@ -241,7 +245,7 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var closeCode: ErrorCode {
         switch self {
         case .incompatibleVersion: .incompatibleVersion
-        case .malformedHello, .unexpectedFrame, .missingProof: .protocolViolation
+        case .malformedHello, .unexpectedFrame, .malformedFirstFrame, .missingProof: .protocolViolation
         case .refusedByPeer(let code, _): code
         case .timedOut: .handshakeTimeout
         case .wrongSecret: .authenticationFailed

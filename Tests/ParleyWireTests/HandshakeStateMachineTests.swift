@@ -83,6 +83,28 @@ struct HandshakeStateMachineTests {
         }
     }
 
+    @Test("the reason a peer in any language is told is plain words: no Swift error names, no type names", arguments: [
+        ("{not json", "malformed hello: not valid JSON"),
+        (#"{"name":"x"}"#, #"malformed hello: missing key "peerID""#),
+        (#"{"peerID":5,"name":"x","capabilities":[],"accepts":[]}"#, "malformed hello: expected a string at peerID"),
+        (#"{"peerID":"6f1c7a52-93c4-4d0e-9a7d-0b7f6f1f0a11","name":"x","capabilities":"all","accepts":[]}"#, "malformed hello: expected a list at capabilities"),
+    ])
+    func plainReasons(json: String, reason: String) {
+        var machine = Self.machine(.acceptor)
+        guard case .fail(let error, true) = machine.receive(Self.hello(json: json)) else {
+            Issue.record("accepted a malformed hello")
+            return
+        }
+        #expect(error.description == reason)
+    }
+
+    @Test("a first frame that cannot be read is named once, by what was wrong with it")
+    func malformedFirstFrame() {
+        let error = HandshakeError.malformedFirstFrame(.unknownFrameKind(0x7F))
+        #expect(error.closeCode == .protocolViolation)
+        #expect(error.description == "expected a hello frame first: unknown frame kind 0x7F")
+    }
+
     @Test("a hello over 64 KiB is refused unparsed; a name longer than a DNS-SD label or an over-long type name is refused")
     func helloLimits() {
         let name63 = String(repeating: "n", count: 63)

@@ -102,7 +102,7 @@ final class Router: Sendable {
             case .receive(let body):
                 try await body(message, peer)
                 if message.expectsReply {
-                    return .failed(.noResponder, "\"\(message.typeName)\" is handled without a reply; register it with respond(to:) to answer requests")
+                    return .failed(.noResponder, "\"\(message.typeName)\" is one-way here: it was handled, and no reply is sent")
                 }
                 return .handled
             case .respond(let body):
@@ -142,58 +142,6 @@ struct PayloadDecodingError: Error, CustomStringConvertible {
     var typeName: String
     var problem: PayloadProblem
     var description: String { "payload of \"\(typeName)\" does not decode: \(problem)" }
-}
-
-/// What was wrong with a payload that did not encode or decode as JSON, as a value a caller can match. The path is
-/// the coding path of the offending value (`items.2.title`); empty for the payload itself.
-public enum PayloadProblem: Sendable, Hashable, CustomStringConvertible {
-    /// Not JSON at all, or JSON the type rejects as a whole (a date in the wrong format, a custom check).
-    case invalid(path: String, detail: String)
-    /// A required key is missing.
-    case missingKey(String, path: String)
-    /// A value has another type than the one expected (`expected` names the Swift type).
-    case typeMismatch(expected: String, path: String)
-    /// A required value is null.
-    case null(expected: String, path: String)
-
-    /// Reads what JSONEncoder or JSONDecoder threw.
-    public init(_ error: any Error) {
-        switch error {
-        case DecodingError.dataCorrupted(let context):
-            self = .invalid(path: Self.path(context.codingPath), detail: Self.detail(context))
-        case DecodingError.keyNotFound(let key, let context):
-            self = .missingKey(key.stringValue, path: Self.path(context.codingPath))
-        case DecodingError.typeMismatch(let type, let context):
-            self = .typeMismatch(expected: String(describing: type), path: Self.path(context.codingPath))
-        case DecodingError.valueNotFound(let type, let context):
-            self = .null(expected: String(describing: type), path: Self.path(context.codingPath))
-        case EncodingError.invalidValue(_, let context):
-            self = .invalid(path: Self.path(context.codingPath), detail: context.debugDescription)
-        default:
-            self = .invalid(path: "", detail: String(describing: error))
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .invalid(let path, let detail): detail + Self.at(path)
-        case .missingKey(let key, let path): "missing key \"\(key)\"" + Self.at(path)
-        case .typeMismatch(let expected, let path): "expected \(expected)" + Self.at(path)
-        case .null(let expected, let path): "expected \(expected), found null" + Self.at(path)
-        }
-    }
-
-    private static func at(_ path: String) -> String { path.isEmpty ? "" : " at \(path)" }
-
-    private static func path(_ codingPath: [any CodingKey]) -> String {
-        codingPath.map(\.stringValue).joined(separator: ".")
-    }
-
-    /// Foundation's own words for bad JSON, with the underlying parser error when it says where.
-    private static func detail(_ context: DecodingError.Context) -> String {
-        guard let underlying = context.underlyingError else { return context.debugDescription }
-        return context.debugDescription + " (\(underlying.localizedDescription))"
-    }
 }
 
 /// JSON coding of typed payloads, in one place.

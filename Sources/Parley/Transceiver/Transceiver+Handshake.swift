@@ -55,8 +55,8 @@ extension Transceiver {
                 refuse(connection, error)
                 throw error
             } catch let error as WireError {
-                refuse(connection, .unexpectedFrame("malformed frame (\(error))"))
-                throw HandshakeError.unexpectedFrame("malformed frame (\(error))")
+                refuse(connection, .malformedFirstFrame(error))
+                throw HandshakeError.malformedFirstFrame(error)
             } catch let error as ConnectionLimitExceeded {
                 // A limit met before the hello is complete (a hello that stopped arriving): said as after it.
                 noteLimitExceeded(error, logger: logger)
