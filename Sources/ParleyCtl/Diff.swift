@@ -31,7 +31,7 @@ struct Diff: AsyncParsableCommand {
         let request = second.map { DebuggerControl.Diff(from: first, to: $0) } ?? DebuggerControl.Diff(from: nil, to: first)
         let result = try await daemon.ask(request, expecting: DebuggerControl.DiffResult.self, timeout: .seconds(60))
         if format.json {
-            Output.json(result)
+            Output.json(DiffReport(result))
             return
         }
         Output.line("\(result.from.sequence) (\(result.from.action)) → \(result.to.sequence) (\(result.to.action))")

@@ -251,3 +251,17 @@ public enum DebuggerControl {
         public init(sessions: [Int64]) { self.sessions = sessions }
     }
 }
+
+/// A diff as people's tools show it, the same in `parleyctl diff --json` and the web API's `/api/diff`: the two
+/// entries and the changes, each with its path as components and as text.
+public struct DiffReport: Encodable, Sendable {
+    public var from: EntrySummary
+    public var to: EntrySummary
+    public var changes: [StateDiff.Change]
+
+    public init(_ result: DebuggerControl.DiffResult) {
+        from = result.from
+        to = result.to
+        changes = result.diff.changes
+    }
+}

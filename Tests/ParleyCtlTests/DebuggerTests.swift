@@ -249,6 +249,14 @@ struct DebuggerTests {
 
         let diff = try await daemon.ctl(["diff", String(first + 1)])
         #expect(diff.status == 0 && diff.stdout.contains("count: 1 → 2"), "\(diff)")
+        // The same shape as the web API's /api/diff: the two entries and the changes, each path also as text.
+        let json = try await daemon.ctl(["diff", String(first + 1), "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
+        #expect(Set(report.keys) == ["from", "to", "changes"])
+        let change = try #require((report["changes"] as? [[String: Any]])?.first)
+        #expect(change["pathText"] as? String == "count")
+        #expect(change["path"] as? [String] == ["count"])
+        #expect(change["kind"] as? String == "changed")
 
         let replay = try await daemon.ctl(["replay", String(first)])
         #expect(replay.status == 0 && replay.stdout.contains("sent to swift-app"), "\(replay)")

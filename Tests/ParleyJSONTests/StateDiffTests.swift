@@ -127,13 +127,13 @@ struct StateDiffTests {
         #expect(result.changes.last { $0.kind == .removed }?.path.description == #"settings["old flag"]"#)
     }
 
-    @Test("the JSON rendering carries paths as arrays and values as exact JSON text, and decodes back to the same diff")
+    @Test("the JSON rendering carries paths as arrays and as text, values as exact JSON text, and decodes back to the same diff")
     func jsonRendering() throws {
         let result = try diff(#"{"a":[1.10,{"b":1e400}]}"#, #"{"a":[1.100,{"b":2e400}, true]}"#)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let json = String(decoding: try encoder.encode(result), as: UTF8.self)
-        #expect(json == #"{"changes":[{"kind":"countChanged","newCount":3,"oldCount":2,"path":["a"]},{"kind":"changed","new":"2e400","old":"1e400","path":["a",1,"b"]},{"kind":"added","new":"true","path":["a",2]}]}"#)
+        #expect(json == #"{"changes":[{"kind":"countChanged","newCount":3,"oldCount":2,"path":["a"],"pathText":"a"},{"kind":"changed","new":"2e400","old":"1e400","path":["a",1,"b"],"pathText":"a[1].b"},{"kind":"added","new":"true","path":["a",2],"pathText":"a[2]"}]}"#)
         #expect(try JSONDecoder().decode(StateDiff.self, from: Data(json.utf8)) == result)
     }
 

@@ -870,3 +870,22 @@ def test_an_app_that_does_not_answer_times_out(daemon, web):
         assert values_of(daemon, name)["latency"] == 0
     finally:
         conn.close()
+
+
+def test_web_the_docs_curl_recipe_changes_a_value(daemon, start_app):
+    """docs/web.md's recipe for a program that changes something, run as written (curl, a cookie jar from GET /),
+    against this parleyd and a fresh app; without the cookie the same request is refused."""
+    docs = (ROOT / "docs" / "web.md").read_text()
+    recipe = re.search(r"```sh\n(jar=\$\(mktemp\)\n.*?)```", docs, re.S)
+    assert recipe, "docs/web.md has no curl recipe"
+    app = start_app()
+    script = (recipe.group(1).replace("http://127.0.0.1:7207", daemon.web)
+              .replace("/api/drawers/listr/", f"/api/drawers/{app.name}/"))
+    start = app.mark()
+    done = subprocess.run(["bash", "-euc", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done
+    assert json.loads(done.stdout) == {"value": True}, done.stdout
+    event = app.wait_for(lambda e: e["event"] == "set", "the set", start)
+    assert (event["item"], event["value"]) == ("network.slow", True), event
+    refused = subprocess.run(["bash", "-euc", script.replace('-b "$jar" ', "")], capture_output=True, text=True, timeout=30)
+    assert '"status":403' in refused.stdout.replace(" ", ""), refused.stdout

@@ -46,6 +46,21 @@ public struct StateDiff: Sendable, Equatable, Codable, CustomStringConvertible {
             self.oldCount = oldCount
             self.newCount = newCount
         }
+
+        private enum EncodedKeys: String, CodingKey { case path, pathText, kind, old, new, oldCount, newCount }
+
+        /// The path also as text (`items[2].title`): what a person reads and a tree matches, written once here so
+        /// that `parleyctl diff --json` and the web API's diff carry the same keys. Decoding ignores it.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: EncodedKeys.self)
+            try container.encode(path, forKey: .path)
+            try container.encode(path.description, forKey: .pathText)
+            try container.encode(kind, forKey: .kind)
+            try container.encodeIfPresent(old, forKey: .old)
+            try container.encodeIfPresent(new, forKey: .new)
+            try container.encodeIfPresent(oldCount, forKey: .oldCount)
+            try container.encodeIfPresent(newCount, forKey: .newCount)
+        }
     }
 
     /// In the order a reader meets them: depth first, members in the new state's order, then removed members.

@@ -26,34 +26,6 @@ struct EntryPosition: Encodable {
     var matches: Bool
 }
 
-struct DiffAnswer: Encodable {
-    var from: EntrySummary
-    var to: EntrySummary
-    var changes: [DiffChange]
-}
-
-/// A change with its path both as components and as text (`items[2].title`), for display and for matching
-/// tree nodes.
-struct DiffChange: Encodable {
-    var path: StatePath
-    var pathText: String
-    var kind: StateDiff.Change.Kind
-    var old: JSONFragment?
-    var new: JSONFragment?
-    var oldCount: Int?
-    var newCount: Int?
-
-    init(_ change: StateDiff.Change) {
-        path = change.path
-        pathText = change.path.description
-        kind = change.kind
-        old = change.old
-        new = change.new
-        oldCount = change.oldCount
-        newCount = change.newCount
-    }
-}
-
 struct ReplayTarget: Decodable {
     var to: String?
     var all: Bool?
@@ -88,8 +60,3 @@ struct SessionDeleted: Encodable {
     struct ID: Encodable { var id: Int64 }
 }
 
-extension DiffAnswer {
-    init(_ result: DebuggerControl.DiffResult) {
-        self.init(from: result.from, to: result.to, changes: result.diff.changes.map(DiffChange.init))
-    }
-}

@@ -1,4 +1,5 @@
 import Hummingbird
+import ParleyDebugger
 
 /// `/api/diff?to=N&from=M`: parleyd's diff of two entries' states; without `from`, against the entry before.
 struct DiffRoutes<Context: RequestContext>: Sendable {
@@ -15,10 +16,10 @@ struct DiffRoutes<Context: RequestContext>: Sendable {
         guard let to = try RequestValues.integer(query, "to") else { throw WebProblem.badRequest("give the entry to compare: ?to=N (and ?from=M)") }
         // With `from` given both entries are fixed, so is their diff; without, retention may change the predecessor.
         guard let from = try RequestValues.integer(query, "from") else {
-            return try APIAnswer.json(DiffAnswer(try await backend.diff(from: nil, to: to)))
+            return try APIAnswer.json(DiffReport(try await backend.diff(from: nil, to: to)))
         }
         return try await APIAnswer.stored(request, history: backend.historyIdentity, tag: "diff-\(from)-\(to)", contentType: "application/json") {
-            try WebJSON.encode(DiffAnswer(try await backend.diff(from: from, to: to)))
+            try WebJSON.encode(DiffReport(try await backend.diff(from: from, to: to)))
         }
     }
 }
