@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import urllib.error
@@ -876,10 +877,10 @@ def test_web_the_docs_curl_recipe_changes_a_value(daemon, start_app):
     """docs/web.md's recipe for a program that changes something, run as written (curl, a cookie jar from GET /),
     against this parleyd and a fresh app; without the cookie the same request is refused."""
     docs = (ROOT / "docs" / "web.md").read_text()
-    recipe = re.search(r"```sh\n(jar=\$\(mktemp\)\n.*?)```", docs, re.S)
+    recipe = re.search(r"```sh\n(\s*jar=\$\(mktemp\)\n.*?)\n\s*```", docs, re.S)
     assert recipe, "docs/web.md has no curl recipe"
     app = start_app()
-    script = (recipe.group(1).replace("http://127.0.0.1:7207", daemon.web)
+    script = (textwrap.dedent(recipe.group(1)).replace("http://127.0.0.1:7207", daemon.web)
               .replace("/api/drawers/listr/", f"/api/drawers/{app.name}/"))
     start = app.mark()
     done = subprocess.run(["bash", "-euc", script], capture_output=True, text=True, timeout=30)
