@@ -67,6 +67,12 @@ public enum Parleyd {
                 }
             )
         )
+        let unknown = loader.unknownEnvironmentVariables
+        if !unknown.isEmpty {
+            logger.warning(
+                "ignoring environment variables that name no setting of parleyd: \(unknown.joined(separator: ", ")); if one was meant for parleyd, see the keys in docs/operations.md (PARLEY_ and the key in upper snake case)"
+            )
+        }
 
         let service = DaemonService(
             configuration: configuration,

@@ -95,14 +95,20 @@ public struct ConfigurationLoader: Sendable {
     }
 
     private func environmentValues() throws(ConfigurationError) -> [(ConfigurationKey, ConfigurationValue)] {
-        var values: [(ConfigurationKey, ConfigurationValue)] = []
-        for variable in environment.keys.sorted() where variable.hasPrefix("PARLEY_") && variable != Self.configVariable {
-            guard let key = ConfigurationKey(environmentVariable: variable) else {
-                throw .unknownKey(variable, source: .environment(variable))
-            }
-            values.append((key, .string(environment[variable]!)))
+        parleyVariables.compactMap { variable in
+            ConfigurationKey(environmentVariable: variable).map { ($0, .string(environment[variable]!)) }
         }
-        return values
+    }
+
+    private var parleyVariables: [String] {
+        environment.keys.sorted().filter { $0.hasPrefix("PARLEY_") && $0 != Self.configVariable }
+    }
+
+    /// `PARLEY_…` variables that name no setting. Not an error: the environment is shared with other programs
+    /// (Parley's own scripts export `PARLEY_NETNS_STATE`), unlike the config file, which is parleyd's alone; parleyd
+    /// warns about them once at start-up.
+    public var unknownEnvironmentVariables: [String] {
+        parleyVariables.filter { ConfigurationKey(environmentVariable: $0) == nil }
     }
 
     // MARK: - Validation
