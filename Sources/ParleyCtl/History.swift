@@ -1,6 +1,7 @@
 import ArgumentParser
 import Parley
 import ParleyDebugger
+import Synchronization
 
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -72,19 +73,19 @@ struct History: AsyncParsableCommand {
     func run() async throws {
         // A followed history never ends: it goes straight to the terminal, like journalctl -f.
         Pager.start(unless: follow || format.display.noPager)
-        if !format.json {
-            Output.line(Table.row(["SEQ", "TIME", "SESSION", "ACTION", "STATE", "SCREENSHOT"], widths: Self.widths), style: .heading)
-        }
+        // Printed once parleyd has answered: a command that fails (no parleyd, an unknown session or filter)
+        // prints nothing on standard output, only its error.
+        let heading = Heading(json: format.json)
         if follow {
-            try await listAndFollow()
+            try await listAndFollow(heading: heading)
         } else {
-            try await daemon.session { client in _ = try await list(client, upTo: nil) }
+            try await daemon.session { client in _ = try await list(client, upTo: nil, heading: heading) }
         }
     }
 
     /// Prints the recorded entries after `--after`, up to `last` when given, at most `--limit`. Returns how many
     /// it printed.
-    private func list(_ client: DaemonClient, upTo last: Int64?) async throws -> Int {
+    private func list(_ client: DaemonClient, upTo last: Int64?, heading: Heading) async throws -> Int {
         var printed = 0
         var after = self.after
         let since = self.since.flatMap { TimeArgument.date($0) }
@@ -101,6 +102,7 @@ struct History: AsyncParsableCommand {
                 session: session, filter: textFilter, after: after, limit: pageSize, offset: offset, since: since)
             offset = nil
             let page = try await client.control(request, expecting: DebuggerControl.Entries.self).page
+            heading.showOnce()
             for entry in page.items {
                 if let last, entry.sequence > last { return printed }
                 printEntry(entry)
@@ -113,7 +115,7 @@ struct History: AsyncParsableCommand {
 
     /// Follows first, then lists: entries recorded meanwhile come as updates, and those up to the newest one at
     /// the time the follow began are printed from the listing only.
-    private func listAndFollow() async throws {
+    private func listAndFollow(heading: Heading) async throws {
         let (updates, continuation) = AsyncStream.makeStream(of: EntrySummary.self)
         let client = DaemonClient(socketPath: daemon.socketPath, name: "parleyctl", logLevel: "error")
         client.transceiver.receive(DebuggerControl.Appended.self) { appended, _ in continuation.yield(appended.entry) }
@@ -124,10 +126,11 @@ struct History: AsyncParsableCommand {
                 DebuggerControl.Follow(session: session, filter: textFilter), expecting: DebuggerControl.Following.self)
             // An empty history when the follow began: everything, even what is recorded while we would be listing,
             // comes as an update; a listing now would print those entries a second time.
-            let listed = following.lastSequence == nil ? 0 : try await list(client, upTo: following.lastSequence)
+            let listed = following.lastSequence == nil ? 0 : try await list(client, upTo: following.lastSequence, heading: heading)
             let limit = self.limit ?? .max
             guard listed < limit else { return }
             let floor = max(following.lastSequence ?? .min, after ?? .min)
+            heading.showOnce()
             try await client.stream(watching: events) {
                 var printed = listed
                 for await entry in updates where entry.sequence > floor {
@@ -151,4 +154,16 @@ struct History: AsyncParsableCommand {
     }
 
     static let widths = [8, 26, 9, 40, 11, 10]
+}
+
+/// Prints the history table's heading the first time it is asked, never in JSON output.
+private final class Heading: Sendable {
+    private let pending: Mutex<Bool>
+
+    init(json: Bool) { pending = Mutex(!json) }
+
+    func showOnce() {
+        guard pending.withLock({ pending in defer { pending = false }; return pending }) else { return }
+        Output.line(Table.row(["SEQ", "TIME", "SESSION", "ACTION", "STATE", "SCREENSHOT"], widths: History.widths), style: .heading)
+    }
 }

@@ -342,6 +342,12 @@ struct DebuggerTests {
         #expect(try await Self.history(daemon, ["--action", "tick*"]).map { $0["action"] as? String } == ["tick.2"])
         let unknown = try await daemon.ctl(["history", "--filter", "nope"])
         #expect(unknown.status == 1 && unknown.stderr.contains("nope"), "\(unknown)")
+        // A failure prints nothing on standard output, not even the table's heading.
+        #expect(unknown.stdout.isEmpty, "\(unknown)")
+        let noSession = try await daemon.ctl(["history", "--session", "999", "--follow"])
+        #expect(noSession.status != 0 && noSession.stdout.isEmpty, "\(noSession)")
+        let listed = try await daemon.ctl(["history"])
+        #expect(listed.stdout.hasPrefix("SEQ"), "\(listed)")
         let filters = try await daemon.ctl(["filters"])
         #expect(filters.stdout.contains("quiet:") && filters.stdout.contains("ticks:"), "\(filters)")
         #expect(try await daemon.stop() == 0)
