@@ -31,6 +31,38 @@ public struct WantedPeer: Codable, Sendable, Hashable, CustomStringConvertible {
         return "\(matching.count) peers accept \(acceptingType): \(listed); choose one with --to NAME|ID"
     }
 
+    /// Peers are connected and none is the one wanted: what to say at once rather than wait for another to come.
+    /// Nil when there is nothing connected, or one of them matches. Names the closest names or accepted types.
+    public func mismatch<Candidate>(
+        among candidates: [Candidate], id: (Candidate) -> String, name: (Candidate) -> String, accepts: (Candidate) -> [String]
+    ) -> String? {
+        guard !candidates.isEmpty, !candidates.contains(where: { matches(id: id($0), name: name($0), accepts: accepts($0)) }) else {
+            return nil
+        }
+        let connected = candidates.map { "\(name($0)) (\(id($0).prefix(8)))" }.joined(separator: ", ")
+        if let selector {
+            let near = NearestName.suggestions(for: selector, among: candidates.map(name))
+            let hint = near.isEmpty ? "" : " (did you mean \(near.joined(separator: " or "))?)"
+            return "no connected peer is named \"\(selector)\" or has an id starting \"\(selector)\"\(hint); connected: \(connected)"
+        }
+        guard let acceptingType else { return nil }
+        // The user may type a short name (AddItemCommand) for a qualified one (listr.AddItemCommand): compare the
+        // form typed.
+        let qualified = acceptingType.contains(".")
+        var owners: [String: [String]] = [:]
+        for candidate in candidates {
+            for type in accepts(candidate) {
+                let shown = qualified ? type : String(type.split(separator: ".").last ?? Substring(type))
+                owners[shown, default: []].append(name(candidate))
+            }
+        }
+        let near = NearestName.suggestions(for: acceptingType, among: Array(owners.keys))
+        let hint = near.isEmpty
+            ? ""
+            : " (did you mean " + near.map { "\($0), accepted by \(owners[$0]!.joined(separator: " and "))" }.joined(separator: ", or ") + "?)"
+        return "no connected peer accepts \(acceptingType)\(hint); connected: \(connected)"
+    }
+
     public var description: String {
         if let selector { return "Parley peer named \"\(selector)\" or with an id starting \"\(selector)\"" }
         if let acceptingType { return "Parley peer accepting \(acceptingType)" }

@@ -48,8 +48,10 @@ struct Send: AsyncParsableCommand {
     )
     var to: String?
 
-    @Option(help: "Seconds to wait for a connected peer.")
-    var waitPeer: Double = 20
+    @Option(help: ArgumentHelp(
+        "Seconds to wait for the peer (default 20). Without it, send fails at once when peers are connected and none is the one wanted; with it, send waits for one to come.",
+        valueName: "seconds"))
+    var waitPeer: Double?
 
     @Flag(help: "Send a request and print the reply.")
     var reply = false
@@ -65,8 +67,10 @@ struct Send: AsyncParsableCommand {
 
     @OptionGroup var format: OutputOptions
 
+    static let defaultWaitPeer = 20.0
+
     func validate() throws {
-        try validatePositive(waitPeer, "--wait-peer")
+        if let waitPeer { try validatePositive(waitPeer, "--wait-peer") }
         try validatePositive(replyTimeout, "--reply-timeout")
         let length = type.utf8.count
         guard (1...1024).contains(length) else { throw ValidationError("TYPE must be 1…1024 bytes of UTF-8") }
@@ -86,7 +90,7 @@ struct Send: AsyncParsableCommand {
         }
         let node = try DirectNode(connection)
         try await node.run {
-            let peer = try await node.waitForPeer(wanted, timeout: seconds(waitPeer))
+            let peer = try await node.waitForPeer(wanted, timeout: seconds(waitPeer ?? Self.defaultWaitPeer))
             let typeName = try resolveType(for: peer.name, accepts: peer.accepts)
             let buffer = ByteBuffer(bytes: payloadBytes)
             if reply {
@@ -104,7 +108,14 @@ struct Send: AsyncParsableCommand {
     /// Through parleyd: the peer gate polls parleyd's peer list; the message goes out as `@<peer id>/<Type>`, and
     /// parleyd forwards it (and relays the reply) with the payload untouched.
     private func sendThroughDaemon(_ payloadBytes: Data, client: DaemonClient) async throws {
-        let peer = try await client.waitForPeer(wanted, timeout: seconds(waitPeer))
+        if waitPeer == nil {
+            // Peers there and none of them the one wanted (a misspelt type or name): say so now, not in 20 s.
+            let connected = try await client.peers().filter(\.connected)
+            if let mismatch = wanted.mismatch(among: connected, id: \.id, name: \.name, accepts: \.accepts) {
+                throw CtlFailure(.noPeer, mismatch + "; --wait-peer SECONDS waits for another to connect")
+            }
+        }
+        let peer = try await client.waitForPeer(wanted, timeout: seconds(waitPeer ?? Self.defaultWaitPeer))
         let typeName = try resolveType(for: peer.name, accepts: peer.accepts)
         let routed = RoutedType(target: peer.id, typeName: typeName).wireName
         let buffer = ByteBuffer(bytes: payloadBytes)
