@@ -10,11 +10,12 @@ import signal
 import struct
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from parley_tools import waiting
 
 ROOT = Path(__file__).resolve().parents[2]
 PARLEYCTL = Path(os.environ.get("PARLEYCTL", ROOT / ".build" / "debug" / "parleyctl"))
@@ -154,14 +155,7 @@ def record_payload(action: str, state: str, png: bytes = b"") -> bytes:
 
 
 def wait_until(predicate, what: str, timeout: float = TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    return waiting.wait_until(predicate, what, timeout)
 
 
 # ---------------------------------------------------------------------------------------------- fixtures

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from parley_tools import wire
+from parley_tools import waiting, wire
 
 ROOT = Path(__file__).resolve().parents[2]
 PARLEYCTL = Path(os.environ.get("PARLEYCTL", ROOT / ".build" / "debug" / "parleyctl"))
@@ -130,16 +130,8 @@ def values_of(daemon, name: str) -> dict:
     return {item["id"]: item.get("value") for item in drawer_of(daemon, name)["items"]}
 
 
-def wait_until(predicate, what: str, timeout: float = TIMEOUT, interval: float = 0.05):
-    """Checks again and again, up to a deadline (for states that have no event of their own here)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)
+def wait_until(predicate, what: str, timeout: float = TIMEOUT):
+    return waiting.wait_until(predicate, what, timeout)
 
 
 def assert_refused(result: subprocess.CompletedProcess, *words: str) -> None:
