@@ -12,13 +12,16 @@ struct DaemonClient {
     static let controlTimeout = Duration.seconds(5)
 
     let socketPath: String
+    let offersDirect: Bool
     let transceiver: Transceiver
     /// parleyd, as the handshake introduced it.
     private(set) var daemon: Peer?
 
-    init(socketPath: String, name: String, logLevel: String) {
+    /// `offersDirect`: the command has `--direct`, so not reaching parleyd may suggest it.
+    init(socketPath: String, name: String, logLevel: String, offersDirect: Bool = false) {
         bootstrapLogging(logLevel)
         self.socketPath = socketPath
+        self.offersDirect = offersDirect
         var configuration = TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: nil, port: 0)
         configuration.logger = Logger(label: "parleyctl")
         transceiver = Transceiver(configuration: configuration)
@@ -33,9 +36,9 @@ struct DaemonClient {
                 connected.daemon = try await transceiver.connect(toUnixSocket: socketPath)
             } catch TransceiverError.connectFailed(_, let failure) {
                 // The socket's own failure ("no such file", "refused"): the path is in the message already.
-                throw CtlFailure.daemonUnreachable(socketPath, reason: "\(failure)")
+                throw CtlFailure.daemonUnreachable(socketPath, reason: "\(failure)", offersDirect: offersDirect)
             } catch {
-                throw CtlFailure.daemonUnreachable(socketPath, reason: ErrorText(error).message)
+                throw CtlFailure.daemonUnreachable(socketPath, reason: ErrorText(error).message, offersDirect: offersDirect)
             }
             let result = try await body(connected)
             await transceiver.stop()
@@ -78,7 +81,7 @@ struct DaemonClient {
     func control<Request: Encodable & Sendable, Reply: Decodable & Sendable>(
         _ request: Request, expecting reply: Reply.Type, timeout: Duration = Self.controlTimeout
     ) async throws -> Reply {
-        guard let daemon else { throw CtlFailure.daemonUnreachable(socketPath, reason: "not connected") }
+        guard let daemon else { throw CtlFailure.daemonUnreachable(socketPath, reason: "not connected", offersDirect: offersDirect) }
         return try await transceiver.request(request, from: daemon, expecting: reply, timeout: timeout)
     }
 

@@ -32,12 +32,15 @@ struct CtlFailure: Error, CustomStringConvertible {
 
     static func usage(_ message: String) -> CtlFailure { CtlFailure(.usage, message) }
 
-    /// parleyd's control socket cannot be reached (exit status 5): where, why, and what to do.
-    static func daemonUnreachable(_ path: String, reason: String) -> CtlFailure {
+    /// parleyd's control socket cannot be reached (exit status 5): where, why, and what to do. `--direct` is
+    /// offered only by the commands that have it.
+    static func daemonUnreachable(_ path: String, reason: String, offersDirect: Bool) -> CtlFailure {
         CtlFailure(
             .daemonUnreachable,
             "parleyd is not reachable at \(path) (\(reason)). Start it (`parleyd`, or `systemctl start parleyd`), "
-                + "point to its socket with --socket PATH, or use --direct to talk to the LAN without parleyd."
+                + (offersDirect
+                    ? "point to its socket with --socket PATH, or use --direct to talk to the LAN without parleyd."
+                    : "or point to its socket with --socket PATH.")
         )
     }
 }

@@ -109,7 +109,7 @@ extension Listen {
     /// the connection (exit 5). Sender names come from parleyd's peer list, asked again for an unknown sender.
     private func listenThroughDaemon() async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: Forwarded.self)
-        let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel)
+        let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel, offersDirect: true)
         client.transceiver.receiveUnhandled { message, _ in
             guard let routed = RoutedType(parsing: message.typeName) else { return }
             continuation.yield(Forwarded(sender: routed.target, typeName: routed.typeName, payload: Data(message.payload.readableBytesView)))

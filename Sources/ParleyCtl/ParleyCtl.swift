@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Parley
 import ParleyCommandLine
+import ParleyControl
 
 /// `parleyctl`: talk to Parley peers from a shell. Subcommands live one per file; options shared between them
 /// are in Options.swift, the in-process transceiver used by `--direct` in DirectNode.swift.
@@ -45,6 +46,11 @@ struct ParleyCtl: AsyncParsableCommand {
         do {
             command = try parseAsRoot()
         } catch {
+            // A misspelt command: ArgumentParser would blame the argument after it ("Unknown option '--socket'").
+            if let unknown = unknownCommand(in: Array(CommandLine.arguments.dropFirst())) {
+                Output.failure(unknown)
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
             // All that parsing throws is ArgumentParser's: a usage error, or --help, --version, a completion script.
             Foundation.exit(reportArgumentParserError(error))
         }
@@ -86,6 +92,17 @@ struct ParleyCtl: AsyncParsableCommand {
         Output.failure(explained.message)
         if verbose { explained.causes.forEach { Output.error("  cause: \($0)") } }
         return ExitStatus.error.rawValue
+    }
+
+    /// What to say when the first argument names no command: the closest commands, and where they are listed.
+    /// Nil when it is a command (or an option: the parser's own message says what is wrong with it).
+    static func unknownCommand(in arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        let names = configuration.subcommands.map { $0._commandName } + ["help"]
+        guard !names.contains(first) else { return nil }
+        let near = NearestName.suggestions(for: first, among: names)
+        let hint = near.isEmpty ? "" : " (did you mean \(near.joined(separator: " or "))?)"
+        return "unknown command '\(first)'\(hint); parleyctl --help lists the commands"
     }
 
     /// Whether `command` is one of parleyctl's commands (the root, a subcommand or one of theirs), not one that

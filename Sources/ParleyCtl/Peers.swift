@@ -76,7 +76,7 @@ struct Peers: AsyncParsableCommand {
                 )
             }
         } else {
-            let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel)
+            let client = DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel, offersDirect: true)
             let waitFor = self.waitFor
             let timeout = seconds(wait)
             listings = try await client.run { client in

@@ -83,7 +83,7 @@ struct Send: AsyncParsableCommand {
         if let output, output != "-" { try OutputFile.refuseToOverwrite(output, force: force) }
         let payloadBytes = try await readPayload()
         guard connection.direct else {
-            try await DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel).run { client in
+            try await DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel, offersDirect: true).run { client in
                 try await sendThroughDaemon(payloadBytes, client: client)
             }
             return

@@ -290,6 +290,18 @@ struct DaemonBackedTests {
             #expect(result.status == 5, "\(arguments): \(result)")
             #expect(result.stderr.contains("parleyd is not reachable at \(missing)"), "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains("Start it"), "\(arguments): \(result.stderr)")
+            // --direct is suggested only by the commands that have it.
+            let hasDirect = ["send", "listen", "peers"].contains(arguments[0])
+            #expect(result.stderr.contains("--direct") == hasDirect, "\(arguments): \(result.stderr)")
         }
+    }
+
+    @Test("a misspelt command is named, with the closest commands, instead of the option after it")
+    func misspeltCommand() async throws {
+        let result = try await ChildProcess.run("parleyctl", ["sesions", "--socket", "/tmp/none.sock"])
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr == "parleyctl: error: unknown command 'sesions' (did you mean sessions?); parleyctl --help lists the commands\n", "\(result)")
+        let far = try await ChildProcess.run("parleyctl", ["zzz"])
+        #expect(far.status == 2 && far.stderr.contains("unknown command 'zzz'; parleyctl --help lists the commands"), "\(far)")
     }
 }
