@@ -93,7 +93,7 @@ let package = Package(
         // What parleyctl speaks: parleyd's control protocol (the `@<target>/<Type>` routing prefix, the
         // `parley.control.*` requests and replies, the default control socket path), and `CLIResponse`, the reply an
         // app answers `parleyctl send` with.
-        .target(name: "ParleyControl", dependencies: ["Parley"], swiftSettings: strict),
+        .target(name: "ParleyControl", dependencies: ["Parley", "ParleyJSON"], swiftSettings: strict),
         // What parleyd's and parleyctl's command lines share beyond the protocol: the release both print for
         // `--version`, and the duration syntax both read (`90s`, `7d`; parleyd's configuration file takes it too).
         .target(name: "ParleyCommandLine", swiftSettings: strict),

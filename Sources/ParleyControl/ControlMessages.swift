@@ -1,5 +1,6 @@
 import Foundation
 import Parley
+import ParleyJSON
 
 /// The control requests parleyd answers itself on its control socket, and their replies. Wire names are
 /// `parley.control.*`; payloads are JSON like every Parley message. Only local clients (connected over the
@@ -194,16 +195,8 @@ public enum Control {
     }
 
     /// ISO 8601 in UTC with milliseconds, as every other time parleyd hands out (``PeerInfo/connectedAt``).
-    public static func timestamp(_ date: Date) -> String { millisecondFormatter().string(from: date) }
+    public static func timestamp(_ date: Date) -> String { Timestamp(date).iso8601 }
 
     /// A time written by ``timestamp(_:)``, or by a parleyd that wrote whole seconds.
-    public static func date(_ text: String) -> Date? {
-        millisecondFormatter().date(from: text) ?? ISO8601DateFormatter().date(from: text)
-    }
-
-    private static func millisecondFormatter() -> ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }
+    public static func date(_ text: String) -> Date? { Timestamp(iso8601: text)?.date }
 }

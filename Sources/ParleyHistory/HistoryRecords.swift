@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 import GRDB
 import NIOCore
 import ParleyDebugger
@@ -213,19 +214,19 @@ struct EntrySizeRecord: Decodable, FetchableRecord {
     var size: Int64
 }
 
-/// Stored as whole milliseconds since 1970, UTC (an INTEGER column).
+/// Stored as whole milliseconds since 1970, UTC (an INTEGER column), and coded as that number in the store's rows.
 extension Timestamp: Codable, DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { milliseconds.databaseValue }
+    public var databaseValue: DatabaseValue { milliseconds.databaseValue }
 
-    static func fromDatabaseValue(_ value: DatabaseValue) -> Timestamp? {
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Timestamp? {
         Int64.fromDatabaseValue(value).map(Timestamp.init(milliseconds:))
     }
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         self.init(milliseconds: try decoder.singleValueContainer().decode(Int64.self))
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(milliseconds)
     }

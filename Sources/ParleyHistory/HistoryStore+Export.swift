@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 import GRDB
 import NIOCore
 import ParleyDebugger

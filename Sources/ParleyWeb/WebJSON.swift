@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOFoundationCompat
+import ParleyJSON
 
 /// The JSON the web API writes: ISO 8601 times with milliseconds in UTC, sorted keys (stable for tests and diffs).
 enum WebJSON {
@@ -14,9 +15,7 @@ enum WebJSON {
         return encoder
     }()
 
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
+    static func timestamp(_ date: Date) -> String { Timestamp(date).iso8601 }
 
     static func encode(_ value: some Encodable) throws -> ByteBuffer {
         try encoder.encodeAsByteBuffer(value, allocator: ByteBufferAllocator())

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import ParleyHistory
+import ParleyJSON
 import Synchronization
 
 /// The daemon's one log level, shared by every `Logger` the daemon makes, so that SIGHUP can change it for all

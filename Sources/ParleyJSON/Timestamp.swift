@@ -1,25 +1,25 @@
 import Foundation
 
-/// The store keeps times as whole milliseconds since 1970 (UTC): exact in SQLite's integers, and exactly what
-/// the export format's ISO 8601 text (`2026-11-21T10:29:51.698Z`) can say, so an export → import round trip
-/// gives back the same times.
-struct Timestamp: Sendable, Hashable, Comparable {
-    var milliseconds: Int64
+/// A time as whole milliseconds since 1970 (UTC), and its one text form, `2026-11-21T10:29:51.698Z`: what the
+/// history keeps (exact in SQLite's integers, so an export → import round trip gives back the same times), and how
+/// every time parleyd hands out is written — the web API, control replies, parleyctl's JSON, the log.
+public struct Timestamp: Sendable, Hashable, Comparable {
+    public var milliseconds: Int64
 
-    init(milliseconds: Int64) {
+    public init(milliseconds: Int64) {
         self.milliseconds = milliseconds
     }
 
-    init(_ date: Date) {
+    public init(_ date: Date) {
         milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 
-    var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+    public var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
-    static func < (lhs: Self, rhs: Self) -> Bool { lhs.milliseconds < rhs.milliseconds }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.milliseconds < rhs.milliseconds }
 
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` (years 0000–9999).
-    var iso8601: String {
+    public var iso8601: String {
         let (days, dayMilliseconds) = milliseconds.floorDivided(by: 86_400_000)
         let (year, month, day) = Self.civil(fromDays: days)
         let seconds = dayMilliseconds / 1000
@@ -32,7 +32,7 @@ struct Timestamp: Sendable, Hashable, Comparable {
 
     /// Reads `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; a fraction finer than milliseconds is rounded down. Nil for
     /// anything else, including offsets other than `Z` and impossible dates.
-    init?(iso8601 text: String) {
+    public init?(iso8601 text: String) {
         let bytes = Array(text.utf8)
         func number(_ range: Range<Int>) -> Int64? {
             guard range.upperBound <= bytes.count else { return nil }
@@ -109,7 +109,7 @@ extension Int64 {
     }
 }
 
-/// ``Timestamp/iso8601`` for a time in milliseconds since 1970, for code outside the store: parleyd's log lines.
+/// ``Timestamp/iso8601`` for a time in milliseconds since 1970: parleyd's log lines.
 /// Plain arithmetic, no calendar or time zone (a Foundation `TimeZone` loads ICU and its zone data).
 public func iso8601UTC(milliseconds: Int64) -> String {
     Timestamp(milliseconds: milliseconds).iso8601

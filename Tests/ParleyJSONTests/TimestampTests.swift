@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import ParleyHistory
+@testable import ParleyJSON
 
 @Suite("History timestamps")
 struct TimestampTests {
