@@ -1,5 +1,5 @@
 import Foundation
-import ParleyControl
+import ParleyJSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,20 +89,8 @@ enum Output {
 
     /// One JSON object per line: sorted keys, no slashes escaped.
     static func json<T: Encodable>(_ value: T) {
-        guard let data = try? jsonEncoder().encode(value) else { return }
+        guard let data = try? ReadableJSON.encoder.encode(value) else { return }
         jsonLine(data)
-    }
-
-    /// Sorted keys, no slashes escaped, times in UTC with milliseconds as parleyd writes them everywhere else
-    /// (``Control/timestamp(_:)``).
-    private static func jsonEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(Control.timestamp(date))
-        }
-        return encoder
     }
 
     /// A JSON line, exact: only characters JSONEncoder leaves raw inside strings and that a terminal would act on
@@ -128,7 +116,7 @@ enum Output {
     /// it is valid JSON (line breaks, which valid JSON only has between tokens, are removed so that the line
     /// stays one line); otherwise it goes in as a string.
     static func json<T: Encodable>(_ value: T, splicing raw: Data, as key: String) {
-        let encoder = jsonEncoder()
+        let encoder = ReadableJSON.encoder
         guard var object = try? encoder.encode(value), object.last == UInt8(ascii: "}") else { return }
         let spliced: Data
         if JSONText.isValid(raw) {

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 
 /// The line parleyd writes to standard output once it is ready, for scripts and test harnesses: one JSON object,
 /// its keys always in this order, then a newline (docs/operations.md, "Readiness"). The log's `parleyd ready` line
@@ -29,14 +30,8 @@ struct ReadinessLine: Sendable, Equatable {
         return "{" + fields.map { "\(Self.quoted($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    /// `value` as a JSON string (JSONEncoder's escaping; a key order of our own needs the object built by hand).
-    private static func quoted(_ value: String) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        // Encoding a String cannot fail.
-        let data = (try? encoder.encode(value)) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
+    /// A key order of our own needs the object built by hand.
+    private static func quoted(_ value: String) -> String { ReadableJSON.quoted(value) }
 
     /// Writes the line and its newline to standard output in one `write(2)`: unbuffered, so a reader sees it at once.
     func write() {

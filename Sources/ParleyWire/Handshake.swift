@@ -193,6 +193,8 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     case unexpectedFrame(String)
     /// The first frame could not be read at all (a wrong start byte, an unknown kind, a broken body).
     case malformedFirstFrame(WireError)
+    /// A later frame of the handshake (the hello's successor: a proof, a close) could not be read.
+    case malformedFrame(WireError)
     case refusedByPeer(code: ErrorCode, message: String)
     case timedOut(seconds: Double)
     /// The peer's proof did not verify, or the peer said ours did not: the two sides hold different secrets.
@@ -220,6 +222,8 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
             "expected a hello frame first, received a \(name) frame"
         case .malformedFirstFrame(let error):
             "expected a hello frame first: \(error)"
+        case .malformedFrame(let error):
+            "unreadable frame during the handshake: \(error)"
         case .refusedByPeer(let code, let message):
             "the remote peer refused the connection (\(code)): \(message.excerpt())"
         case .timedOut(let seconds):
@@ -245,7 +249,7 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var closeCode: ErrorCode {
         switch self {
         case .incompatibleVersion: .incompatibleVersion
-        case .malformedHello, .unexpectedFrame, .malformedFirstFrame, .missingProof: .protocolViolation
+        case .malformedHello, .unexpectedFrame, .malformedFirstFrame, .malformedFrame, .missingProof: .protocolViolation
         case .refusedByPeer(let code, _): code
         case .timedOut: .handshakeTimeout
         case .wrongSecret: .authenticationFailed

@@ -46,8 +46,9 @@ public enum PayloadProblem: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Plain words for a peer in any language: Foundation's own ("The given data was not valid JSON", an
-    /// NSCocoaErrorDomain number) say nothing to it. A value the type refused as a whole keeps its reason, which
-    /// the type wrote.
+    /// NSCocoaErrorDomain number) say nothing to it. A value inside the payload that its type refused keeps the
+    /// reason the type wrote; at the top level Foundation on Linux reports JSON that does not parse with neither a
+    /// path nor an underlying error, so a refusal there reads "not valid JSON" too.
     private static func detail(_ context: DecodingError.Context) -> String {
         context.underlyingError != nil || context.codingPath.isEmpty ? "not valid JSON" : context.debugDescription
     }
@@ -55,7 +56,8 @@ public enum PayloadProblem: Sendable, Hashable, CustomStringConvertible {
     /// The JSON kind a Swift type is read from, in words.
     private static func kind(of type: Any.Type) -> String {
         switch type {
-        case is String.Type, is Substring.Type: "a string"
+        // Foundation's Date, URL, UUID and Data are read from strings by JSONDecoder's default strategies.
+        case is String.Type, is Substring.Type, is Date.Type, is URL.Type, is UUID.Type, is Data.Type: "a string"
         case is Bool.Type: "true or false"
         case is any BinaryInteger.Type: "a whole number"
         case is any BinaryFloatingPoint.Type, is Decimal.Type: "a number"

@@ -103,6 +103,10 @@ struct HandshakeStateMachineTests {
         let error = HandshakeError.malformedFirstFrame(.unknownFrameKind(0x7F))
         #expect(error.closeCode == .protocolViolation)
         #expect(error.description == "expected a hello frame first: unknown frame kind 0x7F")
+        // A later frame (a proof, say) is not blamed on the hello.
+        let later = HandshakeError.malformedFrame(.unknownFrameKind(0x7F))
+        #expect(later.closeCode == .protocolViolation)
+        #expect(later.description == "unreadable frame during the handshake: unknown frame kind 0x7F")
     }
 
     @Test("a hello over 64 KiB is refused unparsed; a name longer than a DNS-SD label or an over-long type name is refused")

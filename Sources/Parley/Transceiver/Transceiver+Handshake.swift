@@ -47,6 +47,7 @@ extension Transceiver {
     ) async throws -> Peer {
         var machine = started
         let localID = localPeerID!
+        var firstFrame = true
         while true {
             let next: Frame?
             do {
@@ -55,8 +56,9 @@ extension Transceiver {
                 refuse(connection, error)
                 throw error
             } catch let error as WireError {
-                refuse(connection, .malformedFirstFrame(error))
-                throw HandshakeError.malformedFirstFrame(error)
+                let refusal: HandshakeError = firstFrame ? .malformedFirstFrame(error) : .malformedFrame(error)
+                refuse(connection, refusal)
+                throw refusal
             } catch let error as ConnectionLimitExceeded {
                 // A limit met before the hello is complete (a hello that stopped arriving): said as after it.
                 noteLimitExceeded(error, logger: logger)
@@ -66,6 +68,7 @@ extension Transceiver {
             guard let frame = next else {
                 throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake")
             }
+            firstFrame = false
 
             var running = machine ?? makeHandshake(for: connection)
             let action = running.receive(frame)

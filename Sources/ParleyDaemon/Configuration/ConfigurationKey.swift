@@ -124,7 +124,10 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     }
 
     /// Whether a change of this key takes effect only after a restart (SIGHUP applies the others).
-    public var needsRestart: Bool { ![.logLevel, .historyMaxEntries, .historyMaxBytes, .actionFilters].contains(self) }
+    public var needsRestart: Bool { self != .logLevel && !Self.historySettings.contains(self) }
+
+    /// The debugger history's settings: a reload hands them to the history at once.
+    public static let historySettings: Set<ConfigurationKey> = [.historyMaxEntries, .historyMaxBytes, .actionFilters]
 
     /// Accepts the file spelling (`serviceType`).
     public init?(fileKey: String) { self.init(rawValue: fileKey) }

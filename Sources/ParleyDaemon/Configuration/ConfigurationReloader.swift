@@ -40,8 +40,7 @@ final class ConfigurationReloader: Sendable {
     func reload(debugger: DebuggerService) async throws -> Control.ReloadResult {
         // The file is read, and the lock held, on the blocking pool: a control request is handled on an event loop.
         let (result, configuration) = try await BlockingPool.shared.run { try self.reloadConfiguration() }
-        let debuggerKeys: Set<ConfigurationKey> = [.historyMaxEntries, .historyMaxBytes, .actionFilters]
-        if !debuggerKeys.isDisjoint(with: result.applied.compactMap(ConfigurationKey.init(rawValue:))) {
+        if !ConfigurationKey.historySettings.isDisjoint(with: result.applied.compactMap(ConfigurationKey.init(rawValue:))) {
             do {
                 try await debugger.apply(filters: configuration.actionFilters, limits: configuration.historyLimits)
                 logger.notice("debugger history settings changed", metadata: ["history-limits": "\(configuration.historyLimits)"])
@@ -77,7 +76,7 @@ final class ConfigurationReloader: Sendable {
                 applied.append(ConfigurationKey.logLevel.rawValue)
                 logger.notice("log level changed", metadata: ["log-level": "\(next.logLevel)"])
             }
-            for key in changed where [.historyMaxEntries, .historyMaxBytes, .actionFilters].contains(key) {
+            for key in changed where ConfigurationKey.historySettings.contains(key) {
                 applied.append(key.rawValue)
             }
             current.historyLimits = next.historyLimits

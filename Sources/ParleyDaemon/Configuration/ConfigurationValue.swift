@@ -1,4 +1,5 @@
 import Foundation
+import ParleyJSON
 
 /// A value as one layer gave it, before validation: JSON from the config file, text from the environment or
 /// the command line.
@@ -34,7 +35,7 @@ enum ConfigurationValue: Sendable, Equatable, Decodable, CustomStringConvertible
     var jsonText: String {
         switch self {
         case .string(let text):
-            String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+            ReadableJSON.quoted(text)
         case .integer(let value): String(value)
         case .number(let value): String(value)
         case .bool(let value): String(value)
