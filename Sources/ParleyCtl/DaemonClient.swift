@@ -17,13 +17,15 @@ struct DaemonClient {
     /// parleyd, as the handshake introduced it.
     private(set) var daemon: Peer?
 
-    /// `offersDirect`: the command has `--direct`, so not reaching parleyd may suggest it.
-    init(socketPath: String, name: String, logLevel: String, offersDirect: Bool = false) {
+    /// `offersDirect`: the command has `--direct`, so not reaching parleyd may suggest it. `awaitsReply`: see
+    /// ``TransceiverConfiguration/forOneRequest()``.
+    init(socketPath: String, name: String, logLevel: String, offersDirect: Bool = false, awaitsReply: Bool = false) {
         bootstrapLogging(logLevel)
         self.socketPath = socketPath
         self.offersDirect = offersDirect
         var configuration = TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: nil, port: 0)
         configuration.logger = Logger(label: "parleyctl")
+        if awaitsReply { configuration.forOneRequest() }
         transceiver = Transceiver(configuration: configuration)
     }
 
@@ -131,5 +133,14 @@ extension Duration {
     var secondsText: String {
         let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}
+
+extension TransceiverConfiguration {
+    /// For a command whose last exchange is a request: once its reply came, or parleyctl gave up on it, nothing it
+    /// sent is still on its way, so its goodbye needs no long wait for the peer's (a peer still busy with the request
+    /// would otherwise hold parleyctl up to the 2 s flush, well past `--reply-timeout`).
+    mutating func forOneRequest() {
+        shutdownFlushTimeout = .milliseconds(100)
     }
 }

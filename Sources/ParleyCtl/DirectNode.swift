@@ -12,13 +12,15 @@ struct DirectNode {
 
     /// - Parameter listenPort: `nil` for no listener (send, peers); a port (0: any) for `listen`, which also
     ///   advertises itself so that discovering peers connect to it.
-    init(_ options: DirectOptions, listenPort: Int? = nil) throws {
+    ///   `awaitsReply`: see ``TransceiverConfiguration/forOneRequest()``.
+    init(_ options: DirectOptions, listenPort: Int? = nil, awaitsReply: Bool = false) throws {
         bootstrapLogging(options.logLevel)
         self.options = options
         var configuration = TransceiverConfiguration(
             name: options.name, identity: .ephemeral, listenHost: listenPort == nil ? nil : "::", port: listenPort ?? 0
         )
         configuration.staticPeers = options.endpoints
+        if awaitsReply { configuration.forOneRequest() }
         if options.usesDiscovery {
             configuration.discovery = DiscoveryConfiguration(
                 backend: .avahi,

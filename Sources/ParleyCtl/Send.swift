@@ -83,12 +83,14 @@ struct Send: AsyncParsableCommand {
         if let output, output != "-" { try OutputFile.refuseToOverwrite(output, force: force) }
         let payloadBytes = try await readPayload()
         guard connection.direct else {
-            try await DaemonClient(socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel, offersDirect: true).run { client in
+            try await DaemonClient(
+                socketPath: daemon.socketPath, name: connection.name, logLevel: connection.logLevel, offersDirect: true, awaitsReply: reply
+            ).run { client in
                 try await sendThroughDaemon(payloadBytes, client: client)
             }
             return
         }
-        let node = try DirectNode(connection)
+        let node = try DirectNode(connection, awaitsReply: reply)
         try await node.run {
             let peer = try await node.waitForPeer(wanted, timeout: seconds(waitPeer ?? Self.defaultWaitPeer))
             let typeName = try resolveType(for: peer.name, accepts: peer.accepts)

@@ -169,7 +169,8 @@ final class ControlRouter: Sendable {
                 metadata: ["type": "\(routed.typeName)", "from-peer-id": "\(client.id)", "to-peer-id": "\(targets[0].id)"]
             )
             return try await transceiver.requestRaw(
-                typeName: routed.typeName, payload: message.payload, from: targets[0].id, timeout: Self.forwardedRequestTimeout
+                typeName: routed.typeName, payload: message.payload, from: targets[0].id, timeout: Self.forwardedRequestTimeout,
+                for: client.id
             )
         }
         // One named target: the client waits while that peer's queue is full (backpressure). `*` or several

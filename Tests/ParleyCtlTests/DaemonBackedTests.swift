@@ -43,6 +43,28 @@ struct DaemonBackedTests {
         #expect(try await daemon.stop() == 0)
     }
 
+    @Test("through parleyd, --reply-timeout is when parleyctl gives up: parleyd drops the forwarded request as it leaves, and keeps serving")
+    func replyTimeoutThroughDaemon() async throws {
+        let peer = try ChildProcess("parley-test-peer", ["serve"])
+        let port = try await peer.waitFor { number(after: "READY port=", in: $0) }
+        let daemon = try await ParleydProcess.start(staticPeer: port)
+        #expect(await eventually { ((try? await daemon.ctl(["peers", "--json"]).stdout) ?? "").contains("SlowRequest") })
+
+        let started = ContinuousClock.now
+        let slow = try await daemon.ctl(["send", "SlowRequest", #"{"milliseconds":5000}"#, "--reply", "--reply-timeout", "0.5"])
+        let took = ContinuousClock.now - started
+        #expect(slow.status == 4, "\(slow)")
+        #expect(slow.stderr.contains("within 0.5 s"), "\(slow.stderr)")
+        // Not a timing test: parleyctl used to wait for parleyd's goodbye, which came only when the forwarded
+        // request ended or the 2 s shutdown flush ran out; the peer answers after 5 s.
+        #expect(took < .milliseconds(1_500), "parleyctl took \(took) to give up")
+
+        let quick = try await daemon.ctl(["send", "SlowRequest", #"{"milliseconds":0}"#, "--reply"])
+        #expect(quick.status == 0, "\(quick)")
+        #expect(try await daemon.stop() == 0)
+        #expect(try await peer.stop(SIGKILL) == 128 + SIGKILL)
+    }
+
     @Test("when two peers accept the type and none is named, send names both and asks for --to (exit 2); --to picks one")
     func ambiguousTarget() async throws {
         let first = try await ParleyCtlTests.Listr(name: "listr")

@@ -183,11 +183,16 @@ struct ParleyCtlTests {
     func replyTimeout() async throws {
         let peer = try ChildProcess("parley-test-peer", ["serve"])
         let port = try await peer.waitFor { number(after: "READY port=", in: $0) }
+        let started = ContinuousClock.now
         let result = try await ChildProcess.run(
             "parleyctl",
             ["send", "SlowRequest", #"{"milliseconds":3000}"#, "--reply", "--reply-timeout", "0.5", "--direct", "--peer", "127.0.0.1:\(port)"]
         )
+        let took = ContinuousClock.now - started
         #expect(result.status == 4, "\(result)")
+        // Not a timing test: the peer, busy with the request, does not answer parleyctl's goodbye before 3 s, and
+        // parleyctl used to wait for it up to its 2 s flush.
+        #expect(took < .milliseconds(1_500), "parleyctl took \(took) to give up")
         // It names the option that waits longer (--reply-timeout; send has no --timeout), and the time it waited.
         #expect(result.stderr.contains("no reply to test.SlowRequest from "), "\(result.stderr)")
         #expect(result.stderr.contains("within 0.5 s; is the peer busy or stuck? --reply-timeout SECONDS waits longer"), "\(result.stderr)")

@@ -68,6 +68,47 @@ struct MessagingTests {
         }
     }
 
+    @Test("a request relayed for a peer fails as soon as that peer leaves, instead of waiting out its timeout")
+    func relayedRequestEndsWithItsRequester() async throws {
+        let slow = makeTransceiver("slow")
+        let relay = makeTransceiver("relay")
+        let requester = makeTransceiver("requester", listen: nil)
+        let released = Latch()
+        slow.respond(to: SlowRequest.self) { _, _ in
+            try await released.wait()
+            return Echo(text: "late")
+        }
+        let relayed = Observed<(any Error)?>(nil)
+        try await withRunning([slow, relay, requester]) {
+            let slowPeer = try await relay.connect(to: slow.loopbackEndpoint)
+            relay.respond(to: SlowRequest.self) { request, from in
+                do {
+                    let payload = try relay.encodePayload(request)
+                    _ = try await relay.requestRaw(
+                        typeName: SlowRequest.messageType, payload: payload, from: slowPeer.id, timeout: .seconds(60), for: from.id
+                    )
+                } catch {
+                    relayed.update { $0 = error }
+                    throw error
+                }
+                return Echo(text: "relayed")
+            }
+            let peer = try await requester.connect(to: relay.loopbackEndpoint)
+            await #expect(throws: TransceiverError.self) {
+                _ = try await requester.request(SlowRequest(milliseconds: 0), from: peer, expecting: Echo.self, timeout: .milliseconds(100))
+            }
+            await requester.stop()
+            // Well before the relayed request's 60 s: it ends with the requester's goodbye.
+            let error = try await relayed.wait(for: "the relayed request to end", timeout: .seconds(20)) { $0 }
+            guard case TransceiverError.connectionClosed(let id, _) = error else {
+                Issue.record("the relayed request ended with \(error)")
+                return
+            }
+            #expect(id == requester.localPeerID)
+            released.open()
+        }
+    }
+
     @Test("a request leaves nothing waiting in the table once it is answered, timed out or cancelled")
     func requestsLeaveNothingBehind() async throws {
         let server = makeTransceiver("server")

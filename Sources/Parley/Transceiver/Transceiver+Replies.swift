@@ -51,15 +51,20 @@ extension Transceiver {
     }
 
     /// ``request(_:from:expecting:timeout:)`` for an already-encoded payload; returns the raw reply.
+    ///
+    /// `requester` is the connected peer this request is made for, when it is relayed (parleyd forwarding a local
+    /// tool's request): it fails with ``TransceiverError/connectionClosed(_:reason:)`` as soon as that peer stops
+    /// sending (said goodbye, or went), instead of waiting out `timeout` for an answer no one will read.
     public func requestRaw(
-        typeName: String, payload: ByteBuffer, from peer: PeerID, timeout: Duration = .seconds(5)
+        typeName: String, payload: ByteBuffer, from peer: PeerID, timeout: Duration = .seconds(5), for requester: PeerID? = nil
     ) async throws -> InboundMessage {
         try checkSendable(typeName: typeName, payload: payload)
         let connection = try connection(to: peer)
         let header = MessageHeader(typeName: typeName, id: connection.makeMessageID(), flags: .expectsReply)
         let reply: PeerConnection.Reply
         do {
-            reply = try await connection.request(header, payload: payload, to: peer, timeout: timeout)
+            let requesterConnection = try requester.map { try self.connection(to: $0) }
+            reply = try await connection.request(header, payload: payload, to: peer, timeout: timeout, for: requesterConnection)
         } catch is TimeoutExpired {
             throw TransceiverError.replyTimedOut(type: typeName, peer: peer, timeout: timeout)
         }

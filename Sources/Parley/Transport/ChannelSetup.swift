@@ -116,7 +116,7 @@ struct ChannelSetup: Sendable {
         )
         if let timeout = configuration.idleTimeout { try sync.addHandler(IdleTimeoutHandler(timeout: timeout)) }
         try sync.addHandler(ReplyResolver(connection: connection, counters: counters))
-        let inbox = FrameInbox(eventLoop: channel.eventLoop)
+        let inbox = FrameInbox(eventLoop: channel.eventLoop, onInputEnd: { [connection] in connection.noteInputEnded() })
         try sync.addHandler(inbox)
         return ConnectionChannel(channel: channel, inbox: inbox, connection: connection)
     }

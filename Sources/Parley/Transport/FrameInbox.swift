@@ -51,8 +51,12 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
     /// Set while the handler is in a pipeline; touched only on the event loop.
     private let context: NIOLoopBoundBox<ChannelHandlerContext?>
 
-    init(eventLoop: any EventLoop) {
+    /// Told once, when the sequence ends: input ended, or the reading task was cancelled.
+    private let onInputEnd: (@Sendable () -> Void)?
+
+    init(eventLoop: any EventLoop, onInputEnd: (@Sendable () -> Void)? = nil) {
         self.eventLoop = eventLoop
+        self.onInputEnd = onInputEnd
         self.context = .makeEmptyBox(valueType: ChannelHandlerContext.self, eventLoop: eventLoop)
     }
 
@@ -122,12 +126,13 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
     /// The reading task was cancelled: the sequence ends, what waits is dropped, and the task gets
     /// `CancellationError` (thrown by `next()` itself, or given to it if it is parked).
     private func cancel() {
-        let waiter = state.withLock { state in
+        let (first, waiter) = state.withLock { state in
+            defer { state.ended = true }
             state.batches.removeAll()
-            state.ended = true
-            return state.takeWaiter()
+            return (!state.ended, state.takeWaiter())
         }
         waiter?.resume(returning: .end(CancellationError()))
+        if first { onInputEnd?() }
     }
 
     /// Whether a task is parked waiting for a batch (for tests).
@@ -135,14 +140,15 @@ final class FrameInbox: ChannelDuplexHandler, Sendable {
 
     /// Ends the sequence after the batches already in; the first end counts.
     private func end(failure: (any Error)?) {
-        let waiter = state.withLock { state -> UnsafeContinuation<Taken, Never>? in
-            guard !state.ended else { return nil }
+        let (first, waiter) = state.withLock { state -> (Bool, UnsafeContinuation<Taken, Never>?) in
+            guard !state.ended else { return (false, nil) }
             state.ended = true
-            if let waiter = state.takeWaiter() { return waiter }
+            if let waiter = state.takeWaiter() { return (true, waiter) }
             state.failure = failure
-            return nil
+            return (true, nil)
         }
         waiter?.resume(returning: .end(failure))
+        if first { onInputEnd?() }
     }
 
     // MARK: - The event loop

@@ -70,6 +70,41 @@ final class PeerConnection: Sendable, Hashable {
         endReasonBox.withLock { if $0 == nil { $0 = reason } }
     }
 
+    /// What to do once the peer stops sending: nil once it has (the caller acts at once), else a token for
+    /// ``forgetInputEnd(_:)``.
+    private let inputEnd = Mutex(InputEnd())
+
+    private struct InputEnd {
+        var ended = false
+        var next: UInt64 = 0
+        var actions: [UInt64: @Sendable () -> Void] = [:]
+    }
+
+    func whenInputEnds(_ action: @escaping @Sendable () -> Void) -> UInt64? {
+        inputEnd.withLock { state in
+            guard !state.ended else { return nil }
+            state.next += 1
+            state.actions[state.next] = action
+            return state.next
+        }
+    }
+
+    func forgetInputEnd(_ token: UInt64) {
+        _ = inputEnd.withLock { $0.actions.removeValue(forKey: token) }
+    }
+
+    /// The peer will send nothing more (it shut down its sending side, or the connection ended): called by the
+    /// connection's ``FrameInbox``.
+    func noteInputEnded() {
+        let actions = inputEnd.withLock { state -> [@Sendable () -> Void] in
+            guard !state.ended else { return [] }
+            state.ended = true
+            defer { state.actions = [:] }
+            return Array(state.actions.values)
+        }
+        for action in actions { action() }
+    }
+
     private let expectedPeerBox = Mutex<PeerID?>(nil)
 
     /// Whom the connection leads to while its handshake runs: the id a discovered service advertised, when this
@@ -161,8 +196,26 @@ final class PeerConnection: Sendable, Hashable {
 
     /// Sends a request and waits up to `timeout` for the frame that answers it (then throws ``TimeoutExpired``).
     /// The deadline is kept by ``PendingRequests`` rather than a racing task: a request costs no extra tasks.
-    func request(_ header: MessageHeader, payload: ByteBuffer, to peer: PeerID, timeout: Duration) async throws -> Reply {
+    ///
+    /// With `requester`, the request is made for that connection's peer (parleyd forwarding a local tool's request):
+    /// it fails as soon as the requester stops sending, since its answer would have no one to go to, and the
+    /// requester's connection is not held open by a wait it gave up on.
+    func request(
+        _ header: MessageHeader, payload: ByteBuffer, to peer: PeerID, timeout: Duration, for requester: PeerConnection? = nil
+    ) async throws -> Reply {
         let slot = requests.register(header.id, to: peer, deadline: channel.eventLoop.now + TimeAmount(timeout), timerOn: channel.eventLoop)
+        var abandonment: UInt64?
+        if let requester {
+            let left = TransceiverError.connectionClosed(requester.peer?.id ?? peer, reason: .peerClosed)
+            abandonment = requester.whenInputEnds { [requests, id = header.id] in
+                _ = requests.resolve(id, from: peer, with: .failure(left))
+            }
+            if abandonment == nil {
+                requests.remove(header.id)
+                throw left
+            }
+        }
+        defer { if let abandonment { requester?.forgetInputEnd(abandonment) } }
         do {
             try await send(.message(MessageFrame(header: header, payload: payload)))
             return try await slot.value()
