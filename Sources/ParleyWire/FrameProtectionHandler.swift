@@ -7,6 +7,12 @@ import NIOCore
 /// The peer may switch before our handshake code has installed the keys: a dialer sends sealed frames right
 /// behind its proof, while the acceptor is still checking that proof. Such frames wait here, and reading stops
 /// until the keys arrive, so that a peer which never authenticates cannot make them pile up.
+///
+/// Once the peer's proof is in, plaintext is refused, a close frame included: a close is the one frame that could
+/// otherwise end an authenticated connection with a code and text of an on-path attacker's choosing. The one
+/// exception is the refusal of our own proof (protocol §4.1): a dialer proves itself after the acceptor did, and
+/// an acceptor that finds the proof wrong has no keys to seal its `authentication-failed` close with. So when our
+/// proof went out after the peer's, that close passes until the peer's first sealed frame shows it accepted us.
 public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = FrameBatch
     public typealias InboundOut = FrameBatch
@@ -28,9 +34,12 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
     /// After a forged or plaintext frame the inbound stream is not trusted any more: nothing else is passed on.
     private var inboundFailed = false
     /// The peer's auth frame (its proof, its last plaintext frame) has passed. From then on it sends only sealed
-    /// frames, or a plaintext close refusing our proof; anything else was slipped in behind the proof by someone
+    /// frames (or the refusal of our proof, below); anything else was slipped in behind the proof by someone
     /// without the keys, and must not reach the handshake code as if the proven peer had sent it.
     private var peerProofPassed = false
+    /// Our proof went out after the peer's (we dialled), and no sealed frame of the peer has opened since: the
+    /// peer may still refuse our proof, and that refusal can only come in plaintext.
+    private var ownProofAwaitsVerdict = false
     /// The peer's end of the stream, arrived while sealed frames wait for the keys: passed on after them, or the
     /// reader would see the stream end first and the frames would be lost.
     private var inputClosedHeld = false
@@ -46,9 +55,12 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
                 do {
                     // In place: opening advances the protection's state (its expected sequence number).
                     passed.append(try protection!.open(sealed: body))
+                    ownProofAwaitsVerdict = false
                 } catch {
                     return fail(error, after: passed, context: context)
                 }
+            case (.close(let close), _) where ownProofAwaitsVerdict && waiting.isEmpty && close.code == .authenticationFailed:
+                passed.append(frame)
             case (_, .some):
                 return fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), after: passed, context: context)
             case (.sealed(let body), nil):
@@ -56,13 +68,11 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
             case (_, nil) where !waiting.isEmpty:
                 // The peer has switched to sealed frames; it may not switch back.
                 return fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), after: passed, context: context)
+            case (_, nil) where peerProofPassed:
+                return fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), after: passed, context: context)
             case (.auth, nil):
                 peerProofPassed = true
                 passed.append(frame)
-            case (.close, nil):
-                passed.append(frame)
-            case (_, nil) where peerProofPassed:
-                return fail(.plaintextAfterSealing(kind: HandshakeStateMachine.name(of: frame)), after: passed, context: context)
             case (_, nil):
                 passed.append(frame)
             }
@@ -88,6 +98,9 @@ public final class FrameProtectionHandler: ChannelDuplexHandler, RemovableChanne
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard protection != nil else {
+            if peerProofPassed, unwrapOutboundIn(data).frames.contains(where: { if case .auth = $0 { true } else { false } }) {
+                ownProofAwaitsVerdict = true
+            }
             context.write(data, promise: promise)
             return
         }

@@ -98,14 +98,89 @@ struct FrameProtectionHandlerTests {
         _ = try channel.finish()
     }
 
-    @Test("behind the peer's proof a plaintext close still passes (the acceptor refusing our proof), and sealed frames wait")
-    func closeAndSealedBehindProof() throws {
+    @Test("a plaintext close right behind the peer's proof is refused: a machine in the middle cannot end the connection as the peer")
+    func closeBehindProofRefused() throws {
+        let (channel, _, _, _) = try Self.setUp()
+        let proof = Frame.auth(ByteBuffer(string: "proof"))
+        let forged = Frame.close(CloseFrame(code: .goingAway, message: "bye from the middle"))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "close")) { try channel.writeInbound(FrameBatch([proof, forged])) }
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([proof]), "the proof before it is passed on, the close is not")
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test("after the switch a plaintext close is refused like any plaintext frame, authentication-failed included")
+    func closeAfterSwitchRefused() throws {
+        let (channel, _, local, _) = try Self.setUp()
+        try channel.writeInbound(FrameBatch([Frame.auth(ByteBuffer(string: "proof"))]))
+        _ = try channel.readInbound(as: FrameBatch.self)
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        let refusal = Frame.close(CloseFrame(code: .authenticationFailed, message: "wrong proof"))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "close")) { try channel.writeInbound(FrameBatch([refusal])) }
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+        _ = try channel.finish()
+    }
+
+    /// The dialer's side: the acceptor's proof in, ours out behind it, then the switch.
+    static func dialerAfterProofs() throws -> (channel: EmbeddedChannel, peer: any FrameProtection) {
+        let (channel, _, local, peer) = try setUp()
+        try channel.writeInbound(FrameBatch([Frame.auth(ByteBuffer(string: "acceptor's proof"))]))
+        _ = try channel.readInbound(as: FrameBatch.self)
+        try channel.writeOutbound(FrameBatch([Frame.auth(ByteBuffer(string: "dialer's proof"))]))
+        _ = try channel.readOutbound(as: FrameBatch.self)
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        return (channel, peer)
+    }
+
+    @Test("a dialer reads the acceptor's plaintext refusal of its proof (authentication-failed) in place of the first sealed frame")
+    func refusalOfOwnProofPasses() throws {
+        let (channel, _) = try Self.dialerAfterProofs()
+        let refusal = Frame.close(CloseFrame(code: .authenticationFailed, message: "the peer does not know this node's shared secret"))
+        try channel.writeInbound(FrameBatch([refusal]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([refusal]))
+        _ = try channel.finish()
+    }
+
+    @Test("a dialer refuses a plaintext close with any other code in place of the first sealed frame")
+    func otherPlaintextCloseBeforeVerdictRefused() throws {
+        let (channel, _) = try Self.dialerAfterProofs()
+        let forged = Frame.close(CloseFrame(code: .goingAway, message: "bye from the middle"))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "close")) { try channel.writeInbound(FrameBatch([forged])) }
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test("once a sealed frame of the acceptor has opened (it accepted our proof), a plaintext authentication-failed close is refused")
+    func refusalAfterFirstSealedFrameRefused() throws {
+        var (channel, peer) = try Self.dialerAfterProofs()
+        let ping = Frame.ping(1)
+        let refusal = Frame.close(CloseFrame(code: .authenticationFailed, message: "wrong proof"))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "close")) {
+            try channel.writeInbound(FrameBatch([try peer.seal(ping, allocator: Self.allocator), refusal]))
+        }
+        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([ping]))
+        #expect(try channel.readInbound(as: FrameBatch.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test("an acceptor, whose proof went out before the dialer's, never takes a plaintext close after the dialer's proof")
+    func acceptorRefusesRefusal() throws {
+        let (channel, _, local, _) = try Self.setUp()
+        try channel.writeOutbound(FrameBatch([HandshakeStateMachineFrames.hello, Frame.auth(ByteBuffer(string: "acceptor's proof"))]))
+        _ = try channel.readOutbound(as: FrameBatch.self)
+        try channel.writeInbound(FrameBatch([Frame.auth(ByteBuffer(string: "dialer's proof"))]))
+        _ = try channel.readInbound(as: FrameBatch.self)
+        channel.pipeline.triggerUserOutboundEvent(FrameProtectionHandler.Install(local), promise: nil)
+        let refusal = Frame.close(CloseFrame(code: .authenticationFailed, message: "wrong proof"))
+        #expect(throws: WireError.plaintextAfterSealing(kind: "close")) { try channel.writeInbound(FrameBatch([refusal])) }
+        _ = try channel.finish()
+    }
+
+    @Test("behind the peer's proof sealed frames wait for the keys, then pass in order")
+    func sealedBehindProofWait() throws {
         var (channel, _, local, peer) = try Self.setUp()
         try channel.writeInbound(FrameBatch([Frame.auth(ByteBuffer(string: "proof"))]))
         _ = try channel.readInbound(as: FrameBatch.self)
-        let refusal = Frame.close(CloseFrame(code: .authenticationFailed, message: "wrong proof"))
-        try channel.writeInbound(FrameBatch([refusal]))
-        #expect(try channel.readInbound(as: FrameBatch.self) == FrameBatch([refusal]))
         let pipelined = KeyScheduleTests.message("pipelined", id: 3)
         try channel.writeInbound(FrameBatch([try peer.seal(pipelined, allocator: Self.allocator)]))
         #expect(try channel.readInbound(as: FrameBatch.self) == nil)
