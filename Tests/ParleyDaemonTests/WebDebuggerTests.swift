@@ -327,6 +327,7 @@ struct WebDebuggerTests {
                 // the one request before this scrape answered 200.
                 #expect(text.contains(#"parley_messages_total{direction="in"} 0"#), "\(text)")
                 #expect(text.contains(#"parley_connections{kind="tcp"} 0"#), "\(text)")
+                #expect(text.contains(#"parley_closed_connections_total{reason="no-sealed-close"} 0"#), "\(text)")
                 #expect(text.contains(#"parley_web_requests_total{status="2xx"} 1"#), "\(text)")
             }
         }

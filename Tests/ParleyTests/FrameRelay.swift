@@ -16,6 +16,8 @@ final class FrameRelay: Sendable {
     typealias Tamper = @Sendable (_ direction: Direction, _ index: Int, _ frame: [UInt8]) -> [[UInt8]]
 
     private let server = Mutex<(any Channel)?>(nil)
+    /// The relay's connections to the target, for ``endStreamsToAcceptor()``.
+    private let acceptorSides = Mutex<[any Channel]>([])
     private let log = Mutex<[UInt8]>([])
     private let target: Int
     private let tamper: Tamper
@@ -50,6 +52,12 @@ final class FrameRelay: Sendable {
 
     func stop() async {
         try? await server.withLock { $0 }?.close()
+    }
+
+    /// Ends the stream towards the acceptor (a FIN, as anyone on the path can send), without a close frame; the
+    /// other direction stays open.
+    func endStreamsToAcceptor() async {
+        for channel in acceptorSides.withLock({ $0 }) { try? await channel.close(mode: .output) }
     }
 
     private func record(_ bytes: some Sequence<UInt8>) { log.withLock { $0.append(contentsOf: bytes) } }
@@ -88,6 +96,7 @@ final class FrameRelay: Sendable {
                     switch result {
                     case .success(let acceptorSide):
                         pipe.value.partner = acceptorSide
+                        relay.acceptorSides.withLock { $0.append(acceptorSide) }
                         dialerSide.setOption(.autoRead, value: true).whenSuccess { dialerSide.read() }
                     case .failure:
                         dialerSide.close(promise: nil)

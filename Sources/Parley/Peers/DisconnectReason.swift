@@ -5,6 +5,10 @@ import ParleyWire
 public enum DisconnectReason: Sendable, Hashable, CustomStringConvertible {
     /// The peer closed the TCP connection without a close frame (a crash, a killed process, a cable).
     case peerClosed
+    /// On a sealed connection (a shared secret), the stream ended without the peer's sealed close frame: the peer
+    /// stopped without a goodbye, or someone on the path cut the connection. Unlike ``peerClosed`` it cannot be
+    /// taken for a goodbye: anyone on the path can end a TCP stream, only the peer can seal a close.
+    case endedWithoutSealedClose
     /// The peer said goodbye with a close frame (shutting down, a limit of its own, a duplicate).
     case peerSaidGoodbye(ErrorCode, message: String)
     /// This side ended the connection with a close frame: the peer broke the protocol or went past a limit
@@ -26,6 +30,8 @@ public enum DisconnectReason: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .peerClosed: "the peer closed the connection"
+        case .endedWithoutSealedClose:
+            "the connection ended without the peer's sealed close frame: the peer stopped without a goodbye, or the connection was cut on the way"
         case .peerSaidGoodbye(let code, let message): "the peer closed the connection (\(code)): \(message.excerpt())"
         case .closedByUs(let code, let message): "closed by this side (\(code)): \(message.excerpt())"
         case .silent(let silence): "no data or heartbeat from the peer for \(silence.secondsText); it is presumed gone"

@@ -68,6 +68,7 @@ extension Transceiver {
         } catch {
             endReason = reason(for: error)
         }
+        if protocolError == nil, endReason == .peerClosed { endReason = endOfStream(on: connection, logger: logger) }
         if let (code, text) = protocolError {
             if code != .idleTimeout && code != .rateLimited {
                 counters.protocolErrors.add(1, ordering: .relaxed)
@@ -89,6 +90,19 @@ extension Transceiver {
         }
         try? await connection.channel.closeFuture.get()
         return endReason
+    }
+
+    /// Why a connection ended whose stream ended without a close frame. On a sealed connection a peer that leaves
+    /// says so in a sealed close, while anyone on the path can end the TCP stream: unless this side had begun to
+    /// end the connection (its goodbye is out, and the peer answers by closing without one), that is no goodbye.
+    private func endOfStream(on connection: PeerConnection, logger: Logger) -> DisconnectReason {
+        guard connection.sharedSecret != nil, connection.endReason == nil, !connection.outbound.isFinishing else { return .peerClosed }
+        counters.endsWithoutSealedClose.add(1, ordering: .relaxed)
+        logThrottle.warning(
+            "sealed connection ended without the peer's sealed close frame; the peer stopped without a goodbye, or the connection was cut on the way",
+            to: logger
+        )
+        return .endedWithoutSealedClose
     }
 
     /// A peer went past a limit: counted and logged with the limit, then closed like a protocol error.

@@ -33,6 +33,8 @@ public struct TransceiverStatistics: Sendable, Hashable, Codable {
     public var stalledFrames = 0
     /// Connections that never sent a byte, closed to make room in the pool of pending connections.
     public var silentConnectionsClosed = 0
+    /// Sealed connections whose stream ended without the peer's sealed close frame (``DisconnectReason/endedWithoutSealedClose``).
+    public var endsWithoutSealedClose = 0
 }
 
 /// The live counters behind ``TransceiverStatistics``.
@@ -54,6 +56,7 @@ final class StatisticsCounters: Sendable {
     let budgetEvictions = Atomic<Int>(0)
     let stalledFrames = Atomic<Int>(0)
     let silentConnectionsClosed = Atomic<Int>(0)
+    let endsWithoutSealedClose = Atomic<Int>(0)
 
     /// Counts `messages` sent, carrying `payloadBytes` in all.
     func sent(_ messages: Int, payloadBytes: Int) {
@@ -85,7 +88,8 @@ final class StatisticsCounters: Sendable {
             rateLimitedConnections: rateLimitedConnections.load(ordering: .relaxed),
             budgetEvictions: budgetEvictions.load(ordering: .relaxed),
             stalledFrames: stalledFrames.load(ordering: .relaxed),
-            silentConnectionsClosed: silentConnectionsClosed.load(ordering: .relaxed)
+            silentConnectionsClosed: silentConnectionsClosed.load(ordering: .relaxed),
+            endsWithoutSealedClose: endsWithoutSealedClose.load(ordering: .relaxed)
         )
     }
 }

@@ -137,6 +137,9 @@ final class OutboundQueue: Sendable {
     /// Stops taking frames, queues `last` (if any) behind everything already queued and, once all of it is
     /// written, ends the channel as `ending` says. After `timeout` the channel is closed regardless, so a peer
     /// that stopped reading cannot hold a connection open.
+    /// ``finish(sending:then:timeout:reason:)`` was called: this side has begun to end the connection.
+    var isFinishing: Bool { state.withLock { $0.ending != nil } }
+
     func finish(sending last: Frame?, then ending: Ending, timeout: Duration, reason: any Error) {
         let (endNow, flush) = state.withLock { state -> (Bool, Bool) in
             guard state.ending == nil else { return (false, false) }

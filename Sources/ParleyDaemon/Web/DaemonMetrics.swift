@@ -40,6 +40,7 @@ final class DaemonMetrics: Sendable {
             ("parley_closed_connections_total", [("reason", "memory-budget")], statistics.budgetEvictions),
             ("parley_closed_connections_total", [("reason", "stalled-frame")], statistics.stalledFrames),
             ("parley_closed_connections_total", [("reason", "silent")], statistics.silentConnectionsClosed),
+            ("parley_closed_connections_total", [("reason", "no-sealed-close")], statistics.endsWithoutSealedClose),
             ("parley_refused_connections_total", [], statistics.connectionsRefused),
         ]
         let deltas = reported.withLock { reported in
