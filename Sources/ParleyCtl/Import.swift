@@ -41,7 +41,7 @@ struct Import: AsyncParsableCommand {
                     DebuggerControl.Import(lines: String(decoding: piece, as: UTF8.self), progress: progress, last: index == pieces.count - 1),
                     expecting: DebuggerControl.ImportProgress.self, timeout: .seconds(60)
                 )
-                // Importing is idempotent: a session parleyd has already ends it at the first piece.
+                // Importing is idempotent: parleyd still checks every line of a session it has, then says so.
                 if reply.alreadyInHistory == true { return (reply.session, true) }
                 progress = reply.progress
                 finished = reply.session

@@ -329,24 +329,25 @@ final class DebuggerService: Sendable {
         } else {
             let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
             let header = lines.readSlice(length: newline ?? lines.readableBytes)!
-            let begun: Result<HistoryImport, HistoryStoreError>
+            progress = try await store.beginImport(header: header)
+        }
+        if lines.readableBytes > 0 { try await store.continueImport(&progress, lines: lines) }
+        if request.last {
+            // A file imported before is read to its end all the same: a damaged copy is reported as damaged.
+            let finished: Result<SessionSummary, HistoryStoreError>
             do {
-                begun = .success(try await store.beginImport(header: header))
+                finished = .success(try await store.finishImport(progress))
             } catch {
-                begun = .failure(error)
+                finished = .failure(error)
             }
-            switch begun {
-            case .success(let started):
-                progress = started
+            switch finished {
+            case .success(let session):
+                return DebuggerControl.ImportProgress(progress: nil, session: session)
             case .failure(.alreadyInHistory(let session)):
                 return DebuggerControl.ImportProgress(progress: nil, session: try await store.session(session), alreadyInHistory: true)
             case .failure(let error):
                 throw error
             }
-        }
-        if lines.readableBytes > 0 { try await store.continueImport(&progress, lines: lines) }
-        if request.last {
-            return DebuggerControl.ImportProgress(progress: nil, session: try await store.finishImport(progress))
         }
         return DebuggerControl.ImportProgress(progress: String(decoding: try JSONEncoder().encode(progress), as: UTF8.self), session: nil)
     }

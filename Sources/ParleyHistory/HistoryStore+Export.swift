@@ -26,9 +26,18 @@ public struct HistoryExportChunk: Sendable {
 
 /// An import in progress, fed chunk by chunk. Until ``HistoryStore/finishImport(_:)`` its session and entries
 /// are invisible; an error, ``HistoryStore/abandonImport(_:)`` or a restart of parleyd removes them.
+///
+/// A file whose session was imported before is still read to its end, and checked like any other, but nothing is
+/// written: ``HistoryStore/finishImport(_:)`` then throws ``HistoryStoreError/alreadyInHistory(session:)``, so a
+/// damaged copy is reported as damaged, not as already there.
 public struct HistoryImport: Sendable, Hashable, Codable {
-    /// The session being filled (it gets this id once finished).
+    /// The session being filled (it gets this id once finished); for a file imported before, that session.
     public let session: Int64
+    /// Set when the file's session was imported before, as `session`: the import only checks.
+    var checkingOnly: Bool?
+    /// The history's last session id and entry sequence number when the import began: an abandoned import gives
+    /// back the numbers it took, unless something else took later ones meanwhile.
+    var numbersBefore: NumbersInUse?
     /// Lines read so far, the header included: the next line's number is `linesRead + 1`.
     public internal(set) var linesRead: Int
     let announced: Int
@@ -139,12 +148,18 @@ extension HistoryStore {
         var headerLine = line
         if headerLine.readableBytesView.last == 0x0A { headerLine.moveWriterIndex(to: headerLine.writerIndex - 1) }
         let header = try HistoryExportFormat.readHeader(headerLine, lineNumber: 1)
-        let id = try await write("begin an import") { db in
-            try Self.insertImportedSession(header, ended: header.ended.map { Timestamp($0).milliseconds }, importing: true, in: db)
+        let begun = try await write("begin an import") { db -> (Int64, NumbersInUse?, Bool) in
+            let before = try NumbersInUse.read(in: db)
+            do {
+                return (try Self.insertImportedSession(header, ended: header.ended.map { Timestamp($0).milliseconds }, importing: true, in: db), before, false)
+            } catch HistoryStoreError.alreadyInHistory(let existing) {
+                return (existing, nil, true)
+            }
         }
         return HistoryImport(
-            session: id, linesRead: 1, announced: header.entries, entriesRead: 0,
-            ended: header.ended.map { Timestamp($0).milliseconds }, started: Timestamp(header.started).milliseconds, lastTime: nil
+            session: begun.0, checkingOnly: begun.2 ? true : nil, numbersBefore: begun.1, linesRead: 1, announced: header.entries,
+            entriesRead: 0, ended: header.ended.map { Timestamp($0).milliseconds }, started: Timestamp(header.started).milliseconds,
+            lastTime: nil
         )
     }
 
@@ -156,6 +171,11 @@ extension HistoryStore {
             for (index, line) in HistoryExportFormat.lines(of: chunk).enumerated() {
                 let entry = try HistoryExportFormat.readEntry(line, lineNumber: progress.linesRead + index + 1)
                 rows.append((entry, Data(entry.state.readableBytesView), Data(entry.screenshot.readableBytesView)))
+            }
+            if progress.checkingOnly == true {
+                progress.linesRead += rows.count
+                progress.entriesRead += rows.count
+                return
             }
             let session = progress.session
             let batch = rows
@@ -182,6 +202,7 @@ extension HistoryStore {
             try? await abandonImport(progress)
             throw .invalidImport(line: progress.linesRead + 1, problem: .entryCount(announced: progress.announced, found: progress.entriesRead))
         }
+        if progress.checkingOnly == true { throw .alreadyInHistory(session: progress.session) }
         let limits = self.limits
         let ended = progress.ended ?? progress.lastTime ?? progress.started
         try await write("finish an import") { db in
@@ -196,9 +217,11 @@ extension HistoryStore {
 
     /// Removes an unfinished import and everything it stored.
     public func abandonImport(_ progress: HistoryImport) async throws(HistoryStoreError) {
+        guard progress.checkingOnly != true else { return }
         try await write("abandon an import") { db in
             try db.execute(sql: "DELETE FROM entry WHERE session = ? AND session IN (SELECT id FROM session WHERE importing = 1)", arguments: [progress.session])
             try db.execute(sql: "DELETE FROM session WHERE id = ? AND importing = 1", arguments: [progress.session])
+            if let before = progress.numbersBefore { try before.giveBack(in: db) }
         }
     }
 
@@ -249,5 +272,31 @@ extension HistoryImport {
         }
         if let piece = current { pieces.append(piece) }
         return pieces
+    }
+}
+
+/// The highest session id and entry sequence number the history has handed out (SQLite's `AUTOINCREMENT`
+/// counters), so that an import that fails can give back the numbers it took.
+struct NumbersInUse: Sendable, Hashable, Codable {
+    var session: Int64
+    var entry: Int64
+
+    static func read(in db: Database) throws -> NumbersInUse {
+        func counter(_ table: String) throws -> Int64 {
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table]) ?? 0
+        }
+        return NumbersInUse(session: try counter("session"), entry: try counter("entry"))
+    }
+
+    /// Lowers the counters to what they were before, or to the highest number still in use when something else
+    /// (an app recording meanwhile) took a later one: numbers are never handed out twice, only the ones the failed
+    /// import held, which no one saw, are handed out again.
+    func giveBack(in db: Database) throws {
+        try db.execute(
+            sql: "UPDATE sqlite_sequence SET seq = MAX(?, (SELECT COALESCE(MAX(id), 0) FROM session)) WHERE name = 'session'",
+            arguments: [session])
+        try db.execute(
+            sql: "UPDATE sqlite_sequence SET seq = MAX(?, (SELECT COALESCE(MAX(sequence), 0) FROM entry)) WHERE name = 'entry'",
+            arguments: [entry])
     }
 }

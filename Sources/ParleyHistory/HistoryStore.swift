@@ -13,7 +13,8 @@ import Synchronization
 /// * **Durability.** The database is in WAL mode with `synchronous = NORMAL`: a committed append survives a
 ///   crash or SIGKILL of parleyd (only a power loss may take the last commits).
 /// * **Sequence numbers** are global and only grow (`AUTOINCREMENT`: never reused, even after retention or
-///   deletes), so an entry number names one entry for good.
+///   deletes), so an entry number names one entry for good. The one exception is a number no one saw: an import
+///   that fails gives back the session and entry numbers it took.
 /// * **Listing never reads blobs.** Sizes live in the `entry` table and the state and screenshot in a separate
 ///   `entryContent` table, so listing or paging 1 000 entries reads the same few pages whether the states are
 ///   1 KB or 5 MB.

@@ -488,14 +488,20 @@ struct DebuggerTests {
         #expect(fromStdin.status == 0 && fromStdin.stdout.contains("imported before as session \(newSession)"), "\(fromStdin)")
         #expect(try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n").count == 2)
 
-        // A broken file: an error naming the line, and no session added.
-        // (From another peer: the same session again would be recognised from its header and not read at all.)
+        // A broken copy of that same session: still read to its end, an error naming the line, nothing added; and
+        // the same for another peer's broken file, whose entries were written before the bad line and are removed.
         let otherPeer = text.replacingOccurrences(of: #""peerID":""#, with: #""peerID":"other-"#)
-        try Data((otherPeer.split(separator: "\n").prefix(2).joined(separator: "\n") + "\n{not json}\n").utf8).write(to: file)
-        let broken = try await daemon.ctl(["import", file.path])
-        #expect(broken.status == 1 && broken.stderr.contains("line 3"), "\(broken)")
-        let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n")
-        #expect(sessions.count == 2)
+        for source in [text, otherPeer] {
+            try Data((source.split(separator: "\n").prefix(2).joined(separator: "\n") + "\n{not json}\n").utf8).write(to: file)
+            let broken = try await daemon.ctl(["import", file.path])
+            #expect(broken.status == 1 && broken.stderr.contains("line 3"), "\(broken)")
+            #expect(broken.stdout.isEmpty, "\(broken)")
+        }
+        #expect(try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n").count == 2)
+        // The failed imports used up no numbers: the next session is the one after the last seen.
+        try Data(otherPeer.utf8).write(to: file)
+        let next = try await daemon.ctl(["import", file.path])
+        #expect(next.status == 0 && next.stdout.contains("imported as session \(newSession + 1) "), "\(next)")
         #expect(try await daemon.stop() == 0)
     }
 

@@ -149,6 +149,65 @@ struct HistoryExportTests {
         }
     }
 
+    /// Feeds `file` in pieces of `maxBytes`, as parleyctl and the web's upload do.
+    private func importInPieces(_ file: ByteBuffer, into store: HistoryStore, maxBytes: Int = 1) async throws -> SessionSummary {
+        let parts = HistoryImport.pieces(of: file, maxBytes: maxBytes)
+        var progress = try await store.beginImport(header: parts[0])
+        for part in parts.dropFirst() { try await store.continueImport(&progress, lines: part) }
+        return try await store.finishImport(progress)
+    }
+
+    @Test("a damaged copy of a session imported before is reported as damaged; an intact copy as imported before")
+    func damagedCopyOfAnImport() async throws {
+        try await withStore { store, _ in
+            let (session, _) = try await fill(store)
+            let file = try await store.export(session: session.id)
+            let imported = try await importInPieces(file, into: store)
+            let lines = String(buffer: file).split(separator: "\n").map(String.init)
+
+            let truncated = ByteBuffer(string: lines.dropLast().joined(separator: "\n") + "\n")
+            await #expect(throws: HistoryStoreError.invalidImport(line: 5, problem: .entryCount(announced: 4, found: 3))) {
+                try await importInPieces(truncated, into: store)
+            }
+            var broken = lines
+            broken[2] = #"{"sequence":2,"time":"yesterday","action":"x","state":{},"screenshot":""}"#
+            await #expect(throws: HistoryStoreError.invalidImport(line: 3, problem: .invalidTime(field: "time", text: "yesterday"))) {
+                try await importInPieces(ByteBuffer(string: broken.joined(separator: "\n") + "\n"), into: store)
+            }
+            await #expect(throws: HistoryStoreError.alreadyInHistory(session: imported.id)) { try await importInPieces(file, into: store) }
+            #expect(try await store.sessions().map(\.id) == [session.id, imported.id])
+        }
+    }
+
+    @Test("an import that fails gives back the session and entry numbers it took; the next one gets them")
+    func failedImportGivesNumbersBack() async throws {
+        try await withStore { store, _ in
+            let (session, entries) = try await fill(store)
+            let file = try await store.export(session: session.id)
+            // Renamed, so that it is not the session imported before; the last line damaged, so that three entries
+            // are written before the import fails.
+            var lines = String(buffer: file).split(separator: "\n").map(String.init)
+            lines[0] = lines[0].replacingOccurrences(of: #""appName":"Listr ✓""#, with: #""appName":"Copy""#)
+            let intact = ByteBuffer(string: lines.joined(separator: "\n") + "\n")
+            lines[4] = "[1]"
+            let damaged = ByteBuffer(string: lines.joined(separator: "\n") + "\n")
+            for _ in 0..<3 {
+                await #expect(throws: HistoryStoreError.invalidImport(line: 5, problem: .notAnObject)) {
+                    try await importInPieces(damaged, into: store)
+                }
+            }
+            let imported = try await importInPieces(intact, into: store)
+            #expect(imported.id == session.id + 1)
+            let copies = try await store.entries(EntryQuery(session: imported.id, limit: 100)).items
+            #expect(copies.map(\.sequence) == entries.map { $0.sequence + Int64(entries.count) })
+
+            // A number someone saw is never handed out again: the deleted session's stays used.
+            try await store.deleteSession(imported.id)
+            await #expect(throws: HistoryStoreError.self) { try await importInPieces(damaged, into: store) }
+            #expect(try await importInPieces(intact, into: store).id == imported.id + 1)
+        }
+    }
+
     @Test("a file with fewer or more entry lines than its header announces is refused")
     func wrongEntryCount() async throws {
         try await withStore { store, _ in

@@ -112,8 +112,6 @@ struct DaemonWebBackend: WebDebuggerBackend {
         let store: HistoryStore
         let events: DaemonEvents
         private let progress = Mutex<HistoryImport?>(nil)
-        /// Set when the header names a session imported before: the rest of the file is not read.
-        private let existing = Mutex<Int64?>(nil)
 
         init(store: HistoryStore, events: DaemonEvents) {
             self.store = store
@@ -121,21 +119,12 @@ struct DaemonWebBackend: WebDebuggerBackend {
         }
 
         func add(lines: ByteBuffer) async throws {
-            guard existing.withLock({ $0 }) == nil else { return }
             var lines = lines
             var current = progress.withLock { $0 }
             if current == nil {
                 let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
                 let header = lines.readSlice(length: newline ?? lines.readableBytes)!
-                do {
-                    current = try await store.beginImport(header: header)
-                } catch .alreadyInHistory(let session) {
-                    existing.withLock { $0 = session }
-                    return
-                } catch {
-                    // Spelled out: without it this compiler (6.3.1) crashes on the typed rethrow.
-                    throw error
-                }
+                current = try await store.beginImport(header: header)
             }
             guard var started = current else { return }
             if lines.readableBytes > 0 {
@@ -151,13 +140,19 @@ struct DaemonWebBackend: WebDebuggerBackend {
         }
 
         func finish() async throws -> (session: SessionSummary, alreadyInHistory: Bool) {
-            if let session = existing.withLock({ $0 }) {
-                return (try await store.session(session), true)
-            }
             guard let started = progress.withLock({ $0 }) else {
                 throw WebProblem.badRequest("the file is empty: an export starts with its header line (docs/debugger.md, Export format)")
             }
-            let session = try await store.finishImport(started)
+            // A file imported before is read to its end all the same: a damaged copy is reported as damaged.
+            let session: SessionSummary
+            do {
+                session = try await store.finishImport(started)
+            } catch .alreadyInHistory(let existing) {
+                return (try await store.session(existing), true)
+            } catch {
+                // Spelled out: without it this compiler (6.3.1) crashes on the typed rethrow.
+                throw error
+            }
             events.publish(.sessionEnded(session))
             return (session, false)
         }
