@@ -224,8 +224,18 @@ public final class Transceiver: Service, Sendable {
         let network = configuration.discovery != nil || configuration.listenInterfaces != nil
             ? await NetworkMonitor.started(logger: logger) : nil
         defer { network?.stop() }
+        var identity: ResolvedIdentity?
+        defer { identity?.release() }
         do {
-            let localID = try configuration.identity.resolve()
+            let resolved = try ResolvedIdentity(configuration.identity)
+            identity = resolved
+            let localID = resolved.id
+            if case .persisted(let first) = configuration.identity, let path = resolved.path, path != first {
+                logger.notice(
+                    "another copy of this app runs on this host with its peer id; this copy has an id of its own",
+                    metadata: ["peer-id-file": "\(path)"]
+                )
+            }
             lifecycle.withLock { $0.localPeerID = localID }
             let server = try await bindListener(network: network)
             if let server { listeners.append(server) }

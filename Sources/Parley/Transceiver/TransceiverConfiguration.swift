@@ -85,7 +85,9 @@ public struct TransceiverConfiguration: Sendable {
     public var eventLoopGroup: any EventLoopGroup
 
     public enum Identity: Sendable, Hashable {
-        /// Read the peer id from this file, creating it with a fresh UUID on first use.
+        /// Read the peer id from this file, creating it with a fresh UUID on first use. A second copy of the app
+        /// running at the same time (the file is locked while a transceiver uses it) takes `<file>.2`, a third
+        /// `<file>.3`, and so on: each running copy is a peer of its own, and keeps its id across launches.
         case persisted(path: String)
         /// A fresh id for this process only (tests, throwaway tools).
         case ephemeral
@@ -162,43 +164,18 @@ public struct TransceiverConfiguration: Sendable {
     }
 }
 
-extension TransceiverConfiguration.Identity {
-    /// Resolves the identity to a peer id, creating and persisting one when needed.
-    func resolve() throws -> PeerID {
-        switch self {
-        case .fixed(let id): return id
-        case .ephemeral: return PeerID()
-        case .persisted(let path):
-            let url = URL(fileURLWithPath: path)
-            if let text = try? String(contentsOf: url, encoding: .utf8) {
-                let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard let id = PeerID(rawValue: trimmed) else {
-                    throw IdentityError.notAPeerID(path: path, contents: String(trimmed.prefix(60)))
-                }
-                return id
-            }
-            let id = PeerID()
-            do {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try Data((id.rawValue + "\n").utf8).write(to: url, options: .atomic)
-            } catch {
-                throw IdentityError.cannotCreate(path: path, reason: error.localizedDescription)
-            }
-            return id
-        }
-    }
-}
-
 /// The persisted peer id file exists but cannot be used, or cannot be created.
-public enum IdentityError: Error, Sendable, CustomStringConvertible {
+public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file holds something other than a peer id (its first 60 characters).
     case notAPeerID(path: String, contents: String)
     /// The file (or its directory) could not be written; `reason` is the system's.
     case cannotCreate(path: String, reason: String)
+    /// Every identity file for this name is in use by a running copy (`copies` of them).
+    case allInUse(path: String, copies: Int)
 
     public var path: String {
         switch self {
-        case .notAPeerID(let path, _), .cannotCreate(let path, _): path
+        case .notAPeerID(let path, _), .cannotCreate(let path, _), .allInUse(let path, _): path
         }
     }
 
@@ -207,6 +184,9 @@ public enum IdentityError: Error, Sendable, CustomStringConvertible {
         case .notAPeerID(let path, let contents):
             "peer id file \(path): it holds \"\(contents.escapedForPeople())\", not a UUID; delete it to get a new id"
         case .cannotCreate(let path, let reason): "peer id file \(path): cannot create it: \(reason)"
+        case .allInUse(let path, let copies):
+            "peer id file \(path): \(copies) copies of this app already run on this host, each with an id of its own; "
+                + "stop one, or give this one another name"
         }
     }
 }
