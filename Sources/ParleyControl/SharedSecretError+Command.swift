@@ -7,6 +7,7 @@ extension SharedSecretError {
         switch self {
         case .missing(let path): "\(description); create one with `parleyctl secret generate --output \(path)`"
         case .malformed: "\(description), as `parleyctl secret generate` writes"
+        case .pattern(let path, _): "\(description); make a secret with `parleyctl secret generate --output \(path) --force`"
         default: description
         }
     }

@@ -21,8 +21,35 @@ public struct SharedSecret: Sendable {
 
     private init(key: SymmetricKey) { self.key = key }
 
-    /// A new secret from the system's secure random generator.
-    public static func generate() -> SharedSecret { SharedSecret(key: SymmetricKey(size: .bits256)) }
+    /// A new secret from the system's secure random generator; never one that a secret file would be refused
+    /// for (``pattern(in:)``: about one draw in a billion).
+    public static func generate() -> SharedSecret {
+        while true {
+            let key = SymmetricKey(size: .bits256)
+            if key.withUnsafeBytes({ pattern(in: Array($0)) }) == nil { return SharedSecret(key: key) }
+        }
+    }
+
+    /// How many different values a secret file's 32 bytes must take, and as many the 31 steps from one byte to the
+    /// next (the difference modulo 256). Random bytes take about 30 of each; fewer than 20 happens about once in a
+    /// billion draws. What it refuses is a pattern typed or scripted instead of a secret: one byte repeated, a
+    /// short sequence repeated, counting up or down.
+    public static let minimumDistinctValues = 20
+
+    /// What makes `bytes` a pattern rather than random bytes, or nil. It cannot tell a hash of a passphrase from
+    /// random bytes; only `parleyctl secret generate` (or another secure random source) makes a secret that
+    /// cannot be guessed offline.
+    public static func pattern(in bytes: [UInt8]) -> String? {
+        let values = Set(bytes).count
+        if values < minimumDistinctValues {
+            return "its \(bytes.count) bytes take only \(values) different \(values == 1 ? "value" : "values")"
+        }
+        let steps = Set(zip(bytes.dropFirst(), bytes).map { $0 &- $1 }).count
+        if steps < minimumDistinctValues {
+            return "the steps from each of its bytes to the next take only \(steps) different \(steps == 1 ? "value" : "values")"
+        }
+        return nil
+    }
 
     /// A secret from exactly ``byteCount`` bytes.
     public init(bytes: some Collection<UInt8>) throws(SharedSecretError) {
@@ -41,7 +68,7 @@ public struct SharedSecret: Sendable {
     }
 
     /// Reads a secret file: one line of 64 hex digits (or the base64 of 32 bytes). Refuses, before reading it,
-    /// a file that other users may access (see ``AccessCheck``).
+    /// a file that other users may access (see ``AccessCheck``), and a key that is a pattern (``pattern(in:)``).
     public init(contentsOfFile path: String, accessCheck: AccessCheck = .ownerOnly) throws(SharedSecretError) {
         let text = try Self.readProtectedFile(path, accessCheck: accessCheck)
         let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -49,6 +76,7 @@ public struct SharedSecret: Sendable {
             throw .malformed(path: path, reason: "it holds more than one line")
         }
         if let bytes = Self.hexBytes(line) ?? Data(base64Encoded: line).map(Array.init), bytes.count == Self.byteCount {
+            if let pattern = Self.pattern(in: bytes) { throw .pattern(path: path, reason: pattern) }
             key = SymmetricKey(data: bytes)
         } else {
             throw .malformed(path: path, reason: "its line of \(line.count) characters is neither 64 hex digits nor the base64 of 32 bytes")

@@ -13,6 +13,8 @@ public enum SharedSecretError: Error, Sendable, Hashable, CustomStringConvertibl
     case accessibleToOthers(path: String, mode: UInt32)
     /// The file does not hold a secret in a known form.
     case malformed(path: String, reason: String)
+    /// The file holds 32 bytes, but in a pattern (``SharedSecret/pattern(in:)``), not random ones.
+    case pattern(path: String, reason: String)
     /// A secret was made from a number of bytes other than 32.
     case wrongLength(Int)
     /// Writing a new secret would have replaced an existing file.
@@ -36,6 +38,9 @@ public enum SharedSecretError: Error, Sendable, Hashable, CustomStringConvertibl
                 + "run `chmod 600 \(path)` (and consider a new secret if others may have read it)"
         case .malformed(let path, let reason):
             "shared secret file \(path) does not hold a secret: \(reason); expected one line of 64 hex digits (32 bytes)"
+        case .pattern(let path, let reason):
+            "shared secret file \(path) does not hold 32 random bytes: \(reason), where random bytes take about 30 "
+                + "(at least \(SharedSecret.minimumDistinctValues) are required); a key anyone could guess protects nothing"
         case .wrongLength(let count):
             "a shared secret is \(SharedSecret.byteCount) bytes, not \(count)"
         case .alreadyExists(let path):

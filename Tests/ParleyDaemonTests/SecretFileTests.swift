@@ -83,6 +83,34 @@ struct SecretFileTests {
         #expect(log.contains(path) && log.contains(expected), "\(log)")
     }
 
+    @Test("a secretFile holding a pattern instead of random bytes stops start-up with status 2, naming the key and the command that makes a secret")
+    func patternSecret() async throws {
+        let scratch = try ScratchDirectory()
+        let path = try scratch.write("secret", String(repeating: "00", count: 32) + "\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        let config = try scratch.write("parleyd.json", #"{"discovery": false, "port": 0, "secretFile": "\#(path)"}"#)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
+        defer { daemon.kill() }
+        #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
+        let log = daemon.log
+        #expect(log.contains("bad value for secretFile (from config file \(config)): shared secret file \(path) does not hold 32 random bytes"), "\(log)")
+        #expect(log.contains("parleyctl secret generate --output \(path) --force"), "\(log)")
+    }
+
+    @Test("a webTokenFile holding the shared secret stops start-up with status 2, naming both keys")
+    func tokenIsTheSecret() async throws {
+        let scratch = try ScratchDirectory()
+        let secretPath = scratch.url.appendingPathComponent("secret").path
+        try SharedSecret.generate().write(toFile: secretPath, replacing: false)
+        let config = try scratch.write(
+            "parleyd.json", #"{"discovery": false, "port": 0, "secretFile": "\#(secretPath)", "webTokenFile": "\#(secretPath)"}"#)
+        let daemon = try ParleydProcess(arguments: [], environment: scratch.parleydEnvironment(config: config), directory: scratch)
+        defer { daemon.kill() }
+        #expect(await daemon.waitForExit(timeout: .seconds(10)) == 2)
+        let log = daemon.log
+        #expect(log.contains("webTokenFile \(secretPath) (from config file \(config)) holds the same key as secretFile \(secretPath)"), "\(log)")
+    }
+
     @Test("a relative secretFile is refused like any bad value, naming what is allowed")
     func relativePath() async throws {
         let scratch = try ScratchDirectory()

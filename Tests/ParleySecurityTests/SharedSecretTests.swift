@@ -100,7 +100,7 @@ struct SharedSecretTests {
     @Test("the base64 form of 32 bytes is read as well")
     func base64() throws {
         try Self.withDirectory { directory in
-            let bytes = (0..<32).map { UInt8($0) }
+            let bytes = Self.randomBytes()
             let path = directory + "/secret"
             #expect(FileManager.default.createFile(atPath: path, contents: Data((Data(bytes).base64EncodedString() + "\n").utf8), attributes: [.posixPermissions: 0o600]))
             let expected = try SharedSecret(bytes: bytes).fileText
@@ -136,4 +136,75 @@ extension SharedSecretTests {
             }
         }
     }
+}
+
+extension SharedSecretTests {
+    /// 32 bytes from the system's random generator.
+    static func randomBytes() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    @Test("a secret file holding a pattern is refused, saying what and naming the file, but not the bytes", arguments: SecretPatterns.all.map { $0.name })
+    func patternRefused(name: String) throws {
+        let bytes = try #require(SecretPatterns.all.first { $0.name == name }?.bytes)
+        #expect(SharedSecret.pattern(in: bytes) != nil, "\(name) is not seen as a pattern")
+        try Self.withDirectory { directory in
+            let path = directory + "/secret"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data((Self.hex(bytes) + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+            do throws(SharedSecretError) {
+                _ = try SharedSecret(contentsOfFile: path)
+                Issue.record("accepted \(name)")
+            } catch {
+                guard case .pattern(path, _) = error else { throw error }
+                #expect(error.description.hasPrefix("shared secret file \(path) does not hold 32 random bytes: "), "\(error)")
+                #expect(error.description.contains("at least \(SharedSecret.minimumDistinctValues)"), "\(error)")
+                #expect(!error.description.contains(Self.hex(bytes).prefix(8)), "\(error)")
+            }
+        }
+    }
+
+    /// SplitMix64: random-looking bytes that are the same in every run, so that a test of them cannot flake.
+    struct SeededBytes {
+        var state: UInt64
+        mutating func next32() -> [UInt8] {
+            (0..<4).flatMap { _ -> [UInt8] in
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                z ^= z >> 31
+                return (0..<8).map { UInt8(truncatingIfNeeded: z >> (8 * $0)) }
+            }
+        }
+    }
+
+    @Test("random bytes pass the rule: ten thousand pseudo-random keys, and a generated secret read from its file")
+    func randomPasses() throws {
+        var bytes = SeededBytes(state: 2026)
+        for _ in 0..<10_000 {
+            let key = bytes.next32()
+            #expect(SharedSecret.pattern(in: key) == nil, "\(Self.hex(key))")
+        }
+        try Self.withDirectory { directory in
+            let path = directory + "/secret"
+            try SharedSecret.generate().write(toFile: path, replacing: false)
+            _ = try SharedSecret(contentsOfFile: path)
+        }
+    }
+}
+
+/// Patterns a person or a script might put in a secret file instead of random bytes.
+enum SecretPatterns {
+    static let all: [(name: String, bytes: [UInt8])] = [
+        ("one byte", [UInt8](repeating: 0xAB, count: 32)),
+        ("zeros", [UInt8](repeating: 0, count: 32)),
+        ("two bytes alternating", (0..<32).map { $0 % 2 == 0 ? 0xDE : 0xAD }),
+        ("16 random bytes twice", { let half = SharedSecretTests.randomBytes().prefix(16); return Array(half + half) }()),
+        ("counting up", (0..<32).map { UInt8($0) }),
+        ("counting down in threes", (0..<32).map { UInt8(255 - 3 * $0) }),
+        ("a 19-byte cycle", (0..<32).map { UInt8(7 * ($0 % 19)) }),
+    ]
 }

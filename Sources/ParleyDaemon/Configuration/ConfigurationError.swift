@@ -11,8 +11,9 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     case unreadableFile(path: String, reason: String)
     /// A command-line usage error (unknown flag, missing value).
     case usage(String)
-    /// `secretFile` names a file that cannot be used as the shared secret (missing, readable by others, ...).
-    case unusableSecret(source: ConfigurationSource, SharedSecretError)
+    /// `secretFile` or `webTokenFile` (`key`) names a file that cannot be used as a secret (missing, readable by
+    /// others, a pattern, ...).
+    case unusableSecret(key: ConfigurationKey, source: ConfigurationSource, SharedSecretError)
     /// Keys that are each valid but do not work together.
     case conflict(String)
 
@@ -34,8 +35,8 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
             return "config file \(path): \(reason)"
         case .usage(let message):
             return message
-        case .unusableSecret(let source, let error):
-            return "bad value for \(ConfigurationKey.secretFile) (from \(source)): \(error.descriptionNamingCommand)"
+        case .unusableSecret(let key, let source, let error):
+            return "bad value for \(key) (from \(source)): \(error.descriptionNamingCommand)"
         case .conflict(let problem):
             return problem
         }

@@ -46,12 +46,18 @@ public struct ConfigurationLoader: Sendable {
                 try apply(values[key]!, to: key, source: source, in: &configuration)
             }
         }
-        // A budget that one largest frame and its copy on the way out cannot fit would close every peer sending one.
         if let web = configuration.webListen, configuration.webToken == nil,
             let problem = WebConfiguration(host: web.host, port: web.port).problem
         {
             throw .conflict("webListen \(web) (from \(configuration.sources[.webListen] ?? .defaults)): \(problem)")
         }
+        // Compared as keys: the same 32 bytes in hex in one file and in base64 in the other are the same secret.
+        if let token = configuration.webToken, token == configuration.sharedSecret?.fileText.trimmingCharacters(in: .whitespacesAndNewlines) {
+            throw .conflict(
+                "webTokenFile \(configuration.webTokenFile ?? "") (from \(configuration.sources[.webTokenFile] ?? .defaults)) holds the same key as secretFile \(configuration.secretFile ?? "") (from \(configuration.sources[.secretFile] ?? .defaults)): the token crosses the network in plain HTTP, and whoever reads it there would hold the shared secret; give the web debugger a token of its own (`parleyctl secret generate --output FILE`)"
+            )
+        }
+        // A budget that one largest frame and its copy on the way out cannot fit would close every peer sending one.
         if configuration.memoryBudget != 0 && configuration.memoryBudget < 2 * configuration.maxFrameSize {
             throw .conflict(
                 "memoryBudget (\(configuration.memoryBudget) bytes, from \(configuration.sources[.memoryBudget] ?? .defaults)) must be at least twice maxFrameSize (\(configuration.maxFrameSize) bytes, from \(configuration.sources[.maxFrameSize] ?? .defaults)); raise the budget or lower maxFrameSize"
@@ -240,7 +246,7 @@ public struct ConfigurationLoader: Sendable {
             do {
                 configuration.sharedSecret = try SharedSecret(contentsOfFile: path, accessCheck: secretAccessCheck(for: path))
             } catch {
-                throw .unusableSecret(source: source, error)
+                throw .unusableSecret(key: key, source: source, error)
             }
             configuration.secretFile = path
         case .allowOriginalFramingWithoutSecret:
@@ -261,7 +267,7 @@ public struct ConfigurationLoader: Sendable {
                 let secret = try SharedSecret(contentsOfFile: path, accessCheck: secretAccessCheck(for: path))
                 configuration.webToken = secret.fileText.trimmingCharacters(in: .whitespacesAndNewlines)
             } catch {
-                throw .unusableSecret(source: source, error)
+                throw .unusableSecret(key: key, source: source, error)
             }
             configuration.webTokenFile = path
         case .webAssetsDirectory:
