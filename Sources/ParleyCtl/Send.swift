@@ -123,14 +123,18 @@ struct Send: AsyncParsableCommand {
         let buffer = ByteBuffer(bytes: payloadBytes)
         let record = PeerRecord(name: peer.name, id: peer.id, address: peer.address)
         guard let daemonPeer = client.daemon else { return }
-        if reply {
-            let answer = try await awaitingReply(to: typeName, from: peer.name, id: peer.id) {
-                try await client.transceiver.requestRaw(typeName: routed, payload: buffer, from: daemonPeer.id, timeout: seconds(replyTimeout))
+        do {
+            if reply {
+                let answer = try await awaitingReply(to: typeName, from: peer.name, id: peer.id) {
+                    try await client.transceiver.requestRaw(typeName: routed, payload: buffer, from: daemonPeer.id, timeout: seconds(replyTimeout))
+                }
+                try show(answer.typeName, Data(answer.payload.readableBytesView), from: record)
+            } else {
+                try await client.transceiver.sendRaw(typeName: routed, payload: buffer, to: daemonPeer.id)
+                sent(typeName, bytes: payloadBytes.count, to: record)
             }
-            try show(answer.typeName, Data(answer.payload.readableBytesView), from: record)
-        } else {
-            try await client.transceiver.sendRaw(typeName: routed, payload: buffer, to: daemonPeer.id)
-            sent(typeName, bytes: payloadBytes.count, to: record)
+        } catch let error as TransceiverError {
+            throw error.naming(typeName, insteadOf: routed)
         }
     }
 
@@ -258,4 +262,19 @@ private struct SentRecord: Encodable {
 private struct ReplyRecord: Encodable {
     var type: String
     var from: PeerRecord
+}
+
+extension TransceiverError {
+    /// The error with the type as the person wrote it: `@<peer id>/<Type>` is how parleyctl addresses parleyd, not
+    /// a name anyone should read.
+    func naming(_ typeName: String, insteadOf routed: String) -> TransceiverError {
+        switch self {
+        case .messageTooLarge(routed, let size, let maximum): .messageTooLarge(type: typeName, size: size, maximum: maximum)
+        case .invalidTypeName(routed): .invalidTypeName(typeName)
+        case .encodingFailed(routed, let underlying): .encodingFailed(type: typeName, underlying: underlying)
+        case .replyTimedOut(routed, let peer, let timeout): .replyTimedOut(type: typeName, peer: peer, timeout: timeout)
+        case .unexpectedReply(let expected, routed, let underlying): .unexpectedReply(expected: expected, received: typeName, underlying: underlying)
+        default: self
+        }
+    }
 }

@@ -65,6 +65,23 @@ struct DaemonBackedTests {
         #expect(try await peer.stop(SIGKILL) == 128 + SIGKILL)
     }
 
+    @Test("an error about the message names its type as written, never parleyd's route (@<peer id>/<Type>)")
+    func errorsNameTheType() async throws {
+        let listr = try await ParleyCtlTests.Listr(name: "listr")
+        let daemon = try await ParleydProcess.start(staticPeer: listr.port)
+        #expect(await eventually { ((try? await daemon.ctl(["peers", "--json"]).stdout) ?? "").contains("AddItemCommand") })
+        // A JSON string one byte over the frame limit, on standard input.
+        let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
+        let tooLarge = try await ChildProcess.run(
+            "/bin/sh",
+            ["-c", #"{ printf '"'; head -c 67108864 /dev/zero | tr '\0' a; printf '"'; } | "$0" send AddItemCommand - --socket "$1""#,
+             parleyctl, daemon.controlSocket])
+        #expect(tooLarge.status != 0, "\(tooLarge)")
+        #expect(tooLarge.stderr.contains("AddItemCommand"), "\(tooLarge.stderr)")
+        #expect(!tooLarge.stderr.contains("@"), "\(tooLarge.stderr)")
+        #expect(try await daemon.stop() == 0)
+    }
+
     @Test("when two peers accept the type and none is named, send names both and asks for --to (exit 2); --to picks one")
     func ambiguousTarget() async throws {
         let first = try await ParleyCtlTests.Listr(name: "listr")
