@@ -130,7 +130,8 @@ public struct DaemonService: Sendable {
         return WebServer(
             configuration: WebConfiguration(host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: names),
             backend: backend, assets: WebAssets(directory: configuration.webAssetsDirectory),
-            metricsFactory: metrics.factory, logger: logger
+            metricsFactory: metrics.factory, logger: logger,
+            startsAfter: { try await transceiver.waitUntilListening() }
         )
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import Metrics
@@ -16,11 +17,17 @@ public final class WebServer: Service {
     private let metricsFactory: any MetricsFactory
     private let keepAliveInterval: Duration
     private let bound = BoundPort()
+    private let startsAfter: (@Sendable () async throws -> Void)?
 
+    /// - Parameter startsAfter: what must be up before the server listens (parleyd: its Parley port). If it
+    ///   throws, the server does not start and `run()` returns: that failure is the one to report, and a server
+    ///   started and torn down at once would only add lines before it.
     public init(
         configuration: WebConfiguration, backend: any WebDebuggerBackend, assets: WebAssets = WebAssets(),
-        metricsFactory: any MetricsFactory, keepAliveInterval: Duration = .seconds(15), logger: Logger
+        metricsFactory: any MetricsFactory, keepAliveInterval: Duration = .seconds(15), logger: Logger,
+        startsAfter: (@Sendable () async throws -> Void)? = nil
     ) {
+        self.startsAfter = startsAfter
         self.configuration = configuration
         self.backend = backend
         self.assets = assets
@@ -69,6 +76,14 @@ public final class WebServer: Service {
 
     public func run() async throws {
         let bound = self.bound
+        if let startsAfter {
+            do {
+                try await startsAfter()
+            } catch {
+                bound.set(nil)
+                return
+            }
+        }
         let application = Application(
             responder: makeResponder(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
@@ -103,9 +118,20 @@ public final class WebServer: Service {
         } catch {
             bound.set(nil)
             openStreams.close()
-            throw WebServerError.cannotListen(host: configuration.host, port: configuration.port, reason: "\(error)")
+            throw WebServerError.cannotListen(host: configuration.host, port: configuration.port, reason: Self.reason(error))
         }
         bound.set(nil)
+    }
+
+    /// Why binding failed, as a person reads it: NIO's `IOError` names the system call (`bind(descriptor:ptr:bytes:)`).
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? IOError else { return "\(error)" }
+        switch error.errnoCode {
+        case EADDRINUSE: return "the address is already in use by another program"
+        case EADDRNOTAVAIL: return "no interface of this host has that address"
+        case EACCES: return "permission denied (ports below 1024 need privileges)"
+        default: return String(cString: strerror(error.errnoCode))
+        }
     }
 
     static func randomSecret() -> String {

@@ -43,6 +43,31 @@ struct DaemonBackedTests {
         #expect(try await daemon.stop() == 0)
     }
 
+    @Test("a second parleyd on a taken Parley port or web port says one thing: which address, and what to set")
+    func takenPortsSayOneThing() async throws {
+        let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--web-listen", "127.0.0.1:0"])
+        let webPort = try #require(daemon.webURL.flatMap { URLComponents(string: $0)?.port })
+        for (arguments, expected) in [
+            (["--port", String(daemon.port), "--web-listen", "127.0.0.1:0"],
+             "cannot listen on [::]:\(daemon.port): the address is already in use"),
+            (["--web-listen", "127.0.0.1:\(webPort)"],
+             "the web debugger cannot listen on 127.0.0.1:\(webPort): the address is already in use by another program; set webListen"),
+        ] {
+            let directory = try ScratchDirectory(prefix: "parleyd-second")
+            let second = try ParleydProcess(
+                arguments: ["--no-discovery", "--port", "0", "--name", "second", "--control-socket", directory.file("s.sock"),
+                            "--data-directory", directory.path] + arguments,
+                environment: [:], directory: directory)
+            #expect(await second.waitForExit(timeout: .seconds(20)) == 1)
+            let problems = second.log.split(separator: "\n").filter { $0.contains(" error ") || $0.contains(" critical ") }
+            #expect(problems.count == 1 && problems.first?.contains(expected) == true, "\(second.log)")
+            for noise in ["Server started", "CancellationError", "Already closed", "bind(descriptor"] {
+                #expect(!second.log.contains(noise), "\(second.log)")
+            }
+        }
+        #expect(try await daemon.stop() == 0)
+    }
+
     @Test("through parleyd, --reply-timeout is when parleyctl gives up: parleyd drops the forwarded request as it leaves, and keeps serving")
     func replyTimeoutThroughDaemon() async throws {
         let peer = try ChildProcess("parley-test-peer", ["serve"])

@@ -88,6 +88,8 @@ extension Transceiver {
                     }
                 }
             }
+        } catch is CancellationError {
+            // The transceiver is stopping: not a failure.
         } catch {
             logger.error("listener failed; no new connections will be accepted", metadata: ["error": "\(error)"])
         }
