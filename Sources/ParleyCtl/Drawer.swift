@@ -39,10 +39,10 @@ struct Drawer: AsyncParsableCommand {
         for (index, drawer) in list.drawers.enumerated() {
             if index > 0 { Output.line("") }
             Output.line("\(drawer.peer.name.shown) (\(drawer.peer.id.prefix(8)))", style: .heading)
-            let widths = [24, 8, 28]
-            for item in drawer.items {
-                Output.line(Table.row([item.id, item.kind.rawValue, Self.shown(item), item.label], widths: widths + [0]))
-            }
+            Table.print(
+                ["ITEM", "KIND", "VALUE", "LABEL"], drawer.items.map { [$0.id, $0.kind.rawValue, Self.shown($0), $0.label] },
+                caps: [32, 8, 40]
+            )
         }
     }
 

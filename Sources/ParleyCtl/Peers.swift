@@ -102,19 +102,16 @@ struct Peers: AsyncParsableCommand {
         }
         // The domain column only when a peer was found beyond the link (wide-area DNS-SD).
         let showsDomain = listings.contains { ($0.domain ?? "local") != "local" }
-        let rows = [["NAME", "ID", "ADDRESS"] + (showsDomain ? ["DOMAIN"] : []) + ["CONNECTED", "IN", "OUT"]]
-            + listings.map { peer in
-                let since = peer.connectedAt.map { "since " + Table.time($0) } ?? ""
-                return [peer.name.shown, peer.id.shown, peer.addresses.joined(separator: ",").shown]
-                    + (showsDomain ? [(peer.domain ?? "").shown] : [])
-                    + [peer.connected ? "yes, \(since)" : "no", "\(peer.messagesIn)", "\(peer.messagesOut)"]
-            }
-        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for (index, row) in rows.enumerated() {
-            let line = zip(row, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
-            if index == 0 { Output.line(line, style: .heading) } else { Output.line(line) }
+        let rows = listings.map { peer in
+            let since = peer.connectedAt.map { "since " + Table.time($0) } ?? ""
+            return [peer.name, peer.id, peer.addresses.joined(separator: ",")]
+                + (showsDomain ? [peer.domain ?? ""] : [])
+                + [peer.connected ? "yes, \(since)" : "no", "\(peer.messagesIn)", "\(peer.messagesOut)"]
         }
+        Table.print(
+            ["NAME", "ID", "ADDRESS"] + (showsDomain ? ["DOMAIN"] : []) + ["CONNECTED", "IN", "OUT"], rows,
+            caps: [32, 36, 48] + (showsDomain ? [24] : []) + [36, 10]
+        )
     }
 }
 

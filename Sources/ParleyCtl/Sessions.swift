@@ -53,17 +53,15 @@ extension Sessions {
                 Output.line("no sessions yet: apps that send states to parleyd start one each")
                 return
             }
-            Output.line(Table.row(["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"], widths: Self.widths), style: .heading)
-            for session in sessions {
-                let kind = session.imported ? "\(session.kind) (imported)" : session.kind.rawValue
-                Output.line(Table.row([
-                    String(session.id), session.appName, session.host ?? "-", kind, Table.time(session.started),
+            let rows = sessions.map { session in
+                [
+                    String(session.id), session.appName, session.host ?? "-",
+                    session.imported ? "\(session.kind) (imported)" : session.kind.rawValue, Table.time(session.started),
                     session.ended.map(Table.time) ?? "open", String(session.entryCount), Table.bytes(session.bytes),
-                ], widths: Self.widths))
+                ]
             }
+            Table.print(["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"], rows, caps: [8, 32, 40, 20, 25, 25, 8])
         }
-
-        static let widths = [8, 24, 16, 18, 26, 26, 8, 10]
     }
 
     struct Delete: AsyncParsableCommand {
@@ -164,12 +162,38 @@ enum TimeArgument {
     }
 }
 
-/// Plain-text columns for the debugger's listings.
+/// Plain-text columns for parleyctl's listings. Every cell is escaped for the terminal first; a cell wider than its
+/// column is cut with `…`, so one long name (an original-framing app's "debugger app at 127.0.0.1:59354", an IPv6
+/// address with its interface) never pushes the columns after it out of line. The last column is never cut.
 enum Table {
+    /// One row in columns of fixed widths (each including the gap after it): for listings that stream, whose
+    /// later rows are not known when the first is printed.
     static func row(_ cells: [String], widths: [Int]) -> String {
-        zip(cells.map { $0.escapedForPeople(maximumBytes: 160) }, widths).map { cell, width in
-            cell.count >= width ? cell + " " : cell.padding(toLength: width, withPad: " ", startingAt: 0)
+        let cells = cells.map { $0.escapedForPeople(maximumBytes: 160) }
+        return cells.indices.map { index in
+            guard index < widths.count, index < cells.count - 1 else { return cells[index] }
+            let width = max(widths[index] - 2, 1)
+            return cut(cells[index], to: width).padding(toLength: widths[index], withPad: " ", startingAt: 0)
         }.joined().trimmingCharacters(in: .whitespaces)
+    }
+
+    /// A heading and rows in columns as wide as their widest cell, up to `caps`, two spaces apart.
+    static func print(_ heading: [String], _ rows: [[String]], caps: [Int]) {
+        let all = ([heading] + rows).map { $0.map { $0.escapedForPeople(maximumBytes: 160) } }
+        let last = heading.count - 1
+        let widths = heading.indices.map { column in
+            min(all.map { $0[column].count }.max() ?? 0, column < caps.count ? caps[column] : .max)
+        }
+        for (index, row) in all.enumerated() {
+            let line = row.indices.map { column in
+                column == last ? row[column] : cut(row[column], to: widths[column]).padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            if index == 0 { Output.line(line, style: .heading) } else { Output.line(line) }
+        }
+    }
+
+    static func cut(_ cell: String, to width: Int) -> String {
+        cell.count <= width ? cell : String(cell.prefix(max(width - 1, 0))) + "…"
     }
 
     /// Local time, to the second, with its offset from UTC (`2026-11-25 18:05:12+01:00`): unambiguous when

@@ -479,6 +479,11 @@ struct DebuggerTests {
         let state = try await daemon.ctl(["show", String(try #require(copies.first?["sequence"] as? Int)), "--state"])
         #expect(state.stdout == Self.states[0] + "\n")
 
+        // The table stays in columns with the original framing's long app name and the imported kind.
+        let table = try await daemon.ctl(["sessions"]).stdout
+        #expect(table.contains("debugger app at 127.0.0.1:") && table.contains("original (imported)"), "\(table)")
+        #expect(columnsLineUp(table, headings: ["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"]), "\(table)")
+
         // The same file again: nothing new, and parleyctl says where it already is.
         let again = try await daemon.ctl(["import", file.path])
         #expect(again.status == 0 && again.stdout.contains("imported before as session \(newSession)"), "\(again)")

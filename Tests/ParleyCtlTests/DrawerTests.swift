@@ -260,6 +260,8 @@ struct DrawerTests {
         }
         let listed = try await daemon.ctl(["drawer", "listr"])
         #expect(listed.stdout.contains("list.style") && listed.stdout.contains("checkboxes [checkboxes|bullets]"), "\(listed)")
+        let table = listed.stdout.split(separator: "\n").dropFirst().joined(separator: "\n")
+        #expect(columnsLineUp(table, headings: ["ITEM", "KIND", "VALUE", "LABEL"]), "\(listed.stdout)")
         #expect(try await daemon.ctl(["send", "AddItemCommand", #"{"title":"milk"}"#, "--reply"]).status == 0)
         #expect(try await daemon.ctl(["set", "listr", "list.style", "bullets"]).status == 0)
         let shown = try await daemon.ctl(["send", "ListItemsCommand", "--reply"])

@@ -270,3 +270,21 @@ struct ParleyCtlTests {
 enum PeerProcessPath {
     static var parleyctl: String { PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path }
 }
+
+/// Whether every row of a parleyctl table starts each column where its heading does (the first line is the
+/// headings): a cell never runs into the next column.
+func columnsLineUp(_ table: String, headings: [String]) -> Bool {
+    let lines = table.split(separator: "\n").map { Array($0) }
+    guard let header = lines.first, lines.count > 1 else { return false }
+    let headerText = String(header)
+    var starts: [Int] = []
+    for heading in headings {
+        guard let range = headerText.range(of: heading) else { return false }
+        starts.append(headerText.distance(from: headerText.startIndex, to: range.lowerBound))
+    }
+    return lines.dropFirst().allSatisfy { row in
+        starts.dropFirst().allSatisfy { start in
+            start < row.count && row[start] != " " && row[start - 1] == " " && row[start - 2] == " "
+        }
+    }
+}
