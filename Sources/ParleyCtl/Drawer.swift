@@ -80,9 +80,9 @@ struct SetDrawerValue: AsyncParsableCommand {
             the app confirmed it.
 
             Examples:
-              parleyctl set Listr network.slow true
-              parleyctl set Listr theme dark
-              parleyctl set Listr network.latency 1500
+              parleyctl set listr network.slow true
+              parleyctl set listr list.style bullets
+              parleyctl set listr list.style '"checkboxes"'   # the same kind of value, as JSON
             """
     )
 
@@ -148,7 +148,7 @@ struct InvokeDrawerAction: AsyncParsableCommand {
         abstract: "Run an action of an app's debug drawer and print what the app answers.",
         discussion: """
             Examples:
-              parleyctl invoke Listr list.reset
+              parleyctl invoke listr list.reset
             """
     )
 

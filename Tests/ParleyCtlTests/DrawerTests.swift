@@ -269,6 +269,20 @@ struct DrawerTests {
         let emptied = try await daemon.ctl(["invoke", "listr", "list.reset"])
         #expect(emptied.stdout == "removed 1 item\n", "\(emptied)")
         #expect(try await daemon.ctl(["send", "ListItemsCommand", "--reply"]).stdout.contains("the list is empty"))
+
+        // The examples in `parleyctl help set` and `help invoke` are the Listr example's own, and work as written.
+        let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
+        for command in ["set", "invoke"] {
+            let help = try await ChildProcess.run("parleyctl", ["help", command]).stdout
+            let examples = help.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { $0.hasPrefix("parleyctl \(command) ") }
+            #expect(!examples.isEmpty, "\(help)")
+            for example in examples {
+                let line = example.replacingOccurrences(of: "parleyctl ", with: "\"$0\" ", options: .anchored)
+                let run = try await ChildProcess.run("/bin/sh", ["-c", line.components(separatedBy: " #").first! + #" --socket "$1""#, parleyctl, daemon.controlSocket])
+                #expect(run.status == 0, "\(example): \(run)")
+            }
+        }
         _ = try await events.stop()
         #expect(try await daemon.stop() == 0)
         try await listr.stop()
