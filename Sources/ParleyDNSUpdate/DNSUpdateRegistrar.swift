@@ -153,6 +153,10 @@ public final class DNSUpdateRegistrar: Sendable {
     /// Runs nsupdate on a thread of its own (it blocks for up to its timeouts, a few seconds): neither the
     /// cooperative pool nor the shared blocking pool is held up.
     static func run(settings: DNSUpdateSettings, script: String) async -> Result<Void, Failure> {
+        if let server = settings.server, DNSUpdateSettings.parseServer(server) == nil {
+            return .failure(Failure(
+                status: -1, output: "the DNS server \(server.debugDescription) is not HOST, HOST:PORT or [IPv6]:PORT; nsupdate was not run"))
+        }
         do {
             return try await nsupdateRuns.run { runBlocking(settings: settings, script: script) }
         } catch {

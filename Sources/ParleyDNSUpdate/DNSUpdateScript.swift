@@ -3,7 +3,8 @@ import ParleyDiscovery
 /// The text `nsupdate` reads to register or remove one DNS-SD service instance (RFC 6763 §4, §6): the type's PTR
 /// record pointing at the instance, the instance's SRV and TXT records, and the host's A/AAAA records.
 /// Names are written in master-file syntax, with every byte outside letters, digits, `-` and `_` escaped, so an
-/// instance name may hold spaces, dots and any UTF-8.
+/// instance name may hold spaces, dots and any UTF-8; the host name is a valid host name made from the node's name
+/// (``DNSUpdateSettings/hostLabel(for:)``).
 struct DNSUpdateScript {
     var settings: DNSUpdateSettings
 
@@ -12,12 +13,12 @@ struct DNSUpdateScript {
         "\(Self.label(advertisement.instanceName)).\(advertisement.type.rawValue).\(settings.domain)."
     }
 
-    var hostName: String { "\(Self.label(settings.hostLabel)).\(settings.domain)." }
+    var hostName: String { "\(DNSUpdateSettings.hostLabel(for: settings.hostLabel)).\(settings.domain)." }
 
     private var header: [String] {
         var lines: [String] = []
-        if let server = settings.server {
-            let (host, port) = Self.split(server)
+        // A server that does not parse never gets here: the registrar refuses to run nsupdate with it.
+        if let server = settings.server, let (host, port) = DNSUpdateSettings.parseServer(server) {
             lines.append(port.map { "server \(host) \($0)" } ?? "server \(host)")
         }
         lines.append("zone \(settings.domain).")
@@ -83,17 +84,6 @@ struct DNSUpdateScript {
             }
         }
         return out + "\""
-    }
-
-    static func split(_ server: String) -> (host: String, port: Int?) {
-        if server.hasPrefix("["), let close = server.firstIndex(of: "]") {
-            let host = String(server[server.index(after: server.startIndex)..<close])
-            let rest = server[server.index(after: close)...]
-            return (host, rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil)
-        }
-        let parts = server.split(separator: ":")
-        if parts.count == 2, let port = Int(parts[1]) { return (String(parts[0]), port) }
-        return (server, nil)
     }
 }
 

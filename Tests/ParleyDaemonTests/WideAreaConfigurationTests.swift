@@ -58,9 +58,44 @@ struct WideAreaConfigurationTests {
         }
         let key = FileManager.default.temporaryDirectory.appendingPathComponent("parley-\(UUID().uuidString).key")
         try Data("key \"k\" { algorithm hmac-sha256; secret \"AAAA\"; };\n".utf8).write(to: key)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key.path)
         defer { try? FileManager.default.removeItem(at: key) }
         let configured = try load(file: #"{"dnsUpdateDomain": "parley.test", "dnsUpdateKeyFile": "\#(key.path)"}"#)
         #expect(configured.dnsUpdateDomain == "parley.test")
         #expect(configured.transceiverConfiguration(logger: .init(label: "test")).discovery?.backend.name.contains("dns-update(parley.test)") == true)
+    }
+
+    @Test("a TSIG key file its group or others may read is refused, naming the key, the mode and the fix, as a secret file is", arguments: [0o644, 0o640, 0o604])
+    func keyFileOwnerOnly(mode: Int) throws {
+        let key = FileManager.default.temporaryDirectory.appendingPathComponent("parley-\(UUID().uuidString).key")
+        try Data("key \"k\" { algorithm hmac-sha256; secret \"AAAA\"; };\n".utf8).write(to: key)
+        defer { try? FileManager.default.removeItem(at: key) }
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: key.path)
+        do {
+            _ = try load(file: #"{"dnsUpdateDomain": "parley.test", "dnsUpdateKeyFile": "\#(key.path)"}"#)
+            Issue.record("a key file with mode \(String(mode, radix: 8)) was accepted")
+        } catch let error as ConfigurationError {
+            let text = "\(error)"
+            #expect(text.hasPrefix("bad value for dnsUpdateKeyFile: \(key.path)"), "\(text)")
+            #expect(text.contains("has mode 0\(String(mode, radix: 8))") && text.contains("chmod 600 \(key.path)"), "\(text)")
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: key.path)
+        #expect(try load(file: #"{"dnsUpdateDomain": "parley.test", "dnsUpdateKeyFile": "\#(key.path)"}"#).dnsUpdateKeyFile == key.path)
+    }
+
+    @Test("dnsUpdateServer must be a host or an address with an optional port: a line break, which would add a line to nsupdate's script, is refused")
+    func serverValidated() throws {
+        for bad in ["10.0.0.1\nupdate add evil.parley.test. 30 A 10.6.6.6", "ns1 example", "ns1.example:99999"] {
+            do {
+                _ = try load(environment: ["PARLEY_DNS_UPDATE_SERVER": bad])
+                Issue.record("\(bad.debugDescription) was accepted")
+            } catch let error as ConfigurationError {
+                #expect("\(error)".hasPrefix("bad value for dnsUpdateServer: "), "\(error)")
+                #expect("\(error)".contains("[IPv6]:PORT"), "\(error)")
+            }
+        }
+        for good in ["10.0.0.1", "10.0.0.1:5353", "ns1.example.org", "[fd00::53]:53"] {
+            #expect(try load(environment: ["PARLEY_DNS_UPDATE_SERVER": good]).dnsUpdateServer == good)
+        }
     }
 }

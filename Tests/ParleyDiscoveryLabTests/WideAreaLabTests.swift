@@ -201,6 +201,26 @@ struct WideAreaLabTests {
         }
     }
 
+    @Test("a node named \"Living room\" registers: its instance keeps the name, its host records use the host name Living-room")
+    func nameWithASpaceRegisters() async throws {
+        try await Self.withLab { lab in
+            let a = try await lab.parleyd("a", name: "Living room")
+            try await a.waitForLog("registered in DNS")
+            #expect(!a.stderr.contains("DNS registration failed"), "\(a.stderr)")
+            let instances = try await lab.dig(["_debug._tcp.parley.test", "PTR"])
+            #expect(instances.contains(#"Living\032room._debug._tcp.parley.test."#), "\(instances)")
+            let srv = try await lab.dig([#"Living\032room._debug._tcp.parley.test"#, "SRV"])
+            #expect(srv.hasSuffix(" Living-room.parley.test.\n") || srv.hasSuffix(" Living-room.parley.test."), "\(srv)")
+            let address = try await lab.address("a")
+            #expect(try await lab.dig(["Living-room.parley.test", "A"]).split(separator: "\n") == [Substring(address)])
+
+            _ = try await lab.exec("a", ["sh", "-c", "kill -TERM $(pgrep -x parleyd)"])
+            #expect(try await a.waitForExit(timeout: .seconds(15)) == 0, "parleyd on A: \(a.stderr)")
+            #expect(try await lab.dig(["_debug._tcp.parley.test", "PTR"]).isEmpty, "the clean stop left the PTR record")
+            #expect(try await lab.dig(["Living-room.parley.test", "A"]).isEmpty, "the clean stop left the A record")
+        }
+    }
+
     /// `instance`'s SRV, TXT and A records in parley.test, as parleyd on `host` registers them: the SRV names its
     /// host, the TXT carries the same keys as on the link (the peer id among them), the A is `host`'s one address.
     static func expectRecords(_ lab: Lab, host: String, instance: String) async throws {

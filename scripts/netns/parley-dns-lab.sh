@@ -326,7 +326,7 @@ up)
     for h in r a b; do ip -n "$lab-$h" link set lo up; done
     if [ $reflector -eq 0 ]; then
         tsig-keygen -a hmac-sha256 "$KEY_NAME" > "$dir/$KEY_NAME.key"
-        chmod 0644 "$dir/$KEY_NAME.key"   # a throw-away key, readable by an unprivileged nsupdate too
+        chmod 0600 "$dir/$KEY_NAME.key"   # parleyd refuses a TSIG key file that others may read; named runs as root
         named_config "$lab" > "$dir/named.conf"
         zone_file "$lab" > "$dir/named/$ZONE.zone"
     fi

@@ -5,6 +5,7 @@ import NIOCore
 import Parley
 import ParleyCommandLine
 import ParleyDebugger
+import ParleyDNSUpdate
 import ParleyWeb
 
 /// Builds parleyd's configuration from four layers, each key taken from the highest layer that sets it:
@@ -177,13 +178,17 @@ public struct ConfigurationLoader: Sendable {
             guard case .string(let text) = value, text.isEmpty || Self.isDomainName(text) else { throw bad }
             configuration.dnsUpdateDomain = text.isEmpty ? nil : text
         case .dnsUpdateServer:
-            guard case .string(let text) = value, !text.isEmpty, !text.contains(" ") else { throw bad }
+            // It goes into nsupdate's script: anything but a host or an address could add commands of its own.
+            guard case .string(let text) = value, DNSUpdateSettings.parseServer(text) != nil else { throw bad }
             configuration.dnsUpdateServer = text
         case .dnsUpdateKeyFile:
             guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
             // nsupdate sends the update unsigned when it cannot read the key: check it here, where it can be said.
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw .conflict("bad value for \(key): \(path) (from \(source)) does not exist or cannot be read; nsupdate would send the update unsigned. Give the TSIG key file tsig-keygen wrote")
+            }
+            if let problem = Self.accessProblem(ofKeyFile: path, check: secretAccessCheck(for: path)) {
+                throw .conflict("bad value for \(key): \(path) (from \(source)) \(problem)")
             }
             configuration.dnsUpdateKeyFile = path
         case .dnsUpdateTimeToLive:
@@ -295,6 +300,27 @@ public struct ConfigurationLoader: Sendable {
             throw .invalidValue(key: key, value: "\(given): \(error)", source: source)
         }
         return filters
+    }
+
+    /// Why the TSIG key file at `path` may not be used, by the rules of a secret file (``SharedSecret/AccessCheck``):
+    /// whoever can read it can change the zone. Nil when only its owner (or systemd's credential ACL) has access.
+    private static func accessProblem(ofKeyFile path: String, check: SharedSecret.AccessCheck) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "cannot be examined: \(String(cString: strerror(errno)))" }
+        let user = geteuid()
+        let (ownerAllowed, forbiddenBits): (Bool, mode_t) =
+            switch check {
+            case .ownerOnly: (info.st_uid == user, 0o077)
+            case .systemdCredential: (info.st_uid == user || info.st_uid == 0, 0o007)
+            }
+        guard ownerAllowed else {
+            return "belongs to uid \(info.st_uid), not to uid \(user) that parleyd runs as; make that user its owner (`chown`) and the only one with access (`chmod 600 \(path)`)"
+        }
+        guard info.st_mode & forbiddenBits == 0 else {
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            return "has mode \(String(repeating: "0", count: max(0, 4 - mode.count)) + mode): its group or others may read the TSIG key, and whoever holds it can change the zone; run `chmod 600 \(path)` (and consider a new key if others may have read it)"
+        }
+        return nil
     }
 
     /// A credential systemd passed to this service (`LoadCredential=`) is root-owned with an ACL for the
