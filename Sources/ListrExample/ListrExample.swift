@@ -54,6 +54,13 @@ struct ListrExample: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "warning"
 
+    @Option(help: """
+        A shared secret file, as parleyd's secretFile (parleyctl secret generate): only peers that prove the secret \
+        get in, and their connections are encrypted. Without it the app runs open: anyone on the LAN can send it \
+        commands, and any peer that says it hosts drawers can set its values and invoke its actions.
+        """)
+    var secretFile: String?
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
@@ -70,6 +77,20 @@ struct ListrExample: AsyncParsableCommand {
 
         let store = try ItemStore(file: data)
         var configuration = TransceiverConfiguration(name: name, listenHost: host, port: port)
+        if let secretFile {
+            do {
+                configuration.sharedSecret = try SharedSecret(contentsOfFile: secretFile)
+            } catch {
+                throw ListrError("--secret-file: \(error.descriptionNamingCommand)")
+            }
+        } else {
+            FileHandle.standardError.write(Data("""
+                listr runs open: anyone on the LAN can send it commands, and any peer that says it hosts drawers can \
+                set its drawer's values and invoke its actions; give --secret-file with parleyd's secret file to let \
+                in only the peers that know it
+
+                """.utf8))
+        }
         // Discovery makes the app findable; it never dials anyone itself: it waits to be contacted.
         configuration.discovery = noDiscovery ? nil : DiscoveryConfiguration(backend: .avahi, serviceType: serviceType, autoConnect: .none)
         let parley = Transceiver(configuration: configuration)

@@ -14,13 +14,13 @@ struct ParleyCtlTests {
         let port: Int
         let dataFile: URL
 
-        init(port requested: Int = 0, name: String = "listr") async throws {
+        init(port requested: Int = 0, name: String = "listr", arguments extra: [String] = []) async throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("listr-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             dataFile = directory.appendingPathComponent("list.json")
             child = try ChildProcess(
                 "listr-example",
-                ["--no-discovery", "--port", String(requested), "--host", "127.0.0.1", "--data", dataFile.path, "--name", name],
+                ["--no-discovery", "--port", String(requested), "--host", "127.0.0.1", "--data", dataFile.path, "--name", name] + extra,
                 environment: ["XDG_STATE_HOME": directory.path]
             )
             port = try await child.waitFor { number(after: "listr ready on port ", in: $0) }
