@@ -115,7 +115,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .diffMaxBytes: "an integer number of bytes from \(DaemonConfiguration.diffMaxBytesRange.lowerBound) (1 MiB) to \(DaemonConfiguration.diffMaxBytesRange.upperBound) (1 GiB): the two states of a diff together"
         case .diffTimeLimit: "a duration from 1 s to 600 s: how long a diff may run before it is given up"
         case .actionFilters: "an object of named action filters: a glob string, {\"all\": true}, {\"not\": F}, {\"anyOf\": [F…]}, {\"allExcept\": [F…]} or {\"filter\": \"name\"} (docs/debugger.md)"
-        case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret (parleyctl secret generate)"
+        case .secretFile: "an absolute path to a file only its owner can access, holding a shared secret of 32 random bytes (parleyctl secret generate)"
         case .allowOriginalFramingWithoutSecret: "true or false (on/off, yes/no, 1/0)"
         case .webListen: "HOST:PORT ([v6]:PORT for IPv6; port 0: any free port) or off"
         case .webTokenFile: "an absolute path to a file only its owner can access, holding the web debugger's access token (parleyctl secret generate)"
