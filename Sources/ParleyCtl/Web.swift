@@ -7,8 +7,10 @@ struct Web: AsyncParsableCommand {
         abstract: "Print the URL of parleyd's web debugger.",
         discussion: """
             The web debugger shows the recorded sessions, a live timeline, screenshots,
-            states as trees and diffs (docs/web.md). With webTokenFile configured the URL
-            carries the access token: opening it once signs the browser in.
+            states as trees and diffs (docs/web.md). The URL carries the sign-in token,
+            which parleyd gives only over its control socket: opening it once lets the
+            browser change things (replay, delete, import, drawer values). The page at
+            the plain address is read-only. Keep the URL to yourself.
 
             Examples:
               parleyctl web

@@ -6,8 +6,14 @@ public struct WebConfiguration: Sendable, Hashable {
     public var host: String
     /// 0: any free port (tests).
     public var port: Int
-    /// The access token; nil: no token (allowed on loopback only, see ``problem``).
+    /// The access token every request needs; nil: no token, reading is open (allowed on loopback only, see
+    /// ``problem``).
     public var token: String?
+    /// What signs a browser in for changes (`/?token=…`, traded for the session cookie) and authorises a program's
+    /// changes (`Authorization: Bearer …`): the access token when there is one, else one made at random for this
+    /// run. Only those with parleyd's control socket learn it (`parleyctl web` prints the URL that carries it), so a
+    /// local user who can reach the port but not the socket can read, never change.
+    public var signInToken: String
     /// Names that requests may carry in `Host` besides the loopback names and `host`, e.g. this machine's name.
     public var extraHostNames: [String]
 
@@ -15,7 +21,14 @@ public struct WebConfiguration: Sendable, Hashable {
         self.host = host
         self.port = port
         self.token = token
+        self.signInToken = token ?? Self.randomToken()
         self.extraHostNames = extraHostNames
+    }
+
+    /// 256 random bits in hex.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
     }
 
     public static let defaultPort = 7207
@@ -38,13 +51,14 @@ public struct WebConfiguration: Sendable, Hashable {
         return nil
     }
 
-    /// The URL people open (with the token when one is set, so that the browser receives its cookie).
+    /// The URL people open: with the sign-in token for those who may change things (the browser trades it for its
+    /// cookie), without it where it would be seen by others (the journal, the readiness line).
     public func url(port boundPort: Int, includingToken: Bool) -> String {
         let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
         let hostPart = shownHost.contains(":") ? "[\(shownHost)]" : shownHost
         var url = "http://\(hostPart):\(boundPort)/"
-        if includingToken, let token {
-            url += "?token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
+        if includingToken {
+            url += "?token=" + (signInToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? signInToken)
         }
         return url
     }

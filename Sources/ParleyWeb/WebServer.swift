@@ -41,15 +41,15 @@ public final class WebServer: Service {
         typealias Context = BasicRequestContext
         let router = Router(context: Context.self)
         let access = WebAccess<Context>(
-            token: configuration.token, allowedHosts: WebAccess<Context>.allowedHosts(for: configuration),
-            sessionSecret: Self.randomSecret()
+            token: configuration.token, signInToken: configuration.signInToken,
+            allowedHosts: WebAccess<Context>.allowedHosts(for: configuration), sessionSecret: WebConfiguration.randomToken()
         )
         router.add(middleware: RequestMetrics(factory: metricsFactory))
         router.add(middleware: SecurityHeaders())
         let backend = self.backend
         router.add(middleware: ProblemMiddleware { backend.problem(for: $0) })
         router.add(middleware: access)
-        assets.register(on: router, sessionCookie: access.sessionCookie)
+        assets.register(on: router)
         // The API, one collection of routes per resource.
         for routes in [
             SessionRoutes<Context>(backend: backend).routes, EntryRoutes<Context>(backend: backend).routes,
@@ -132,11 +132,6 @@ public final class WebServer: Service {
         case EACCES: return "permission denied (ports below 1024 need privileges)"
         default: return String(cString: strerror(error.errnoCode))
         }
-    }
-
-    static func randomSecret() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
     }
 }
 

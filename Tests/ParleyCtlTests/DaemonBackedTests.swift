@@ -43,6 +43,40 @@ struct DaemonBackedTests {
         #expect(try await daemon.stop() == 0)
     }
 
+    @Test("another local user, without the control socket's group, can read through the web but change nothing; parleyctl web's link can")
+    func localUserIsNotAnAdministrator() async throws {
+        let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--web-listen", "127.0.0.1:0"])
+        let web = try #require(daemon.webURL)
+        // Where nobody can write its cookie jar (the scratch directory is root's own).
+        let jar = FileManager.default.temporaryDirectory.appendingPathComponent("parley-nobody-\(UUID().uuidString).jar").path
+        defer { try? FileManager.default.removeItem(atPath: jar) }
+        /// curl as the user `nobody` (not in the socket's group): status code only.
+        func asNobody(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+            try await ChildProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/curl", "-s"] + arguments)
+        }
+        #expect(try await asNobody(["-o", "/dev/null", "-w", "%{http_code}", web + "api/sessions"]).stdout == "200")
+        #expect(try await asNobody(["-o", "/dev/null", "-c", jar, web]).status == 0)
+        let kept = try String(contentsOfFile: jar, encoding: .utf8)
+        #expect(kept.contains("Netscape") && !kept.contains("parley_web"), "opening the page gave a cookie: \(kept)")
+        for (method, path) in [("DELETE", "api/sessions/1"), ("POST", "api/drawers/app/items/x/invoke"), ("POST", "api/sessions/1/replay")] {
+            let refused = try await asNobody(["-X", method, "-b", jar, "-H", "Content-Type: application/json", "-d", "{}", web + path])
+            #expect(refused.stdout.contains(#""status":403"#) && refused.stdout.contains("Read-only"), "\(method) \(path): \(refused)")
+        }
+        // The sign-in link comes only over the control socket, which nobody cannot use.
+        let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path
+        let noLink = try await ChildProcess.run("/usr/sbin/runuser", ["-u", "nobody", "--", parleyctl, "web", "--socket", daemon.controlSocket])
+        #expect(noLink.status != 0 && !noLink.stdout.contains("token="), "\(noLink)")
+
+        // parleyd's own user: the link signs the browser (here curl) in, and the same change gets past the access check.
+        let link = try await daemon.ctl(["web"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(link.hasPrefix(web + "?token="), "\(link)")
+        let ownJar = daemon.directory.file("owner.jar")
+        _ = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-c", ownJar, link])
+        let allowed = try await ChildProcess.run("/usr/bin/curl", ["-s", "-X", "DELETE", "-b", ownJar, web + "api/sessions/1"])
+        #expect(allowed.stdout.contains(#""status":404"#), "\(allowed)")  // no session 1: but no longer 403
+        #expect(try await daemon.stop() == 0)
+    }
+
     @Test("a second parleyd on a taken Parley port or web port says one thing: which address, and what to set")
     func takenPortsSayOneThing() async throws {
         let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--web-listen", "127.0.0.1:0"])

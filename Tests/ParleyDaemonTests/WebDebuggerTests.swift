@@ -68,6 +68,13 @@ struct WebDebuggerTests {
             try await Application(responder: server.makeResponder()).test(.router, body)
         }
 
+        /// The session cookie of the sign-in link `parleyctl web` prints.
+        func cookie(_ client: some TestClientProtocol) async throws -> String {
+            try await client.execute(uri: "/?token=\(server.configuration.signInToken)", method: .get) { response in
+                try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            }
+        }
+
         deinit { try? FileManager.default.removeItem(at: directory) }
     }
 
@@ -234,7 +241,7 @@ struct WebDebuggerTests {
         }
     }
 
-    @Test("changing requests need the page's cookie: without it 403 and nothing deleted; with it an ended session goes, a live one is a 409")
+    @Test("changing requests need the sign-in link's cookie: without it 403 and nothing deleted; with it an ended session goes, a live one is a 409")
     func deleteNeedsTheCookie() async throws {
         let fixture = try await Fixture()
         let ended = try await fixture.record(count: 2)
@@ -244,10 +251,11 @@ struct WebDebuggerTests {
                 #expect(response.status == .forbidden)
             }
             #expect(try await fixture.store.session(ended.session).entryCount == 2)
-            let cookie = try await client.execute(uri: "/", method: .get) { response in
+            try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
-                return try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+                #expect(response.headers[.setCookie] == nil)
             }
+            let cookie = try await fixture.cookie(client)
             let withCookie: HTTPFields = [.cookie: cookie, .origin: "http://localhost"]
             try await client.execute(uri: "/api/sessions/\(ended.session)", method: .delete, headers: withCookie) { response in
                 #expect(response.status == .noContent)
@@ -274,7 +282,7 @@ struct WebDebuggerTests {
                 #expect(String(buffer: response.body).split(separator: "\n").count == 5)
                 return response.body
             }
-            let cookie = try await client.execute(uri: "/", method: .get) { try #require($0.headers[.setCookie]?.split(separator: ";").first.map(String.init)) }
+            let cookie = try await fixture.cookie(client)
             try await client.execute(uri: "/api/sessions/\(recorded.session)", method: .delete, headers: [.cookie: cookie]) { #expect($0.status == .noContent) }
             let imported = try await client.execute(uri: "/api/import", method: .post, headers: [.cookie: cookie], body: file) { response in
                 #expect(response.status == .created)
@@ -299,7 +307,7 @@ struct WebDebuggerTests {
         let fixture = try await Fixture()
         let recorded = try await fixture.record(count: 1)
         try await fixture.test { client in
-            let cookie = try await client.execute(uri: "/", method: .get) { try #require($0.headers[.setCookie]?.split(separator: ";").first.map(String.init)) }
+            let cookie = try await fixture.cookie(client)
             try await client.execute(uri: "/api/entries/\(recorded.sequences[0])/replay", method: .post, headers: [.cookie: cookie], body: ByteBuffer(string: "{\"all\": true}")) { response in
                 #expect(response.status == .conflict)
                 #expect(String(buffer: response.body).contains("no debugger app is connected"))

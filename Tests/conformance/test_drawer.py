@@ -38,7 +38,7 @@ APP_ITEMS = {
     "latency": {"kind": "number", "value": 0, "min": 0, "max": 5000, "step": 100, "section": "Network"},
     "theme": {"kind": "choice", "value": "light", "options": [{"id": "light", "label": "Light"}, {"id": "dark", "label": "Dark"}]},
     "greeting": {"kind": "text", "value": "Hello", "maxLength": 64},
-    "reset": {"kind": "action"},
+    "reset": {"kind": "action", "destructive": True},
     "build": {"kind": "info"},
 }
 
@@ -216,13 +216,25 @@ class LiveStream:
         self.connection.close()
 
 
-class Web:
-    """The web API from Python: the page's session cookie (from GET /), JSON in and out, problems as answers."""
+class _KeepRedirect(urllib.request.HTTPRedirectHandler):
+    """Hands a redirect back as it is: the sign-in link's answer carries the cookie."""
 
-    def __init__(self, base: str):
+    def redirect_request(self, *arguments, **keywords):
+        return None
+
+
+class Web:
+    """The web API from Python: the session cookie of the sign-in link (`parleyctl web`), JSON in and out, problems
+    as answers."""
+
+    def __init__(self, base: str, sign_in_url: str):
         self.base = base
-        with urllib.request.urlopen(base + "/", timeout=TIMEOUT) as response:
-            cookie = response.headers.get("Set-Cookie", "")
+        try:
+            urllib.request.build_opener(_KeepRedirect).open(sign_in_url, timeout=TIMEOUT)
+            raise AssertionError("the sign-in link did not redirect")
+        except urllib.error.HTTPError as answer:
+            assert answer.code == 303, answer.code
+            cookie = answer.headers.get("Set-Cookie", "")
         self.cookie = cookie.split(";", 1)[0]
         assert self.cookie.startswith("parley_web="), cookie
 
@@ -282,7 +294,7 @@ def app(daemon):
 
 @pytest.fixture
 def web(daemon):
-    return Web(daemon.web)
+    return Web(daemon.web, daemon.sign_in_url())
 
 
 def raw_app(daemon, name: str | None = None) -> wire.Connection:
@@ -321,7 +333,7 @@ def test_drawer_lists_the_items_with_their_values(daemon, app):
     text = ctl(daemon, "drawer", app.name)
     assert text.returncode == 0, text.stderr
     assert app.name in text.stdout
-    for item_id, value in [("network.slow", "false"), ("latency", "0"), ("theme", "light"), ("greeting", "Hello"), ("reset", None), ("build", "drawer_app.py")]:
+    for item_id, value in [("network.slow", "false"), ("latency", "0"), ("theme", "light"), ("greeting", "Hello"), ("reset", "(action, destructive)"), ("build", "drawer_app.py")]:
         line = next((line for line in text.stdout.splitlines() if line.split() and line.split()[0] == item_id), None)
         assert line is not None, f"no line for {item_id}:\n{text.stdout}"
         if value is not None:
@@ -699,11 +711,13 @@ def choice(option_id: str, label: str = "A") -> dict:
     ({"id": "t", "label": "T", "kind": "text", "value": "", "maxLength": -1}, None, ["maxLength"]),
     ({"id": "s", "label": "S", "kind": "toggle", "value": False, "section": "S" * 257},
      {"id": "s", "label": "S", "kind": "toggle", "value": False, "section": "S" * 256}, ["256"]),
+    ({"id": "d", "label": "D", "kind": "toggle", "value": False, "destructive": True},
+     {"id": "d", "label": "D", "kind": "action", "destructive": True}, ["toggle", "only an action can be destructive"]),
 ])
 def test_a_field_over_its_limit_is_refused(daemon, item, fitting, words):
     """docs/drawer.md, Items: option ids (1–128 bytes) and labels (≤ 256 bytes), info values (text, ≤ 4096
-    bytes), maxLength (0–65536), sections (≤ 256 bytes). An app that asks is answered why; nothing is listed. Just
-    within the limit, the same item is taken."""
+    bytes), maxLength (0–65536), sections (≤ 256 bytes), destructive (actions only). An app that asks is answered
+    why; nothing is listed. Just within the limit, the same item is taken."""
     name = f"raw-{uuid.uuid4().hex[:8]}"
     conn = raw_app(daemon, name)
     try:
@@ -866,13 +880,16 @@ def test_an_app_that_does_not_answer_times_out(daemon, web):
 
 
 def test_web_the_docs_curl_recipe_changes_a_value(daemon, start_app):
-    """docs/web.md's recipe for a program that changes something, run as written (curl, a cookie jar from GET /),
+    """docs/web.md's recipe for a program that changes something, run as written (curl, a cookie jar from the link
+    parleyctl web prints),
     against this parleyd and a fresh app; without the cookie the same request is refused."""
     docs = (ROOT / "docs" / "web.md").read_text()
     recipe = re.search(r"```sh\n(\s*jar=\$\(mktemp\)\n.*?)\n\s*```", docs, re.S)
     assert recipe, "docs/web.md has no curl recipe"
     app = start_app()
+    parleyctl = daemon.executable.with_name("parleyctl")
     script = (textwrap.dedent(recipe.group(1)).replace("http://127.0.0.1:7207", daemon.web)
+              .replace("parleyctl web", f"{parleyctl} web --socket {daemon.control_socket}")
               .replace("/api/drawers/listr/", f"/api/drawers/{app.name}/"))
     start = app.mark()
     done = subprocess.run(["bash", "-euc", script], capture_output=True, text=True, timeout=30)

@@ -112,7 +112,7 @@ def main():
         print(f"recorded two states of {len(first) / 1e6:.2f} and {len(second) / 1e6:.2f} MB")
 
         driver, service = start_browser()
-        driver.get(parleyd.web + "/")  # the session cookie, and the assets in the cache (as for anyone reopening the page)
+        driver.get(parleyd.sign_in_url())  # the session cookie, and the assets in the cache (as for anyone reopening the page)
 
         print(f"\ntimeline of {arguments.entries} entries (/sessions/{many_session['id']}):")
         paints, fetches, middles = [], [], []

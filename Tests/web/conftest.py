@@ -46,9 +46,11 @@ def app(parleyd):
 
 @pytest.fixture
 def browser(chromium, parleyd, request):
-    """The browser, its console emptied; at teardown a screenshot of the page goes to the artifacts folder, the
-    page is left before parleyd stops (so the live stream's reconnects are not logged into the next test), and
-    errors in the console fail the test."""
+    """The browser, signed in to this parleyd as `parleyctl web` prints its URL (so the page may change things),
+    its console emptied; at teardown a screenshot of the page goes to the artifacts folder, the page is left before
+    parleyd stops (so the live stream's reconnects are not logged into the next test), and errors in the console
+    fail the test."""
+    chromium.get(parleyd.sign_in_url())
     chromium.get("about:blank")
     chromium.get_log("browser")
     yield chromium

@@ -77,6 +77,20 @@ class Parleyd:
         self.peer_id: str = self.ready["peerId"]
         self.web: str | None = self.ready["web"].rstrip("/") if self.ready["web"] else None
         self.control_socket: str = self.ready["controlSocket"]
+        self.executable = Path(executable)
+
+    def sign_in_url(self, path: str = "/") -> str:
+        """The web debugger's address with its sign-in token, as `parleyctl web` prints it (asked over the control
+        socket, as a person does): opening it gives the browser the cookie that lets it change things. `path` is
+        where the browser lands."""
+        parleyctl = self.executable.with_name("parleyctl")
+        result = subprocess.run([str(parleyctl), "web", "--socket", self.control_socket], capture_output=True, text=True,
+                                timeout=20, env=clean_environment())
+        if result.returncode != 0:
+            raise ParleydError(f"parleyctl web failed ({result.returncode}): {result.stderr.strip()}")
+        url = result.stdout.strip()
+        base, _, query = url.partition("?")
+        return base.rstrip("/") + path + ("?" + query if query else "")
 
     def _read_log(self) -> None:
         for raw in self.process.stderr:

@@ -7,13 +7,17 @@ import Hummingbird
 /// * `Host` must be a name parleyd answers to, or an IP address (421 otherwise): a page on another site cannot reach
 ///   parleyd by rebinding its own DNS name to 127.0.0.1. An address cannot be rebound, and one listening on every
 ///   interface (`0.0.0.0`) is opened by whichever of the machine's addresses a person types.
-/// * With a token, every request carries it (`Authorization: Bearer`) or the session cookie a browser gets by
-///   opening `/?token=…` once; otherwise 401 and nothing else.
-/// * Without a token (loopback only), reading is open; a request that changes something (any method but GET and
-///   HEAD) needs the session cookie, which the page receives with its HTML, and, when the browser sends `Origin`,
-///   our own origin: another site in the same browser cannot replay or delete.
+/// * With an access token, every request carries it (`Authorization: Bearer`) or the session cookie a browser gets
+///   by opening `/?token=…` once; otherwise 401 and nothing else.
+/// * Without one (loopback only), reading is open.
+/// * A request that changes something (any method but GET and HEAD) needs the sign-in token as a bearer, or the
+///   session cookie, which only opening `/?token=<sign-in token>` gives (the URL `parleyctl web` prints, over the
+///   control socket), and, when the browser sends `Origin`, our own origin: neither another local user who can
+///   reach the port but not the socket, nor another site in the same browser, can change anything.
 struct WebAccess<Context: RequestContext>: RouterMiddleware {
     let token: String?
+    /// ``WebConfiguration/signInToken``: the access token, or this run's own.
+    let signInToken: String
     let allowedHosts: Set<String>
     /// The session cookie's value: random per parleyd run, so a restart signs every browser out.
     let sessionSecret: String
@@ -28,23 +32,24 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
             )
         }
         let hasSession = request.cookies[Self.cookieName].map { constantTimeEqual($0.value, sessionSecret) } ?? false
-        let hasToken = bearerToken(of: request).map { offered in token.map { constantTimeEqual(offered, $0) } ?? false } ?? false
+        let hasToken = bearerToken(of: request).map { constantTimeEqual($0, signInToken) } ?? false
 
-        if let token {
-            // The URL parleyctl web prints: trade the token for the cookie and take it out of the address bar.
-            if request.method == .get, let offered = request.uri.queryParameters.get("token") {
-                guard constantTimeEqual(offered, token) else { throw Self.unauthorized }
-                var response = Response(status: .seeOther, headers: [.location: request.uri.path])
-                response.setCookie(sessionCookie)
-                return response
-            }
+        // The URL parleyctl web prints: trade the token for the cookie and take it out of the address bar.
+        if request.method == .get, let offered = request.uri.queryParameters.get("token") {
+            guard constantTimeEqual(offered, signInToken) else { throw Self.unauthorized }
+            var response = Response(status: .seeOther, headers: [.location: request.uri.path])
+            response.setCookie(sessionCookie)
+            return response
+        }
+        if token != nil {
             guard hasSession || hasToken else { throw Self.unauthorized }
         }
         if request.method != .get && request.method != .head {
             guard hasToken || (hasSession && isSameOrigin(request)) else {
                 throw WebProblem(
-                    .forbidden, "Not allowed from here",
-                    detail: "changing the history or replaying needs the web debugger's own page (its session cookie) or the access token; reload the page if parleyd restarted"
+                    .forbidden, "Read-only",
+                    detail: "changing anything needs the web debugger opened from the link with its token, which parleyctl web prints "
+                        + "for those who may use parleyd's control socket (open it again if parleyd restarted)"
                 )
             }
         }

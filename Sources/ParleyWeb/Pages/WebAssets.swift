@@ -66,14 +66,9 @@ public struct WebAssets: Sendable {
 
     /// The app's page for every view URL (the page routes on the client, from the same list); files under
     /// `/assets/`.
-    func register<Context: RequestContext>(on router: Router<Context>, sessionCookie: Cookie) {
+    func register<Context: RequestContext>(on router: Router<Context>) {
         for view in WebPageManifest.builtIn.views {
-            router.get(RouterPath(view.path)) { request, _ in
-                var response = try serve("index.html", request: request)
-                // The page's own requests that change something are authorised by this cookie (WebAccess).
-                response.setCookie(sessionCookie)
-                return response
-            }
+            router.get(RouterPath(view.path)) { request, _ in try serve("index.html", request: request) }
         }
         router.get("/assets/:name") { request, context in
             try serve(context.parameters.get("name") ?? "", request: request)

@@ -14,7 +14,7 @@ struct DrawerRoutesTests {
                 let drawers = try #require(try WebTestServer.json(response.body)["drawers"] as? [[String: Any]])
                 #expect((drawers.first?["peer"] as? [String: Any])?["name"] as? String == "Notes")
             }
-            let cookie = try await WebTestServer.cookie(client)
+            let cookie = try await web.cookie(client)
             try await client.execute(uri: "/api/drawers/Notes/items/dark", method: .post, headers: [.cookie: cookie], body: ByteBuffer(string: #"{"value": true}"#)) { response throws in
                 #expect(response.status == .ok)
                 #expect(try WebTestServer.json(response.body)["value"] as? Bool == true)

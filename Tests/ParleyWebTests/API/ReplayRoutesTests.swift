@@ -9,7 +9,7 @@ struct ReplayRoutesTests {
     func replay() async throws {
         let web = WebTestServer()
         try await web.test { client in
-            let cookie = try await WebTestServer.cookie(client)
+            let cookie = try await web.cookie(client)
             try await client.execute(uri: "/api/entries/10/replay", method: .post, headers: [.cookie: cookie], body: ByteBuffer(string: #"{"to": "Notes"}"#)) { response throws in
                 #expect(response.status == .ok)
                 #expect((try WebTestServer.json(response.body)["sentTo"] as? [[String: Any]])?.first?["name"] as? String == "Notes")

@@ -79,7 +79,7 @@ struct SessionRoutesTests {
     func delete() async throws {
         let web = WebTestServer()
         try await web.test { client in
-            let cookie = try await WebTestServer.cookie(client)
+            let cookie = try await web.cookie(client)
             try await client.execute(uri: "/api/sessions/1", method: .delete, headers: [.cookie: cookie]) { #expect($0.status == .noContent) }
             try await client.execute(uri: "/api/sessions/2", method: .delete, headers: [.cookie: cookie]) { response throws in
                 #expect(response.status == .conflict)

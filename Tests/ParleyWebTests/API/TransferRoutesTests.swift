@@ -22,7 +22,7 @@ struct TransferRoutesTests {
     func importHistory() async throws {
         let web = WebTestServer()
         try await web.test { client in
-            let cookie = try await WebTestServer.cookie(client)
+            let cookie = try await web.cookie(client)
             try await client.execute(uri: "/api/import", method: .post, headers: [.cookie: cookie], body: ByteBuffer(string: "{\"header\":5}\n{\"entry\":1}")) { response throws in
                 #expect(response.status == .created)
                 #expect(try WebTestServer.json(response.body)["alreadyInHistory"] as? Bool == false)

@@ -7,16 +7,29 @@ import Testing
 
 @Suite("Access rules")
 struct WebAccessTests {
-    @Test("reading is open on loopback; a change needs the page's cookie, from our own origin, or the token's bearer: 403 otherwise")
+    @Test("reading is open on loopback; a change needs the cookie of the sign-in link, from our own origin, or the sign-in token as a bearer: 403 otherwise")
     func changesNeedTheCookie() async throws {
         let web = WebTestServer()
         try await web.test { client in
             try await client.execute(uri: "/api/sessions", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/api/sessions/1", method: .delete) { response throws in
                 #expect(response.status == .forbidden)
-                #expect(try WebTestServer.problem(response).title == "Not allowed from here")
+                #expect(try WebTestServer.problem(response).title == "Read-only")
             }
-            let cookie = try await WebTestServer.cookie(client)
+            // Opening the page gives no cookie; a wrong token gets none either.
+            try await client.execute(uri: "/", method: .get) { #expect($0.headers[.setCookie] == nil) }
+            try await client.execute(uri: "/?token=guessed", method: .get) { response throws in
+                #expect(response.status == .unauthorized && response.headers[.setCookie] == nil)
+            }
+            try await client.execute(uri: "/api/sessions/2", method: .delete, headers: [.authorization: "Bearer guessed"]) {
+                #expect($0.status == .forbidden)
+            }
+            try await client.execute(
+                uri: "/api/sessions/2", method: .delete, headers: [.authorization: "Bearer " + web.server.configuration.signInToken]
+            ) {
+                #expect($0.status == .conflict)  // past the access check: the fake's session 2 is still recording
+            }
+            let cookie = try await web.cookie(client)
             try await client.execute(uri: "/api/sessions/1", method: .delete, headers: [.cookie: cookie, .origin: "http://evil.example"]) {
                 #expect($0.status == .forbidden)
             }

@@ -31,7 +31,7 @@ struct WebAssetsTests {
         }
     }
 
-    @Test("the page for every view URL with the session cookie and a tag answered 304; files by type; /assets/index.html and unknown files are 404s")
+    @Test("the page for every view URL, without a session cookie (only the sign-in link gives one); a tag answered 304; files by type; /assets/index.html and unknown files are 404s")
     func pages() async throws {
         let web = WebTestServer()
         try await web.test { client in
@@ -39,8 +39,13 @@ struct WebAssetsTests {
                 try await client.execute(uri: path, method: .get) { response throws in
                     #expect(response.status == .ok, "\(path)")
                     #expect(response.headers[.contentType] == "text/html; charset=utf-8")
-                    #expect(response.headers[.setCookie]?.contains("HttpOnly") == true)
+                    #expect(response.headers[.setCookie] == nil)
                 }
+            }
+            try await client.execute(uri: "/sessions/1?token=\(web.server.configuration.signInToken)", method: .get) { response throws in
+                #expect(response.status == .seeOther && response.headers[.location] == "/sessions/1")
+                #expect(response.headers[.setCookie]?.contains("HttpOnly") == true)
+                #expect(response.headers[.setCookie]?.contains("SameSite=Strict") == true)
             }
             let etag = try await client.execute(uri: "/", method: .get) { try #require($0.headers[.eTag]) }
             try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: etag]) { #expect($0.status == .notModified) }

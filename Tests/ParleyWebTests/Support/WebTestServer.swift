@@ -25,10 +25,11 @@ struct WebTestServer {
         try await Application(responder: server.makeResponder()).test(.router, body)
     }
 
-    /// The page's session cookie, as the page gets it with its HTML.
-    static func cookie(_ client: some TestClientProtocol) async throws -> String {
-        try await client.execute(uri: "/", method: .get) { response throws in
-            try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+    /// The session cookie a browser gets by opening the URL `parleyctl web` prints (with the sign-in token).
+    func cookie(_ client: some TestClientProtocol) async throws -> String {
+        try await client.execute(uri: "/?token=\(server.configuration.signInToken)", method: .get) { response throws in
+            #expect(response.status == .seeOther)
+            return try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
         }
     }
 
