@@ -99,7 +99,7 @@ struct ListrExample: AsyncParsableCommand {
         let drawer = DebugDrawer(transceiver: parley)
         let slow = drawer.toggle("network.slow", "Simulate a slow network (answers take 2 s)", default: false, section: "Network", remember: true)
         let style = drawer.choice("list.style", "How the list is shown", default: ListStyle.checkboxes, section: "Look", remember: true)
-        drawer.action("list.reset", "Empty the list", section: "Data") {
+        drawer.action("list.reset", "Empty the list", section: "Data", destructive: true) {
             let removed = try await store.replace(with: ListrDatabase())
             say("the list was emptied from the drawer")
             return "removed \(removed) \(removed == 1 ? "item" : "items")"

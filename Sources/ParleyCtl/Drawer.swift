@@ -49,7 +49,7 @@ struct Drawer: AsyncParsableCommand {
     /// The value as a person reads it, with what else it could be.
     static func shown(_ item: DrawerItem) -> String {
         switch item.kind {
-        case .action: return "(action)"
+        case .action: return item.destructive == true ? "(action, destructive)" : "(action)"
         case .choice:
             let options = (item.options ?? []).map(\.id).joined(separator: "|")
             return "\(item.value.map(Self.bare) ?? "-") [\(options)]"

@@ -47,6 +47,11 @@ public struct DrawerDeclaration: Sendable, Hashable {
             guard item.label.utf8.count <= Self.maximumLabelBytes, (item.section ?? "").utf8.count <= Self.maximumLabelBytes else {
                 throw .invalidDeclaration("item \"\(item.id)\": labels are at most \(Self.maximumLabelBytes) bytes")
             }
+            if item.destructive == true, item.kind != .action {
+                // Only an action asks before it runs: a setting marked so would change without the question its
+                // author expects.
+                throw .invalidDeclaration("\(item.kind) \"\(item.id)\": only an action can be destructive")
+            }
             if item.kind == .choice {
                 guard let options = item.options, !options.isEmpty, options.count <= Self.maximumOptions else {
                     throw .invalidDeclaration("choice \"\(item.id)\" needs 1–\(Self.maximumOptions) options")

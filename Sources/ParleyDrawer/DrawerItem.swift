@@ -29,10 +29,13 @@ public struct DrawerItem: Codable, Sendable, Hashable {
     /// parleyd keeps the last value set from outside for this app name and item.
     public var remember: Bool?
     public var section: String?
+    /// Actions only: the action cannot be undone (it deletes, resets, sends), so a person is asked before it runs.
+    public var destructive: Bool?
 
     public init(
         id: String, label: String, kind: Kind, value: DrawerValue? = nil, options: [Option]? = nil, min: Double? = nil,
-        max: Double? = nil, step: Double? = nil, maxLength: Int? = nil, remember: Bool? = nil, section: String? = nil
+        max: Double? = nil, step: Double? = nil, maxLength: Int? = nil, remember: Bool? = nil, section: String? = nil,
+        destructive: Bool? = nil
     ) {
         self.id = id
         self.label = label
@@ -45,6 +48,7 @@ public struct DrawerItem: Codable, Sendable, Hashable {
         self.maxLength = maxLength
         self.remember = remember
         self.section = section
+        self.destructive = destructive
     }
 
     /// Whether a value can be set from outside (actions are invoked; info is read-only).

@@ -11,7 +11,7 @@ import Synchronization
 /// let drawer = DebugDrawer(transceiver: parley)          // before parley.start()
 /// let slow = drawer.toggle("network.slow", "Simulate a slow network", default: false, remember: true)
 /// let theme = drawer.choice("theme", "Theme", default: Theme.light)
-/// drawer.action("list.reset", "Reset the list") { await store.clear(); return "list cleared" }
+/// drawer.action("list.reset", "Reset the list", destructive: true) { await store.clear(); return "list cleared" }
 /// drawer.info("build", "Build", value: "1.4 (abc123)")
 /// for await on in slow.values { network.delay = on ? .seconds(2) : .zero }
 /// ```
@@ -140,10 +140,15 @@ public final class DebugDrawer: Sendable {
     }
 
     /// A button: `perform` runs when a person invokes it; what it returns is shown to them, what it throws too.
-    public func action(_ id: String, _ label: String, section: String? = nil, perform: @escaping @Sendable () async throws -> String?) {
+    /// `destructive`: it cannot be undone (it deletes, resets, sends), and the web debugger asks before it runs.
+    public func action(
+        _ id: String, _ label: String, section: String? = nil, destructive: Bool = false,
+        perform: @escaping @Sendable () async throws -> String?
+    ) {
         state.withLock { state in
             state.items.removeAll { $0.id == id }
-            state.items.append(DrawerItem(id: id, label: label, kind: .action, section: section))
+            // Absent unless set: an action declared before the flag existed reads the same on the wire.
+            state.items.append(DrawerItem(id: id, label: label, kind: .action, section: section, destructive: destructive ? true : nil))
             state.actions[id] = perform
             Self.declare(state)
         }

@@ -247,7 +247,7 @@ struct DrawerTests {
         #expect(try await daemon.stop() == 0)
     }
 
-    @Test("the Listr example's drawer: listed, a style switched changes its answers, the list emptied by an action")
+    @Test("the Listr example's drawer: listed (its reset as destructive), a style switched changes its answers, the list emptied by an action")
     func listr() async throws {
         let listr = try await ParleyCtlTests.Listr()
         let daemon = try await ParleydProcess.start(staticPeer: listr.port)
@@ -260,6 +260,8 @@ struct DrawerTests {
         }
         let listed = try await daemon.ctl(["drawer", "listr"])
         #expect(listed.stdout.contains("list.style") && listed.stdout.contains("checkboxes [checkboxes|bullets]"), "\(listed)")
+        let reset = listed.stdout.split(separator: "\n").first { $0.hasPrefix("list.reset ") }
+        #expect(reset?.contains("action") == true && reset?.contains("(action, destructive)") == true, "\(listed.stdout)")
         let table = listed.stdout.split(separator: "\n").dropFirst().joined(separator: "\n")
         #expect(columnsLineUp(table, headings: ["ITEM", "KIND", "VALUE", "LABEL"]), "\(listed.stdout)")
         #expect(try await daemon.ctl(["send", "AddItemCommand", #"{"title":"milk"}"#, "--reply"]).status == 0)

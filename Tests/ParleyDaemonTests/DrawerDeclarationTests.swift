@@ -1,3 +1,4 @@
+import Foundation
 import ParleyDrawer
 import Testing
 
@@ -82,6 +83,27 @@ struct DrawerDeclarationTests {
             } throws: { error in
                 "\(error)".contains(reason)
             }
+        }
+    }
+
+    @Test("an action may be declared destructive, and it decodes from the wire; no other kind may")
+    func destructive() throws {
+        let declared = try JSONDecoder().decode(
+            DrawerItem.self, from: Data(#"{"id": "list.reset", "label": "Empty the list", "kind": "action", "destructive": true}"#.utf8))
+        #expect(declared.destructive == true)
+        _ = try DrawerDeclaration(items: [declared, DrawerItem(id: "plain", label: "Plain", kind: .action)])
+        for kind in DrawerItem.Kind.allCases where kind != .action {
+            let item = DrawerItem(id: "x", label: "X", kind: kind, destructive: true)
+            #expect {
+                try DrawerDeclaration(items: [item])
+            } throws: { error in
+                "\(error)".contains("\(kind) \"x\": only an action can be destructive")
+            }
+        }
+        // Not destructive: the same as saying nothing, for every kind.
+        _ = try DrawerDeclaration(items: [DrawerItem(id: "t", label: "T", kind: .toggle, value: .bool(false), destructive: false)])
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(DrawerItem.self, from: Data(#"{"id": "a", "label": "A", "kind": "action", "destructive": "yes"}"#.utf8))
         }
     }
 

@@ -66,6 +66,17 @@ struct DebugDrawerTests {
         #expect(throws: Never.self) { try DrawerDeclaration(items: drawer.items) }
     }
 
+    @Test("an action declared destructive says so on the wire; any other action says nothing of it")
+    func destructiveAction() throws {
+        let drawer = DebugDrawer(transceiver: Transceiver(configuration: TransceiverConfiguration(name: "actions", identity: .ephemeral, listenHost: nil, port: 0)))
+        drawer.action("list.reset", "Empty the list", destructive: true) { nil }
+        drawer.action("list.sort", "Sort the list") { nil }
+        let wire = try drawer.items.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        #expect(wire[0].contains(#""destructive":true"#))
+        #expect(!wire[1].contains("destructive"))
+        #expect(throws: Never.self) { try DrawerDeclaration(items: drawer.items) }
+    }
+
     @Test("an outbox sends one message at a time, in the order they were queued, however long each send takes")
     func outboxKeepsOrder() async {
         let sent = Mutex<[Int]>([])

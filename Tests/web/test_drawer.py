@@ -143,6 +143,15 @@ def screenshot(driver, name):
     driver.save_screenshot(str(ARTIFACTS / f"drawer_{name}.png"))
 
 
+def answer_dialog(driver, ok):
+    """The page's confirmation (a <dialog>, not window.confirm): OK or Cancel; answers its title and text."""
+    wait_css(driver, "dialog#confirm[open]")
+    said = driver.find_element(By.ID, "confirm-title").text, driver.find_element(By.ID, "confirm-message").text
+    driver.find_element(By.ID, "confirm-ok" if ok else "confirm-cancel").click()
+    wait(driver, lambda d: not css(d, "dialog#confirm[open]"))
+    return said
+
+
 def app_sets(app, start):
     return [event for event in app.since(start) if event["event"] in ("set", "invoked", "refused")]
 
@@ -183,7 +192,9 @@ def test_the_page_lists_the_apps_drawer(parleyd, drawer_app, browser):
     latency = control(browser, "latency", "input")
     assert latency.get_attribute("type") == "number" and latency.get_attribute("value") == "0"
     assert (latency.get_attribute("min"), latency.get_attribute("max"), latency.get_attribute("step")) == ("0", "5000", "100")
-    assert control(browser, "reset", "button").text == "Reset all settings"
+    reset = control(browser, "reset", "button")
+    assert reset.text == "Reset all settings…", "a destructive action says that it asks first"
+    assert "danger" in reset.get_attribute("class")
     build = control(browser, "build", "output")
     assert build.text.startswith("drawer_app.py 1 (Python ")
     assert not row(browser, "build").find_elements(By.CSS_SELECTOR, "input, select, button"), "info is read-only"
@@ -347,6 +358,7 @@ def test_invoking_the_action_shows_the_apps_message(parleyd, drawer_app, browser
     drawer_app.wait_for(lambda e: e["event"] == "set" and e["item"] == "theme", "the set of theme")
     start = drawer_app.mark()
     control(browser, "reset", "button").click()
+    answer_dialog(browser, ok=True)
     event = drawer_app.wait_for(lambda e: e["event"] == "invoked", "the invocation", start)
     assert event == {**event, "item": "reset", "message": "2 settings reset"}
     wait(browser, lambda d: message(d, "reset") == "2 settings reset", message="the app's message is not shown")
@@ -356,11 +368,41 @@ def test_invoking_the_action_shows_the_apps_message(parleyd, drawer_app, browser
     screenshot(browser, "invoked")
 
 
+def test_a_destructive_action_asks_first_and_cancelling_sends_nothing(parleyd, drawer_app, browser):
+    """drawer_app.py declares reset destructive: the page asks (in the page, styled, naming the action and the
+    app) before it invokes it; Cancel sends nothing, OK invokes it once."""
+    open_drawer(browser, parleyd)
+    start = drawer_app.mark()
+    mark = request_mark(browser)
+    control(browser, "reset", "button").click()
+    wait_css(browser, "dialog#confirm[open]")
+    ok = browser.find_element(By.ID, "confirm-ok")
+    assert ok.text == "Reset all settings" and "danger" in ok.get_attribute("class")
+    screenshot(browser, "destructive_confirm")
+    title, text = answer_dialog(browser, ok=False)
+    assert title == "Reset all settings?"
+    assert "Drawer Demo" in text and "(reset)" in text and "cannot be undone" in text, text
+    # What the app receives comes in order: a switch flipped after the cancel arrives with nothing before it.
+    control(browser, "network.slow", "input").click()
+    drawer_app.wait_for(lambda e: e["event"] == "set", "the set after the cancel", start)
+    assert [e["event"] for e in app_sets(drawer_app, start)] == ["set"], "the cancelled action reached the app"
+    assert not [path for path in requests_since(browser, mark) if path.endswith("/invoke")], "the page asked parleyd to invoke"
+    assert message(browser, "reset") == ""
+
+    start = drawer_app.mark()
+    control(browser, "reset", "button").click()
+    answer_dialog(browser, ok=True)
+    drawer_app.wait_for(lambda e: e["event"] == "invoked", "the invocation", start)
+    wait(browser, lambda d: message(d, "reset") == "1 setting reset", message="the app's message is not shown")
+    assert [e["event"] for e in app_sets(drawer_app, start)] == ["invoked"], "one invocation for one OK"
+
+
 def test_an_action_the_app_refuses_shows_its_reason(parleyd, start_app, browser):
     app = start_app("--refuse", "reset")
     open_drawer(browser, parleyd)
     start = app.mark()
     control(browser, "reset", "button").click()
+    answer_dialog(browser, ok=True)
     app.wait_for(lambda e: e["event"] == "refused" and e["item"] == "reset", "its refusal", start)
     wait(browser, lambda d: "reset cannot be run right now" in message(d, "reset"), message="the app's reason is not shown")
     assert "failed" in row(browser, "reset").get_attribute("class")

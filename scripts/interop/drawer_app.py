@@ -13,7 +13,8 @@ and declares its drawer: one item of each kind --
   latency       number  0            min 0, max 5000, step 100, section Network
   theme         choice  "light"      options light, dark, section Appearance
   greeting      text    "Hello"      maxLength 64, section Appearance
-  reset         action               puts every setting back to its default (each change sent as Changed)
+  reset         action               destructive: true; puts every setting back to its default (each change sent
+                                       as Changed)
   build         info    "drawer_app.py 1 (Python X.Y)"
 
 It answers Set and Invoke (checking the value against its own declaration again: docs/drawer.md says the app
@@ -74,7 +75,7 @@ def default_items():
         {"id": "theme", "label": "Theme", "kind": "choice", "value": "light",
          "options": [{"id": "light", "label": "Light"}, {"id": "dark", "label": "Dark"}], "section": "Appearance"},
         {"id": "greeting", "label": "Greeting", "kind": "text", "value": "Hello", "maxLength": 64, "section": "Appearance"},
-        {"id": "reset", "label": "Reset all settings", "kind": "action"},
+        {"id": "reset", "label": "Reset all settings", "kind": "action", "destructive": True},
         {"id": "build", "label": "Build", "kind": "info",
          "value": f"drawer_app.py 1 (Python {platform.python_version()})"},
     ]

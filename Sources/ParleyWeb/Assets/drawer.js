@@ -1,5 +1,6 @@
 // Drawer: the debug drawers of connected apps (docs/drawer.md) as controls — a switch for a toggle, a menu for a
-// choice, text and number fields, a button for an action, read-only text for info — grouped by section. A change
+// choice, text and number fields, a button for an action (one declared destructive asks first, in the page's own
+// dialog), read-only text for info — grouped by section. A change
 // goes to parleyd, which checks it against the app's declaration and asks the app; the control then shows the
 // value the app answered, or the problem beside it and the drawer's value again. `drawer` events of the live
 // stream update the controls in place (values the app changes itself too), without taking a field being edited
@@ -8,7 +9,7 @@ import { h, clear } from './dom.js';
 import { api } from './api.js';
 import { shortID } from './format.js';
 import { subscribe } from './live.js';
-import { errorPanel } from './notify.js';
+import { errorPanel, confirmAction } from './notify.js';
 
 /** An item's declaration without its value: when it stays the same, its control stays and takes the new value. */
 function shape(item) {
@@ -101,7 +102,14 @@ class ItemControl {
         return input;
       }
       case 'action': {
-        const button = h('button', { id, type: 'button', class: 'drawer-action', text: item.label || item.id });
+        const destructive = item.destructive === true;
+        const button = h('button', {
+          id,
+          type: 'button',
+          class: destructive ? 'drawer-action danger' : 'drawer-action',
+          title: destructive ? 'Cannot be undone: asks first' : null,
+          text: destructive ? `${item.label || item.id}…` : item.label || item.id,
+        });
         button.addEventListener('click', () => this.invoke());
         return button;
       }
@@ -206,6 +214,18 @@ class ItemControl {
 
   async invoke() {
     const button = this.control;
+    // An action its app declares destructive (it deletes, resets, sends) runs only once the person says so; a
+    // misplaced click on a phone must not empty someone's list.
+    if (this.item.destructive === true) {
+      const label = this.item.label || this.item.id;
+      const ok = await confirmAction({
+        title: `${label}?`,
+        message: `${this.app.name || 'The app'} declares “${label}” (${this.item.id}) as one that cannot be undone.`,
+        ok: label,
+        danger: true,
+      });
+      if (!ok) return;
+    }
     button.disabled = true;
     this.element.classList.add('busy');
     this.element.setAttribute('aria-busy', 'true');
