@@ -32,6 +32,10 @@ public enum ControlErrorCode: UInt16, Sendable, CaseIterable, CustomStringConver
     case appFailed = 111
     /// parleyd's history database failed.
     case storageFailed = 112
+    /// A diff of one entry that is the first of its session: there is nothing before it to compare it with.
+    case firstOfSession = 113
+    /// A replay to the app of the entry's session, which is not connected.
+    case sessionAppNotConnected = 114
 
     /// The code on the wire.
     public var errorCode: ErrorCode { ErrorCode(rawValue: rawValue) }
@@ -57,6 +61,8 @@ public enum ControlErrorCode: UInt16, Sendable, CaseIterable, CustomStringConver
         case .drawerItemIsNotAction: "drawer-item-is-not-action"
         case .appFailed: "app-failed"
         case .storageFailed: "storage-failed"
+        case .firstOfSession: "first-of-session"
+        case .sessionAppNotConnected: "session-app-not-connected"
         }
     }
 }

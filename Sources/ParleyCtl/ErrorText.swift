@@ -49,13 +49,15 @@ struct ErrorText {
         }
     }
 
-    /// parleyd's words, and where a parleyctl command shows what is there, that command: parleyd's history names
-    /// none (its text also reaches the web debugger).
+    /// parleyd's words, and where a parleyctl command or option shows what is there or does what was meant, that:
+    /// parleyd's texts name none (they also reach the web debugger), so the hints are keyed by the error's code.
     private static func naming(command control: ControlErrorCode?, in text: String) -> String {
         switch control {
         case .noSuchSession?: text + " (parleyctl sessions lists them)"
         case .noSuchEntry? where text.hasSuffix(")"): String(text.dropLast()) + "; parleyctl history lists what is kept)"
         case .noSuchEntry?: text + " (parleyctl history lists what is kept)"
+        case .firstOfSession?: text + "; give both entries (parleyctl diff A B)"
+        case .sessionAppNotConnected?: text + "; choose one with --to or use --all"
         default: text
         }
     }

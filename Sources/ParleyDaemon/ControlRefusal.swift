@@ -59,8 +59,11 @@ extension RoutingError: CodedRefusal {
 extension DebuggerError: CodedRefusal {
     var errorReplyCode: ErrorCode {
         switch self {
-        case .noSuchApp, .sessionAppGone, .noApps: ControlErrorCode.noMatchingPeer.errorCode
-        case .firstOfSession, .diffTooLarge, .diffTooSlow: ControlErrorCode.invalidRequest.errorCode
+        case .noSuchApp, .noApps: ControlErrorCode.noMatchingPeer.errorCode
+        // Codes of their own: each client names what to do next in its own terms (parleyctl its arguments).
+        case .sessionAppGone: ControlErrorCode.sessionAppNotConnected.errorCode
+        case .firstOfSession: ControlErrorCode.firstOfSession.errorCode
+        case .diffTooLarge, .diffTooSlow: ControlErrorCode.invalidRequest.errorCode
         }
     }
 }

@@ -353,7 +353,8 @@ final class DebuggerService: Sendable {
     }
 }
 
-/// Why a debugger request cannot be done; the text is what parleyctl prints.
+/// Why a debugger request cannot be done, in words that fit every front end (parleyctl and the web show them): what
+/// happened and what is there, never a command or a button. A front end adds its own way on, by the error's code.
 enum DebuggerError: Error, CustomStringConvertible {
     case firstOfSession(Int64, session: Int64)
     case noSuchApp(String, connected: [Peer])
@@ -365,11 +366,11 @@ enum DebuggerError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .firstOfSession(let sequence, let session):
-            "entry \(sequence) is the first of session \(session): there is nothing before it to compare with; give both entries (parleyctl diff A B)"
+            "entry \(sequence) is the first of session \(session): there is nothing before it to compare with"
         case .noSuchApp(let selector, let connected):
             "no connected debugger app matches \"\(selector)\"" + Self.list(connected)
         case .sessionAppGone(let session, let connected):
-            "the app of session \(session.id) (\(session.appName)) is not connected; choose one with --to or use --all" + Self.list(connected)
+            "the app of session \(session.id) (\(session.appName)) is not connected" + Self.list(connected)
         case .noApps:
             "no debugger app is connected"
         case .diffTooSlow(let limit):

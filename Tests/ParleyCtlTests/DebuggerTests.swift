@@ -127,6 +127,8 @@ struct DebuggerTests {
 
         let old = try await daemon.ctl(["replay", String(entries[0]["sequence"] as? Int ?? 0)])
         #expect(old.status == 1, "\(old)")
+        // parleyd says the app is gone; parleyctl adds what to do about it with its own options.
+        #expect(old.stderr.hasPrefix("parleyctl: error: the app of session ") && old.stderr.hasSuffix("; choose one with --to or use --all\n"), "\(old)")
         let new = try await daemon.ctl(["replay", String(entries[1]["sequence"] as? Int ?? 0)])
         #expect(new.status == 0, "\(new)")
         #expect(try await secondRestored.take() == [#"{"n":2}"#])
@@ -372,6 +374,14 @@ struct DebuggerTests {
         #expect(missing.stderr == "parleyctl: error: there is no entry 99999 in the history (it may have been dropped by retention; parleyctl history lists what is kept)\n", "\(missing.stderr)")
         let verbose = try await daemon.ctl(["show", "99999", "--verbose"])
         #expect(verbose.stderr.contains("\n  cause: the peer answered with error code 106 (no-such-entry)"), "\(verbose.stderr)")
+        // parleyd says there is nothing before the first entry; parleyctl adds how to diff it anyway.
+        let oldest = try #require(try await Self.history(daemon, []).first)
+        let first = try #require(oldest["sequence"] as? Int), session = try #require(oldest["session"] as? Int)
+        let alone = try await daemon.ctl(["diff", String(first)])
+        #expect(alone.status == 1)
+        #expect(
+            alone.stderr == "parleyctl: error: entry \(first) is the first of session \(session): there is nothing before it to compare with; give both entries (parleyctl diff A B)\n",
+            "\(alone.stderr)")
 
         // The app has gone: its session ended; a session still recording cannot be deleted.
         let sessions = try await daemon.ctl(["sessions", "--json"]).stdout.split(separator: "\n")

@@ -1,6 +1,8 @@
+import Foundation
 import Parley
 import ParleyControl
 @testable import ParleyDaemon
+import ParleyDebugger
 import ParleyDrawer
 import ParleyHistory
 import Testing
@@ -48,8 +50,22 @@ struct ControlRefusalTests {
         #expect(RoutingError.noMatchingPeer("kitchen", connected: []).errorReplyCode == ControlErrorCode.noMatchingPeer.errorCode)
         #expect(DebuggerError.noApps.errorReplyCode == ControlErrorCode.noMatchingPeer.errorCode)
         #expect(DebuggerError.diffTooLarge(bytes: 2, limit: 1).errorReplyCode == ControlErrorCode.invalidRequest.errorCode)
+        #expect(DebuggerError.firstOfSession(7, session: 2).errorReplyCode == ControlErrorCode.firstOfSession.errorCode)
         #expect(DrawerServiceError.ambiguous("L", matches: ["Listr", "Lister"]).errorReplyCode == ControlErrorCode.ambiguousTarget.errorCode)
         #expect(ConfigurationError.conflict("x").errorReplyCode == ControlErrorCode.invalidConfiguration.errorCode)
+    }
+
+    @Test("the debugger's words name no command: each front end adds its own way on, by the code")
+    func neutralWords() {
+        let session = SessionSummary(id: 3, peerID: "p", appName: "Listr", kind: .parley, started: .now)
+        let texts = [
+            DebuggerError.firstOfSession(7, session: 2), .sessionAppGone(session, connected: []), .noApps,
+            .noSuchApp("kitchen", connected: []),
+        ].map(\.description)
+        #expect(texts[0] == "entry 7 is the first of session 2: there is nothing before it to compare with")
+        #expect(texts[1] == "the app of session 3 (Listr) is not connected (no debugger app is connected)")
+        for text in texts { #expect(!text.contains("parleyctl") && !text.contains("--"), "\(text)") }
+        #expect(DebuggerError.sessionAppGone(session, connected: []).errorReplyCode == ControlErrorCode.sessionAppNotConnected.errorCode)
     }
 
     @Test("each code has the name docs/protocol.md gives it, and is read back from the wire")

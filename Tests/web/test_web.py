@@ -500,3 +500,57 @@ def test_api_errors_are_shown(parleyd, app, browser):
         toast = wait_css(browser, ".toast-error")
     assert "Could not import not-an-export.jsonl: Bad request" in toast.text
     assert len(toast.find_element(By.CSS_SELECTOR, ".toast-detail").text) > 0, "the problem's detail is shown"
+
+
+# What the page calls parleyd's API with, and what it makes of a problem: the title and detail it shows.
+API_ERROR = """
+    const [method, parameters, done] = arguments;
+    import('/assets/api.js').then(({ api }) => api[method](...parameters))
+      .then(() => done(null), (error) => done({ status: error.status, title: error.title, detail: error.detail }));"""
+
+
+@pytest.mark.console_errors_expected
+def test_errors_name_no_command_line_tool(parleyd, app, browser):
+    """parleyd's texts say what happened and what is there; the hints that name parleyctl's commands and options
+    are parleyctl's own (tested in ParleyCtlTests): the page never shows one."""
+    session, entries = record(parleyd, app, [("load", {"a": 1}), ("next", {"a": 2})])
+    first = entries[0]["sequence"]
+    browser.get(f'{parleyd.web}/sessions/{session["id"]}/entries/99999')
+    missing = wait_css(browser, ".entry-pane .error-panel").text
+    assert "Entry 99999: Not found" in missing and "there is no entry 99999" in missing, missing
+
+    diff = browser.execute_async_script(API_ERROR, "diff", [{"to": first}])
+    assert diff["status"] == 400
+    assert diff["detail"] == f'entry {first} is the first of session {session["id"]}: there is nothing before it to compare with'
+
+    unknown = browser.execute_async_script(API_ERROR, "entries", [session["id"], {"filter": "nope"}])
+    assert unknown["status"] == 400 and 'no filter named "nope"' in unknown["detail"], unknown
+
+    app.close()
+    wait_until(parleyd, lambda: not parleyd.get(f'/api/sessions/{session["id"]}')["live"], "the session to end")
+    gone = browser.execute_async_script(API_ERROR, "replay", [first, {}])
+    assert gone["status"] == 409 and gone["detail"].startswith(f'the app of session {session["id"]} (') and "is not connected" in gone["detail"], gone
+
+    for text in (missing, diff["detail"], unknown["detail"], gone["detail"]):
+        assert "parleyctl" not in text and "--" not in text, text
+
+
+@pytest.mark.console_errors_expected
+@pytest.mark.parametrize("at_entry", [False, True], ids=["timeline", "entry"])
+def test_a_malformed_glob_is_reported_once(parleyd, app, browser, at_entry):
+    """A lone backslash at the end: the page says so once, in one panel under the filter (also when an entry is
+    selected, where both the entry's position and the page of entries are asked for), naming the pattern once."""
+    session, entries = record(parleyd, app, [("add(a)", {"a": 1}), ("add(b)", {"a": 2})])
+    path = f'/sessions/{session["id"]}' + (f'/entries/{entries[1]["sequence"]}' if at_entry else "")
+    browser.get(parleyd.web + path)
+    wait_css(browser, ".tl-row[data-seq]")
+    mark = request_mark(browser)
+    wait_css(browser, ".tl-pattern").send_keys("add\\", Keys.ENTER)
+    panel = wait_css(browser, ".tl-error .error-panel")
+    asked = lambda d: [p for p in requests_since(d, mark) if "pattern=add%5C" in p]  # noqa: E731
+    wait(browser, lambda d: len(asked(d)) == (2 if at_entry else 1), message="the position (at an entry) and the entries")
+    text = browser.find_element(By.CSS_SELECTOR, ".tl-error").text
+    assert text.count("ends with a lone '\\'") == 1, text
+    assert text.count('"add\\"') == 1, text
+    assert len(css(browser, ".error-panel")) == 1 and not css(browser, ".toast"), "said elsewhere too"
+    assert panel.text.startswith("Could not list the entries: Bad request"), panel.text

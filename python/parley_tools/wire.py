@@ -65,6 +65,8 @@ DRAWER_ITEM_IS_ACTION = 109
 DRAWER_ITEM_IS_NOT_ACTION = 110
 APP_FAILED = 111
 STORAGE_FAILED = 112
+FIRST_OF_SESSION = 113
+SESSION_APP_NOT_CONNECTED = 114
 
 CODE_NAMES = {
     0: "going-away", 1: "incompatible-version", 2: "handshake-timeout", 3: "malformed-frame",
@@ -75,7 +77,7 @@ CODE_NAMES = {
     100: "no-matching-peer", 101: "ambiguous-target", 102: "not-routed", 103: "forward-failed",
     104: "invalid-configuration", 105: "no-such-session", 106: "no-such-entry", 107: "invalid-request",
     108: "invalid-drawer-value", 109: "drawer-item-is-action", 110: "drawer-item-is-not-action", 111: "app-failed",
-    112: "storage-failed",
+    112: "storage-failed", 113: "first-of-session", 114: "session-app-not-connected",
 }
 
 SCHEME = "psk-x25519-chachapoly-v1"

@@ -160,7 +160,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
 
     // MARK: - Errors
 
-    /// The status code each failure gets; the text is the one parleyctl prints for it.
+    /// The status code each failure gets; the text is parleyd's own, the one parleyctl prints before any hint of its own.
     func problem(for error: any Error) -> WebProblem? {
         switch error {
         case let error as HistoryStoreError:

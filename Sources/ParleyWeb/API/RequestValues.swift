@@ -46,7 +46,8 @@ enum RequestValues {
             do {
                 _ = try ActionGlob(pattern)
             } catch {
-                throw WebProblem.badRequest("the pattern \"\(pattern)\" cannot be used: \(error)")
+                // The glob's own text names the pattern and what is wrong with it: said once.
+                throw WebProblem.badRequest("\(error)")
             }
             parts.append(.pattern(pattern))
         }
