@@ -52,6 +52,7 @@ let package = Package(
         // The web debugger's HTTP server. Its traits (swift-configuration support, full Foundation) are not needed.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
@@ -133,7 +134,8 @@ let package = Package(
         .target(
             name: "ParleyWeb",
             dependencies: [
-                "ParleyDebugger", "ParleyDrawer", "ParleyJSON", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"), metrics, nioCore,
+                "ParleyDebugger", "ParleyDrawer", "ParleyJSON", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), metrics, nioCore,
                 nioFoundation, logging, serviceLifecycle, crypto,
             ],
             resources: [.embedInCode("Assets")],

@@ -82,7 +82,9 @@ public struct DaemonService: Sendable {
         await drawer.loadRemembered()
         drawer.install()
         router.install { try await reloader.reload(debugger: debugger) }
-        let web = makeWebServer(transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router)
+        let web = makeWebServer(
+            transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router, descriptors: DescriptorBudget.raised()
+        )
 
         // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down
         // in reverse order: first the supervisor (STOPPING=1), then the transceiver drains (replies being computed
@@ -119,16 +121,28 @@ public struct DaemonService: Sendable {
 
     /// The web debugger, unless `webListen` is off.
     private func makeWebServer(
-        transceiver: Transceiver, store: HistoryStore, debugger: DebuggerService, drawer: DrawerService, router: ControlRouter
+        transceiver: Transceiver, store: HistoryStore, debugger: DebuggerService, drawer: DrawerService, router: ControlRouter,
+        descriptors budget: DescriptorBudget
     ) -> WebServer? {
         guard let listen = configuration.webListen else { return nil }
+        let names = [DaemonConfiguration.defaultName(), DaemonConfiguration.defaultName() + ".local", configuration.name, configuration.name + ".local"]
+        var web = WebConfiguration(host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: names)
+        let share = budget.webConnections(
+            wanted: web.maxConnections, parleyConnections: configuration.maxConnections, pendingConnections: configuration.maxPendingConnections
+        )
+        if share < web.maxConnections {
+            logger.notice(
+                "few file descriptors: the web debugger takes fewer connections",
+                metadata: ["open-files-limit": "\(budget.limit)", "web-connections": "\(share)", "fix": "raise LimitNOFILE (the unit sets 65536)"]
+            )
+        }
+        web.maxConnections = share
         let metrics = DaemonMetrics(transceiver: transceiver, store: store)
         let backend = DaemonWebBackend(
             debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: configuration.sharedSecret != nil
         )
-        let names = [DaemonConfiguration.defaultName(), DaemonConfiguration.defaultName() + ".local", configuration.name, configuration.name + ".local"]
         return WebServer(
-            configuration: WebConfiguration(host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: names),
+            configuration: web,
             backend: backend, assets: WebAssets(directory: configuration.webAssetsDirectory),
             metricsFactory: metrics.factory, logger: logger,
             startsAfter: { try await transceiver.waitUntilListening() }

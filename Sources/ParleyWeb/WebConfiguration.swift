@@ -16,6 +16,14 @@ public struct WebConfiguration: Sendable, Hashable {
     public var signInToken: String
     /// Names that requests may carry in `Host` besides the loopback names and `host`, e.g. this machine's name.
     public var extraHostNames: [String]
+    /// Open web connections at most; more are closed at once (see ``WebConnectionCount``).
+    public var maxConnections = 128
+    /// Pages following the live events at most (``LiveFeed``); another gets 503.
+    public var maxLivePages = 64
+    /// How long a connection may take to send a whole request head, and stay open idle between requests.
+    public var headerTimeout = Duration.seconds(10)
+    /// How long a request body may stop arriving, and a connection take nothing parleyd writes, before it is closed.
+    public var stallTimeout = Duration.seconds(30)
 
     public init(host: String, port: Int, token: String? = nil, extraHostNames: [String] = []) {
         self.host = host

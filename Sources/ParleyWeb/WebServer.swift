@@ -11,13 +11,16 @@ import Synchronization
 public final class WebServer: Service {
     public let configuration: WebConfiguration
     private let backend: any WebDebuggerBackend
-    private let openStreams = OpenLiveStreams()
+    /// The live events, for every open page.
+    let liveFeed: LiveFeed
     private let assets: WebAssets
     private let logger: Logger
     private let metricsFactory: any MetricsFactory
     private let keepAliveInterval: Duration
     private let bound = BoundPort()
     private let startsAfter: (@Sendable () async throws -> Void)?
+    /// Open web connections, against ``WebConfiguration/maxConnections``.
+    public let connections: WebConnectionCount
 
     /// - Parameter startsAfter: what must be up before the server listens (parleyd: its Parley port). If it
     ///   throws, the server does not start and `run()` returns: that failure is the one to report, and a server
@@ -29,6 +32,8 @@ public final class WebServer: Service {
     ) {
         self.startsAfter = startsAfter
         self.configuration = configuration
+        self.connections = WebConnectionCount(limit: configuration.maxConnections)
+        self.liveFeed = LiveFeed(limits: LiveFeed.Limits(pages: configuration.maxLivePages)) { [backend] in backend.liveEvents() }
         self.backend = backend
         self.assets = assets
         self.metricsFactory = metricsFactory
@@ -56,7 +61,7 @@ public final class WebServer: Service {
             DiffRoutes<Context>(backend: backend).routes, ReplayRoutes<Context>(backend: backend).routes,
             TransferRoutes<Context>(backend: backend).routes, PeerRoutes<Context>(backend: backend).routes,
             DrawerRoutes<Context>(backend: backend).routes,
-            LiveRoutes<Context>(backend: backend, openStreams: openStreams, keepAliveInterval: keepAliveInterval).routes,
+            LiveRoutes<Context>(feed: liveFeed, keepAliveInterval: keepAliveInterval).routes,
         ] {
             router.addRoutes(routes, atPath: "/api")
         }
@@ -84,13 +89,21 @@ public final class WebServer: Service {
                 return
             }
         }
+        let count = connections
+        let stallTimeout = TimeAmount(configuration.stallTimeout)
         let application = Application(
             responder: makeResponder(),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [WebConnectionGuard(count: count, stallTimeout: stallTimeout)],
+                    idleTimeout: TimeAmount(configuration.headerTimeout)
+                )
+            ),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        let openStreams = self.openStreams
+        let liveFeed = self.liveFeed
         /// Which of the two tasks below ended.
         enum Ended: Sendable { case server, shutdownBegan }
         do {
@@ -105,7 +118,7 @@ public final class WebServer: Service {
                 group.addTask {
                     // Live streams never end by themselves: end them, so that the server's shutdown is not held up.
                     try? await gracefulShutdown()
-                    openStreams.close()
+                    liveFeed.close()
                     return .shutdownBegan
                 }
                 while let ended = try await group.next() {
@@ -117,7 +130,7 @@ public final class WebServer: Service {
             }
         } catch {
             bound.set(nil)
-            openStreams.close()
+            liveFeed.close()
             throw WebServerError.cannotListen(host: configuration.host, port: configuration.port, reason: Self.reason(error))
         }
         bound.set(nil)

@@ -2,52 +2,55 @@ import Hummingbird
 import NIOCore
 
 /// `GET /api/events`: the backend's live events as server-sent events (`text/event-stream`), each as `event:` and
-/// `data:` lines, a comment line when idle.
+/// `data:` lines, a comment line when idle; through the ``LiveFeed``, which bounds each page's backlog and the
+/// number of pages (503 past it).
 struct LiveRoutes<Context: RequestContext>: Sendable {
-    let backend: any WebDebuggerBackend
-    let openStreams: OpenLiveStreams
+    let feed: LiveFeed
     /// Between comment lines on an idle live stream, so that proxies and browsers keep it open.
     let keepAliveInterval: Duration
 
     var routes: RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
-        routes.get("events") { _, _ in stream() }
+        routes.get("events") { _, _ in try stream() }
         return routes
     }
 
-    private func stream() -> Response {
+    private func stream() throws -> Response {
+        guard let page = feed.open() else {
+            throw WebProblem(
+                .serviceUnavailable, "Too many live pages",
+                detail: "\(feed.limits.pages) pages are following parleyd live already; close one, or reload later"
+            )
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
-        let events = backend.liveEvents()
-        let openStreams = self.openStreams
-        let keepAliveInterval = self.keepAliveInterval
+        let (feed, keepAliveInterval) = (self.feed, self.keepAliveInterval)
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            let (lines, output) = openStreams.open()
+            defer { feed.remove(page) }
+            page.offer(ByteBuffer(string: ": parley live events\n\n"))
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    output.yield(ByteBuffer(string: ": parley live events\n\n"))
-                    for await event in events { output.yield(try Self.serverSentEvent(event)) }
-                    output.finish()
-                }
                 group.addTask {
                     while !Task.isCancelled {
                         try await Task.sleep(for: keepAliveInterval)
-                        output.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                        guard page.offer(ByteBuffer(string: ": keep-alive\n\n")) else { return }
                     }
                 }
-                // Ends when the events end (the backend stops, or this reader fell too far behind), the server
-                // stops (it closes the open streams) or the page goes away (the write throws).
-                for await line in lines { try await writer.write(line) }
+                // Ends when the feed ends the page (the backend stops, the server stops, or the page fell too far
+                // behind) or the page goes away (the write throws).
+                while let bytes = await page.next() { try await writer.write(bytes) }
                 group.cancelAll()
             }
             try await writer.finish(nil)
         })
     }
+}
 
-    static func serverSentEvent(_ event: WebEvent) throws -> ByteBuffer {
+extension WebEvent {
+    /// The event as server-sent event lines: `event: NAME`, `data: JSON`, a blank line.
+    func serverSentEvent() throws -> ByteBuffer {
         let data: ByteBuffer =
-            switch event {
+            switch self {
             case .entry(let entry): try WebJSON.encode(entry)
             case .sessionStarted(let session): try WebJSON.encode(SessionChange(change: "started", session: session))
             case .sessionEnded(let session): try WebJSON.encode(SessionChange(change: "ended", session: session))
@@ -55,7 +58,7 @@ struct LiveRoutes<Context: RequestContext>: Sendable {
             case .peersChanged: ByteBuffer(string: "{}")
             case .drawer(let drawer): try WebJSON.encode(drawer)
             }
-        var buffer = ByteBuffer(string: "event: \(event.name.rawValue)\ndata: ")
+        var buffer = ByteBuffer(string: "event: \(name.rawValue)\ndata: ")
         var payload = data
         buffer.writeBuffer(&payload)
         buffer.writeString("\n\n")

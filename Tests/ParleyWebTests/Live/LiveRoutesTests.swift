@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import ParleyDebugger
 import ParleyDrawer
+import Synchronization
 import Testing
 
 @testable import ParleyWeb
@@ -53,33 +54,99 @@ struct LiveRoutesTests {
     func sessionEnded() throws {
         var ended = Self.session
         ended.live = false
-        let text = String(buffer: try LiveRoutes<BasicRequestContext>.serverSentEvent(.sessionEnded(ended)))
+        let text = String(buffer: try WebEvent.sessionEnded(ended).serverSentEvent())
         #expect(text.hasPrefix("event: session\ndata: {\"change\":\"ended\",\"session\":{"))
         #expect(text.contains("\"live\":false"))
         #expect(text.hasSuffix("}\n\n"))
     }
 
-    @Test("closing the open streams (the server stopping) ends a stream whose backend goes quiet, after what it had sent")
-    func closedByTheServer() async throws {
-        let openStreams = OpenLiveStreams()
-        let backend = FakeBackend(events: [.peersChanged], endsAfterEvents: false, afterEvents: { openStreams.close() })
-        let router = Router()
-        router.addRoutes(LiveRoutes<BasicRequestContext>(backend: backend, openStreams: openStreams, keepAliveInterval: .seconds(3600)).routes, atPath: "/api")
-        try await Application(router: router).test(.router) { client in
-            try await client.execute(uri: "/api/events", method: .get) { response throws in
-                #expect(String(buffer: response.body) == ": parley live events\n\nevent: peers\ndata: {}\n\n")
+    /// A feed over events the test sends, counting how often it subscribed.
+    final class Source: Sendable {
+        let events: AsyncStream<WebEvent>
+        let send: AsyncStream<WebEvent>.Continuation
+        let subscriptions = Mutex(0)
+
+        init() {
+            (events, send) = AsyncStream.makeStream(of: WebEvent.self)
+        }
+
+        func feed(_ limits: LiveFeed.Limits = LiveFeed.Limits()) -> LiveFeed {
+            LiveFeed(limits: limits) { [self] in
+                subscriptions.withLock { $0 += 1 }
+                return events
             }
         }
-        #expect(openStreams.count == 0)
     }
 
-    @Test("a stream asked for once the server has closed its streams ends at once")
-    func openedAfterClose() async throws {
-        let openStreams = OpenLiveStreams()
-        openStreams.close()
-        let (stream, _) = openStreams.open()
-        var lines = stream.makeAsyncIterator()
-        #expect(await lines.next() == nil)
-        #expect(openStreams.count == 0)
+    static func event(_ index: Int) -> WebEvent { .sessionDeleted(id: Int64(index)) }
+
+    @Test("pages share one subscription; a page that stops reading is ended once its backlog is full, and the others get every event")
+    func slowPageIsEnded() async throws {
+        let source = Source()
+        let feed = source.feed(LiveFeed.Limits(pages: 4, backlogEvents: 10, backlogBytes: 1 << 20))
+        let reader = try #require(feed.open())
+        let stalled = try #require(feed.open())
+        for index in 0..<50 {
+            source.send.yield(Self.event(index))
+            // Waits for the feed to hand the event over: no timing involved.
+            #expect(await reader.next() == (try Self.event(index).serverSentEvent()))
+        }
+        #expect(source.subscriptions.withLock { $0 } == 1)
+        // The stalled page was ended at its 11th event, and what waited for it was dropped.
+        #expect(await stalled.next() == nil)
+        #expect(feed.count == 1)
+        source.send.finish()
+        #expect(await reader.next() == nil)
+        #expect(feed.count == 0)
+    }
+
+    @Test("a page's backlog is bounded in bytes too")
+    func backlogInBytes() async throws {
+        let source = Source()
+        let feed = source.feed(LiveFeed.Limits(pages: 4, backlogEvents: 1000, backlogBytes: 200))
+        let reader = try #require(feed.open())
+        let stalled = try #require(feed.open())
+        let big = WebEvent.drawer(AppDrawer(peer: .init(id: "p", name: String(repeating: "n", count: 150)), items: []))
+        for _ in 0..<2 {
+            source.send.yield(big)
+            #expect(await reader.next() == (try big.serverSentEvent()))
+        }
+        #expect(await stalled.next() == nil)
+        source.send.finish()
+    }
+
+    @Test("past the cap of pages a new one is refused (503 on the route); one that leaves makes room")
+    func capOfPages() async throws {
+        let source = Source()
+        let feed = source.feed(LiveFeed.Limits(pages: 2))
+        let first = try #require(feed.open())
+        #expect(feed.open() != nil)
+        #expect(feed.open() == nil)
+        feed.remove(first)
+        #expect(feed.open() != nil)
+
+        let router = Router()
+        router.add(middleware: ProblemMiddleware { _ in nil })
+        router.addRoutes(LiveRoutes<BasicRequestContext>(feed: feed, keepAliveInterval: .seconds(3600)).routes, atPath: "/api")
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/api/events", method: .get) { response throws in
+                #expect(response.status == .serviceUnavailable)
+                #expect(try WebTestServer.problem(response).title == "Too many live pages")
+            }
+        }
+        source.send.finish()
+    }
+
+    @Test("closing the feed (the server stopping) ends every page after what it had, and refuses new ones")
+    func closedByTheServer() async throws {
+        let source = Source()
+        let feed = source.feed()
+        let page = try #require(feed.open())
+        source.send.yield(.peersChanged)
+        #expect(await page.next() == (try WebEvent.peersChanged.serverSentEvent()))
+        feed.close()
+        #expect(await page.next() == nil)
+        #expect(feed.count == 0)
+        #expect(feed.open() == nil)
     }
 }
