@@ -14,7 +14,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from parley_tools.browser import OriginalApp, app_screenshot, request_mark, requests_since, severe_console_entries, wait_for_entries, wait_until
+from parley_tools.browser import ARTIFACTS, OriginalApp, Parleyd, app_screenshot, request_mark, requests_since, severe_console_entries, wait_for_entries, wait_until
+from parley_tools.parleyd import Parleyd as DaemonProcess
 
 TIMEOUT = 15
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
@@ -554,3 +555,60 @@ def test_a_malformed_glob_is_reported_once(parleyd, app, browser, at_entry):
     assert text.count('"add\\"') == 1, text
     assert len(css(browser, ".error-panel")) == 1 and not css(browser, ".toast"), "said elsewhere too"
     assert panel.text.startswith("Could not list the entries: Bad request"), panel.text
+
+
+def notice_shown(driver):
+    notice = driver.find_element(By.ID, "live-notice")
+    return notice if notice.is_displayed() else None
+
+
+@pytest.mark.console_errors_expected  # the browser logs each refused reconnect
+def test_when_parleyd_goes_away_nothing_is_called_live_until_it_is_back(parleyd, app, browser):
+    """The live stream is lost and cannot reconnect: the page says parleyd cannot be reached and calls no session
+    live (a stale mark instead, Delete still held back); once a parleyd answers at the same address again the
+    notice goes and live marks come from it again, without a reload. The sessions list, then a session's page."""
+    session, _ = record(parleyd, app, [("load", {"n": 0})])
+    browser.get(parleyd.web + "/")
+    row = f'tr.session-row[data-id="{session["id"]}"]'
+    wait_css(browser, f"{row} .live-dot")
+    assert notice_shown(browser) is None
+    browser.execute_script("window.__sameDocument = true")
+    address = parleyd.web.removeprefix("http://")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    DaemonProcess.stop(parleyd, timeout=5)   # the process only: its data directory stays for the one that comes back
+    notice = wait(browser, notice_shown, message="no notice that parleyd cannot be reached")
+    assert "parleyd is unreachable" in notice.text and "reconnecting" in notice.text, notice.text
+    wait(browser, lambda d: css(d, f"{row} .live-dot.stale"), message="the session is still shown live")
+    assert not css(browser, f"{row} .live-dot:not(.stale)") and not css(browser, "tr.session-row.live")
+    assert browser.find_element(By.ID, "live-status").text == "reconnecting…"
+    browser.save_screenshot(str(ARTIFACTS / "live_lost_sessions.png"))
+
+    back = Parleyd(extra_arguments=["--web-listen", address, "--data-directory", parleyd.directory])
+    try:
+        wait(browser, lambda d: notice_shown(d) is None, timeout=30, message="the notice stayed after parleyd came back")
+        assert browser.find_element(By.ID, "live-status").text == "live"
+        # What the new parleyd says: the session ended with its app; a new app's session is live.
+        wait(browser, lambda d: not css(d, f"{row} .live-dot"), message="the ended session still has a mark")
+        other = OriginalApp(back.port)
+        try:
+            other.send("hello", {"n": 1})
+            new = f'tr.session-row.live[data-id="{session["id"] + 1}"]'
+            wait_css(browser, f"{new} .live-dot:not(.stale)")
+            browser.save_screenshot(str(ARTIFACTS / "live_back.png"))
+            assert browser.execute_script("return window.__sameDocument === true"), "the page was reloaded"
+
+            # A session's page, live, when parleyd goes again.
+            wait_css(browser, f"{new} .c-app a").click()
+            wait_css(browser, ".session-head .badge.live")
+            DaemonProcess.stop(back, timeout=5)
+            wait(browser, notice_shown, message="no notice on the session's page")
+            wait(browser, lambda d: not css(d, ".session-head .badge.live, .session-head .live-dot:not(.stale)"), message="the session still shows as live")
+            assert wait_css(browser, ".session-head .badge.stale").text == "live?"
+            assert not next(b for b in css(browser, ".session-head button") if b.text == "Delete…").is_enabled()
+            browser.save_screenshot(str(ARTIFACTS / "live_lost_session.png"))
+        finally:
+            other.close()
+    finally:
+        browser.get("about:blank")   # before the test's end, so the stream's reconnects are not logged into the next
+        back.stop()

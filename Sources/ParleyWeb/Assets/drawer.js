@@ -1,10 +1,9 @@
 // Drawer: the debug drawers of connected apps (docs/drawer.md) as controls — a switch for a toggle, a menu for a
 // choice, text and number fields, a button for an action (one declared destructive asks first, in the page's own
-// dialog), read-only text for info — grouped by section. A change
-// goes to parleyd, which checks it against the app's declaration and asks the app; the control then shows the
-// value the app answered, or the problem beside it and the drawer's value again. `drawer` events of the live
-// stream update the controls in place (values the app changes itself too), without taking a field being edited
-// away from the person typing in it.
+// dialog), read-only text for info — grouped by section. A change goes to parleyd, which checks it against the
+// app's declaration and asks the app; the control then shows the value the app answered, or the problem beside it
+// and the drawer's value again. `drawer` events of the live stream update the controls in place (values the app
+// changes itself too), without taking a field being edited away from the person typing in it.
 import { h, clear } from './dom.js';
 import { api } from './api.js';
 import { shortID } from './format.js';

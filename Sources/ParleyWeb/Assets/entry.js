@@ -9,6 +9,7 @@ import { searchState } from './search.js';
 import { changeList } from './diffview.js';
 import { copyText } from './clipboard.js';
 import { toast, showError, errorPanel, confirmAction } from './notify.js';
+import { connected } from './live.js';
 
 const KEEP_EXPANDED = 400;
 
@@ -214,7 +215,9 @@ export class EntryPane {
     diffInput.addEventListener('keydown', (event) => {
       if (event.key === 'Enter') applyDiff();
     });
-    const live = Boolean(this.session.live);
+    // While the stream is down, whether the app is still connected is not known: the button waits for it.
+    const live = Boolean(this.session.live) && connected();
+    const stale = Boolean(this.session.live) && !connected();
     clear(this.head).append(
       h(
         'div',
@@ -243,7 +246,7 @@ export class EntryPane {
           type: 'button',
           class: 'small primary',
           disabled: !live,
-          title: live ? `Send this state to ${this.session.appName}` : 'The session\u2019s app is not connected',
+          title: live ? `Send this state to ${this.session.appName}` : stale ? 'parleyd cannot be reached' : 'The session\u2019s app is not connected',
           text: 'Replay to app',
           onclick: () => this.replay({}),
         }),

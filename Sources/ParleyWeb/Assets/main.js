@@ -72,6 +72,6 @@ window.addEventListener('unhandledrejection', (event) => {
   showError(reason, 'Unexpected error');
 });
 
-live.start(document.getElementById('live-status'));
+live.start(document.getElementById('live-status'), document.getElementById('live-notice'));
 router.onRoute(show);
 router.start();

@@ -5,7 +5,7 @@ import { h, clear, isEditable } from './dom.js';
 import { api } from './api.js';
 import { bytes, dateTime, timeTitle, shortID, count, pathText } from './format.js';
 import { navigate, urls } from './router.js';
-import { subscribe } from './live.js';
+import { subscribe, connected, staleMark } from './live.js';
 import { Timeline } from './timeline.js';
 import { EntryPane } from './entry.js';
 import { toast, showError, errorPanel, confirmAction } from './notify.js';
@@ -90,6 +90,10 @@ export class SessionView {
       subscribe('entry', (entry) => this.liveEntry(entry)),
       subscribe('session', (event) => this.liveSession(event)),
       subscribe('resync', () => this.resync()),
+      subscribe('connection', () => {
+        this.renderHeader();
+        this.entryPane.setSession(this.session);
+      }),
     );
     filters.then(({ filters: named }) => this.timeline.setFilters(named), (error) => showError(error, 'Could not load the named filters'));
     await started;
@@ -127,17 +131,20 @@ export class SessionView {
 
   renderHeader() {
     const s = this.session;
-    const live = Boolean(s.live);
+    // Without the stream, that the app is connected is what parleyd said before it went: not claimed.
+    const live = Boolean(s.live) && connected();
+    const stale = Boolean(s.live) && !connected();
     clear(this.header).append(
       h(
         'div',
         { class: 'session-title' },
         h('a', { href: '/', 'data-link': '', class: 'back', title: 'All sessions', text: '←' }),
-        live ? h('span', { class: 'live-dot', title: 'Live: the app is connected', text: '●' }) : null,
+        live ? h('span', { class: 'live-dot', title: 'Live: the app is connected', text: '●' }) : stale ? staleMark() : null,
         h('h1', { text: s.appName || '(no name)' }),
         h('span', { class: 'badge', text: s.kind }),
         s.imported ? h('span', { class: 'badge', text: 'imported' }) : null,
         live ? h('span', { class: 'badge live', text: 'live' }) : null,
+        stale ? h('span', { class: 'badge stale', title: 'parleyd cannot be reached: whether the app still records is not known', text: 'live?' }) : null,
       ),
       h(
         'dl',
@@ -151,7 +158,7 @@ export class SessionView {
         h('dt', { text: 'started' }),
         h('dd', { title: timeTitle(s.started), text: dateTime(s.started) }),
         h('dt', { text: 'ended' }),
-        h('dd', { title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : '—' }),
+        h('dd', { title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : stale ? '?' : '—' }),
         h('dt', { text: 'entries' }),
         h('dd', { class: 'entry-count', text: `${s.entryCount.toLocaleString()} (${bytes(s.bytes)})` }),
       ),
@@ -162,8 +169,8 @@ export class SessionView {
         h('button', {
           type: 'button',
           class: 'small danger',
-          disabled: live,
-          title: live ? 'The app still records into this session' : 'Delete this session and its entries',
+          disabled: live || stale,
+          title: live ? 'The app still records into this session' : stale ? 'Not known whether the app still records into this session' : 'Delete this session and its entries',
           text: 'Delete…',
           onclick: () => this.remove(),
         }),

@@ -3,7 +3,7 @@ import { h, clear } from './dom.js';
 import { api } from './api.js';
 import { bytes, dateTime, timeTitle, shortID, count } from './format.js';
 import { navigate, urls } from './router.js';
-import { subscribe } from './live.js';
+import { subscribe, connected, staleMark } from './live.js';
 import { toast, showError, errorPanel, confirmAction } from './notify.js';
 
 const PAGE = 100;
@@ -40,6 +40,7 @@ export class SessionsView {
       subscribe('session', () => this.refresh()),
       subscribe('resync', () => this.refresh()),
       subscribe('entry', (entry) => this.liveEntry(entry)),
+      subscribe('connection', () => this.render()),
     );
     document.title = 'Sessions · Parley';
     this.refresh();
@@ -104,6 +105,7 @@ export class SessionsView {
   }
 
   render() {
+    // Each cell carries its column's name (data-label): on a phone the rows are cards that name their fields.
     clear(this.table);
     this.table.appendChild(
       h(
@@ -117,22 +119,25 @@ export class SessionsView {
       ),
     );
     const body = h('tbody');
+    // Without the stream, "live" is only what parleyd said before it went: shown as a stale mark, not a claim.
+    const known = connected();
     for (const s of this.sessions) {
-      const live = Boolean(s.live);
+      const live = Boolean(s.live) && known;
+      const stale = Boolean(s.live) && !known;
       body.appendChild(
         h(
           'tr',
           { class: live ? 'session-row live' : 'session-row', dataset: { id: s.id } },
-          h('td', { class: 'c-live' }, live ? h('span', { class: 'live-dot', title: 'Live: the app is connected', text: '●' }) : null),
-          h('td', { class: 'num', text: s.id }),
-          h('td', { class: 'c-app' }, h('a', { href: urls.session(s.id), 'data-link': '', text: s.appName || '(no name)' })),
-          h('td', null, h('span', { class: 'badge', text: s.kind }), s.imported ? h('span', { class: 'badge', text: 'imported' }) : null),
-          h('td', { class: 'mono', text: s.host || '—' }),
-          h('td', { class: 'mono', title: s.peerID, text: shortID(s.peerID) }),
-          h('td', { class: 'mono', title: timeTitle(s.started), text: dateTime(s.started) }),
-          h('td', { class: 'mono', title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : '—' }),
-          h('td', { class: 'num c-entries', text: s.entryCount.toLocaleString() }),
-          h('td', { class: 'num c-bytes', text: bytes(s.bytes) }),
+          h('td', { class: 'c-live' }, live ? h('span', { class: 'live-dot', title: 'Live: the app is connected', text: '●' }) : stale ? staleMark() : null),
+          h('td', { class: 'num', 'data-label': 'id', text: s.id }),
+          h('td', { class: 'c-app', 'data-label': 'app' }, h('a', { href: urls.session(s.id), 'data-link': '', text: s.appName || '(no name)' })),
+          h('td', { 'data-label': 'kind' }, h('span', { class: 'badge', text: s.kind }), s.imported ? h('span', { class: 'badge', text: 'imported' }) : null),
+          h('td', { class: 'mono', 'data-label': 'host', text: s.host || '—' }),
+          h('td', { class: 'mono', 'data-label': 'peer', title: s.peerID, text: shortID(s.peerID) }),
+          h('td', { class: 'mono', 'data-label': 'started', title: timeTitle(s.started), text: dateTime(s.started) }),
+          h('td', { class: 'mono', 'data-label': 'ended', title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : stale ? '?' : '—' }),
+          h('td', { class: 'num c-entries', 'data-label': 'entries', text: s.entryCount.toLocaleString() }),
+          h('td', { class: 'num c-bytes', 'data-label': 'size', text: bytes(s.bytes) }),
           h(
             'td',
             { class: 'c-actions' },
@@ -140,8 +145,8 @@ export class SessionsView {
             h('button', {
               type: 'button',
               class: 'small danger',
-              disabled: live,
-              title: live ? 'The app still records into this session' : 'Delete this session',
+              disabled: live || stale,
+              title: live ? 'The app still records into this session' : stale ? 'Not known whether the app still records into this session' : 'Delete this session',
               dataset: { delete: s.id },
               text: 'Delete…',
             }),
