@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import NIOFoundationCompat
 import ParleyDebugger
 
@@ -61,12 +62,23 @@ enum RequestValues {
         return mode == "hide" ? .not(matched) : matched
     }
 
-    /// A JSON body of at most 64 KiB; `problem` when it does not decode, or when it is empty and `empty` is nil.
+    /// The largest JSON body a request that is not an import may carry.
+    static let maximumBodyBytes = 64 << 10
+
+    /// A JSON body of at most ``maximumBodyBytes`` (413 past it, without reading more than that); `problem` when it
+    /// does not decode, or when it is empty and `empty` is nil.
     static func body<Body: Decodable>(
         _ request: Request, as type: Body.Type, empty: Body? = nil, problem: @autoclosure () -> WebProblem
     ) async throws -> Body {
+        let tooLarge = WebProblem(.contentTooLarge, "Too large", detail: "a request body here is at most \(maximumBodyBytes >> 10) KiB of JSON")
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes { throw tooLarge }
         var request = request
-        let body = try await request.collectBody(upTo: 64 << 10)
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: maximumBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        }
         if body.readableBytes == 0, let empty { return empty }
         do {
             return try JSONDecoder().decode(Body.self, from: body)

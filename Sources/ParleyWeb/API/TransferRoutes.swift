@@ -27,20 +27,36 @@ struct TransferRoutes<Context: RequestContext>: Sendable {
         })
     }
 
+    /// The largest import body (the history's default size, `historyMaxBytes`) and line (a 64 MiB state with a
+    /// screenshot, in base64, and room to spare); past either, 413.
+    var maximumImportBytes = 1 << 30
+    var maximumLineBytes = 256 << 20
+
     private func importHistory(_ request: Request) async throws -> Response {
-        let importer = backend.beginImport()
-        // Whole lines to the importer; a line split across two pieces of the body waits for the rest.
-        var pending = ByteBuffer()
-        for try await piece in request.body {
-            var piece = piece
-            pending.writeBuffer(&piece)
-            guard let lastNewline = pending.readableBytesView.lastIndex(of: UInt8(ascii: "\n")) else { continue }
-            let lines = pending.readSlice(length: lastNewline - pending.readerIndex + 1)!
-            try await importer.add(lines: lines)
-            pending.discardReadBytes()
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumImportBytes {
+            throw importTooLarge
         }
-        if pending.readableBytes > 0 { try await importer.add(lines: pending) }
+        let importer = backend.beginImport()
+        var splitter = LineSplitter(maximumBodyBytes: maximumImportBytes, maximumLineBytes: maximumLineBytes)
+        do {
+            for try await piece in request.body {
+                if let lines = try splitter.add(piece) { try await importer.add(lines: lines) }
+            }
+        } catch LineSplitter.Refusal.bodyTooLarge {
+            throw importTooLarge
+        } catch LineSplitter.Refusal.lineTooLong {
+            throw WebProblem(
+                .contentTooLarge, "Line too long",
+                detail: "a line of the file is longer than \(maximumLineBytes >> 20) MiB; this is not an export of parleyd's history")
+        }
+        if let last = splitter.rest() { try await importer.add(lines: last) }
         let (session, again) = try await importer.finish()
         return try APIAnswer.json(ImportAnswer(session: session, alreadyInHistory: again), status: again ? .ok : .created)
+    }
+
+    private var importTooLarge: WebProblem {
+        WebProblem(
+            .contentTooLarge, "Too large",
+            detail: "an import through the web debugger is at most \(maximumImportBytes >> 20) MiB")
     }
 }
