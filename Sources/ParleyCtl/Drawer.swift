@@ -122,7 +122,9 @@ struct SetDrawerValue: AsyncParsableCommand {
         if format.json {
             Output.json(result)
         } else {
-            Output.line("\(item) = \(result.value.map(Drawer.bare) ?? value)" + (result.message.map { " (\($0))" } ?? ""))
+            // The app's words each on the one line: a line break in them must not print a line of its own.
+            let shownValue = (result.value.map(Drawer.bare) ?? value).escapedForPeople(maximumBytes: .max)
+            Output.line("\(item) = \(shownValue)" + (result.message.map { " (\($0.escapedForPeople(maximumBytes: .max)))" } ?? ""))
         }
     }
 
@@ -169,7 +171,7 @@ struct InvokeDrawerAction: AsyncParsableCommand {
         if format.json {
             Output.json(result)
         } else {
-            Output.line(result.message ?? "\(item): done")
+            Output.line(result.message?.escapedForPeople(maximumBytes: .max) ?? "\(item): done")
         }
     }
 }

@@ -35,7 +35,9 @@ struct ErrorText {
             // What the other side said is the message; that it came as an error reply, and with which code, is a cause.
             let control = ControlErrorCode(code)
             let name = control?.description ?? code.description
-            message = text.isEmpty ? "the peer refused the request (\(name))" : Self.naming(command: control, in: text)
+            // One line, whatever the peer wrote: an app's refusal with a line break must not print a line of its own.
+            let said = text.escapedForPeople(maximumBytes: 4096)
+            message = said.isEmpty ? "the peer refused the request (\(name))" : Self.naming(command: control, in: said)
             causes = ["the peer answered with error code \(code.rawValue) (\(name))"]
         case .connectionClosed(let peer, let reason):
             message = "the connection closed before the answer came: \(reason)"

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Parley
 import ParleyDrawer
 @testable import ParleyRemoteDrawer
@@ -224,6 +225,11 @@ struct DrawerTests {
         _ = drawer.toggle("paint", "Paint \(red)", default: false)
         drawer.info("clip", "Clip \(clipboard)", value: clipboard)
         _ = drawer.text("note", "Note", default: separated)
+        struct Refusal: Error, CustomStringConvertible {
+            var description: String { "no\nparleyctl: error: a line the app made up" }
+        }
+        drawer.action("forge", "Forge") { "done\nparleyctl: a line the app made up" }
+        drawer.action("refuse", "Refuse") { throw Refusal() }
         try await withRunning([app]) {
             _ = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
             _ = try await events.waitFor { Self.drawerEvents(in: $0, app: "escape-app").isEmpty ? nil : true }
@@ -237,13 +243,43 @@ struct DrawerTests {
                 "\(text.stdout)")
             #expect(lines.contains { $0.hasPrefix("note ") && $0.contains(#"one\u2028two"#) }, "\(text.stdout)")
 
+            // What the app answers to set and invoke, its refusals too, stays on parleyctl's one line.
+            for (arguments, expected) in [
+                (["set", "escape-app", "note", #""a\nparleyctl: a line the app made up""#], #"note = a\nparleyctl: a line the app made up"#),
+                (["invoke", "escape-app", "forge"], #"done\nparleyctl: a line the app made up"#),
+                (["invoke", "escape-app", "refuse"], #"no\nparleyctl: error: a line the app made up"#),
+            ] {
+                let answer = try await daemon.ctl(arguments)
+                let output = answer.stdout + answer.stderr
+                #expect(output.contains(expected), "\(arguments): \(answer)")
+                #expect(!output.split(separator: "\n").contains { $0.hasPrefix("parleyctl: a line") || $0.hasPrefix("parleyctl: error: a line") },
+                    "\(arguments): \(answer)")
+            }
+
             let json = try await daemon.ctl(["drawer", "escape-app", "--json"])
             #expect(!json.stdout.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{07}" || $0 == "\u{2028}" }, "\(json.stdout)")
             let items = try JSONDecoder().decode(AppDrawer.self, from: Data(json.stdout.utf8)).items
-            #expect(items.map(\.label) == ["Paint \(red)", "Clip \(clipboard)", "Note"])
-            #expect(items.map(\.value) == [.bool(false), .string(clipboard), .string(separated)])
+            #expect(items.map(\.label) == ["Paint \(red)", "Clip \(clipboard)", "Note", "Forge", "Refuse"])
+            #expect(items.map(\.value) == [.bool(false), .string(clipboard), .string("a\nparleyctl: a line the app made up"), nil, nil])
         }
         _ = try await events.stop()
+        #expect(try await daemon.stop() == 0)
+    }
+
+    @Test("refused drawer declarations are logged under the log's throttle: a burst, then one count of those held back")
+    func refusedDeclarationsAreThrottled() async throws {
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let app = Self.app("flooding-app")
+        try await withRunning([app]) {
+            let parleyd = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port))
+            for _ in 0..<300 {
+                try await app.sendRaw(typeName: DrawerMessage.Declare.messageType, payload: ByteBuffer(string: #"{"items": 5}"#), to: parleyd.id)
+            }
+            let summary = try await daemon.waitForLine(containing: "log lines held back")
+            #expect(summary.contains("drawer declaration refused"), "\(summary)")
+        }
+        let refused = daemon.log.split(separator: "\n").filter { $0.contains("drawer declaration refused") && !$0.contains("held back") }
+        #expect(refused.count >= 1 && refused.count <= 100, "\(refused.count) lines")
         #expect(try await daemon.stop() == 0)
     }
 

@@ -50,7 +50,7 @@ final class DrawerService: Sendable {
                 // A declaration replaces the previous one, also when it is refused: no stale drawer stays listed.
                 // Thrown on, the reason is the error reply's text if the app sent the Declare as a request.
                 peerDisconnected(peer)
-                logger.warning("drawer declaration refused; the app has no drawer until a valid one comes", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
+                transceiver.logThrottle.warning("drawer declaration refused; the app has no drawer until a valid one comes", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"], to: logger)
                 throw error
             }
             drawers.withLock { $0[peer.id] = Declared(peer: peer, declaration: declaration) }
@@ -65,7 +65,7 @@ final class DrawerService: Sendable {
                 changed = try message.decode(DrawerMessage.Changed.self)
             } catch let error as DrawerError {
                 // Only the size: a payload that is not a Changed is the router's to report (rate-limited).
-                logger.warning("drawer change refused", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"])
+                transceiver.logThrottle.warning("drawer change refused", metadata: ["peer-id": "\(peer.id)", "reason": "\(error)"], to: logger)
                 throw error
             }
             // The app is the authority on its own values: one outside its declared rules is recorded all the same
@@ -80,7 +80,7 @@ final class DrawerService: Sendable {
                 return problem
             }
             if let problem {
-                logger.warning("drawer value changed by the app outside its own rules", metadata: ["peer-id": "\(peer.id)", "reason": "\(problem)"])
+                transceiver.logThrottle.warning("drawer value changed by the app outside its own rules", metadata: ["peer-id": "\(peer.id)", "reason": "\(problem)"], to: logger)
             }
             publish(peer.id)
         }
@@ -126,7 +126,7 @@ final class DrawerService: Sendable {
         // the app does.
         let now = answer.value ?? checked
         if (try? target.declaration.validateSet(item, now)) == nil {
-            logger.warning("the app confirmed a drawer value outside its own rules", metadata: ["peer-id": "\(target.peer.id)", "item": "\(item.escapedForPeople(maximumBytes: 128))", "value": "\(now)"])
+            transceiver.logThrottle.warning("the app confirmed a drawer value outside its own rules", metadata: ["peer-id": "\(target.peer.id)", "item": "\(item.escapedForPeople(maximumBytes: 128))", "value": "\(now)"], to: logger)
         }
         drawers.withLock { drawers in
             guard drawers[target.peer.id]?.peer.connectionID == target.peer.connectionID else { return }
