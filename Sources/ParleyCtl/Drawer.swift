@@ -27,7 +27,17 @@ struct Drawer: AsyncParsableCommand {
     @OptionGroup var format: OutputOptions
 
     func run() async throws {
-        let list = try await daemon.ask(DrawerControl.Drawers(app: app), expecting: DrawerControl.List.self)
+        // parleyd pages the list (a page stays well under a control frame, however many apps with large drawers).
+        var drawers: [AppDrawer] = []
+        try await daemon.session { client in
+            var after: DrawerControl.Position?
+            repeat {
+                let page = try await client.control(DrawerControl.Drawers(app: app, after: after), expecting: DrawerControl.List.self)
+                drawers += page.drawers
+                after = page.next
+            } while after != nil
+        }
+        let list = DrawerControl.List(drawers: drawers)
         if format.json {
             list.drawers.forEach { Output.json($0) }
             return

@@ -65,16 +65,38 @@ public enum DrawerMessage {
 /// parleyctl → parleyd on the control socket.
 public enum DrawerControl {
     /// → ``List``: the drawers of connected apps (one app's with `app`: name, id or id prefix).
+    /// → ``List``: one page of the connected apps' drawers, in order of app name and peer id, from after `after`.
     public struct Drawers: Codable, Sendable, Hashable, NamedMessage {
         public static let messageType = "parley.drawer.control.Drawers"
         public var app: String?
-        public init(app: String? = nil) { self.app = app }
+        public var after: Position?
+        public init(app: String? = nil, after: Position? = nil) {
+            self.app = app
+            self.after = after
+        }
     }
 
+    /// Where a page of drawers ended: the last app's name and peer id.
+    public struct Position: Codable, Sendable, Hashable, Comparable {
+        public var name: String
+        public var id: String
+        public init(name: String, id: String) {
+            self.name = name
+            self.id = id
+        }
+        public static func < (lhs: Position, rhs: Position) -> Bool { (lhs.name, lhs.id) < (rhs.name, rhs.id) }
+    }
+
+    /// A page of drawers: as many whole drawers as fit well under a control frame (at least one), and where the
+    /// next page starts (nil on the last).
     public struct List: Codable, Sendable, Hashable, NamedMessage {
         public static let messageType = "parley.drawer.control.List"
         public var drawers: [AppDrawer]
-        public init(drawers: [AppDrawer]) { self.drawers = drawers }
+        public var next: Position?
+        public init(drawers: [AppDrawer], next: Position? = nil) {
+            self.drawers = drawers
+            self.next = next
+        }
     }
 
     /// → ``DrawerMessage/Result`` from the app.

@@ -433,7 +433,9 @@ struct DebuggerTests {
         _ = try await listener.stop()
 
         let web = try await daemon.ctl(["web"])
-        #expect(web.status == 0 && web.stdout.hasPrefix("http://127.0.0.1:") && web.stdout.hasSuffix("/\n"), "\(web)")
+        // The address with this run's sign-in token (64 hex digits).
+        #expect(web.status == 0 && web.stdout.hasPrefix("http://127.0.0.1:"), "\(web)")
+        #expect(web.stdout.range(of: #"/\?token=[0-9a-f]{64}\n$"#, options: .regularExpression) != nil, "\(web)")
         #expect(try await daemon.stop() == 0)
     }
 

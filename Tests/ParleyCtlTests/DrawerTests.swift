@@ -266,6 +266,29 @@ struct DrawerTests {
         #expect(try await daemon.stop() == 0)
     }
 
+    @Test("many apps with large drawers are listed whole, in pages under parleyd's frame limit")
+    func manyLargeDrawers() async throws {
+        // A frame limit of 1 MiB: twelve drawers of about 120 KB each (slashes, which JSON may escape) exceed it.
+        let daemon = try await ParleydProcess.start(staticPeer: nil, arguments: ["--max-frame-size", "1048576"])
+        let apps = (0..<12).map { Self.app("paged-app-\($0 < 10 ? "0" : "")\($0)") }
+        var drawers: [DebugDrawer] = []
+        for app in apps {
+            let drawer = DebugDrawer(transceiver: app)
+            for item in 0..<30 { drawer.info("path-\(item)", "Path", value: String(repeating: "/", count: 4_000)) }
+            drawers.append(drawer)
+        }
+        try await withRunning(apps) {
+            for app in apps { _ = try await app.connect(to: Endpoint(host: "127.0.0.1", port: daemon.port)) }
+            #expect(await eventually { ((try? await daemon.ctl(["drawer", "--json"]).stdout) ?? "").split(separator: "\n").count == 12 })
+            let listed = try await daemon.ctl(["drawer", "--json"])
+            #expect(listed.status == 0, "\(listed.stderr)")
+            let names = try listed.stdout.split(separator: "\n").map { try JSONDecoder().decode(AppDrawer.self, from: Data($0.utf8)).peer.name }
+            #expect(names == (0..<12).map { "paged-app-\($0 < 10 ? "0" : "")\($0)" })
+        }
+        withExtendedLifetime(drawers) {}
+        #expect(try await daemon.stop() == 0)
+    }
+
     @Test("refused drawer declarations are logged under the log's throttle: a burst, then one count of those held back")
     func refusedDeclarationsAreThrottled() async throws {
         let daemon = try await ParleydProcess.start(staticPeer: nil)

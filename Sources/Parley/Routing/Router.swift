@@ -148,7 +148,12 @@ struct PayloadDecodingError: Error, CustomStringConvertible {
 enum PayloadCoding {
     // One of each for every message: they are Sendable (their options are behind a lock, and each call encodes or
     // decodes in state of its own), and making a new one per message cost a visible share of the typed path.
-    private static let encoder = JSONEncoder()
+    // `/` as itself: escaped as `\/` it doubled the size of texts full of paths and URLs.
+    private static let encoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return encoder
+    }()
     private static let decoder = JSONDecoder()
 
     static func encode<T: Encodable>(_ value: T, allocator: ByteBufferAllocator) throws -> ByteBuffer {

@@ -88,7 +88,7 @@ final class DrawerService: Sendable {
             DrawerMessage.Values(values: remembered.values(for: peer.name))
         }
         transceiver.respond(to: DrawerControl.Drawers.self, localOnly: true) { [self] request, _ in
-            DrawerControl.List(drawers: try await ControlRefusal.coding { try list(app: request.app) })
+            try await ControlRefusal.coding { try page(app: request.app, after: request.after) }
         }
         transceiver.respond(to: DrawerControl.SetValue.self, localOnly: true) { [self] request, _ in
             try await ControlRefusal.coding { try await set(app: request.app, item: request.item, value: request.value) }
@@ -115,6 +115,30 @@ final class DrawerService: Sendable {
         let all = drawers.withLock { Array($0.values) }.sorted { ($0.peer.name, $0.peer.id.rawValue) < ($1.peer.name, $1.peer.id.rawValue) }
         let chosen = try app.map { selector throws(DrawerServiceError) in [try select(selector, among: all)] } ?? all
         return chosen.map { AppDrawer(peer: .init(id: $0.peer.id.rawValue, name: $0.peer.name), items: $0.declaration.items) }
+    }
+
+    /// Bytes of drawers in one page of the control socket's list: a quarter of the frame limit leaves room for JSON
+    /// escaping (a drawer is at most 256 KiB as the app declared it).
+    var pageBytes: Int { transceiver.configuration.maximumFrameSize / 4 }
+
+    /// One page of ``list(app:)``: the drawers after `after`, as many as fit in ``pageBytes`` (at least one).
+    func page(app: String?, after: DrawerControl.Position?) throws(DrawerServiceError) -> DrawerControl.List {
+        let rest = try list(app: app).filter { drawer in
+            after.map { DrawerControl.Position(name: drawer.peer.name, id: drawer.peer.id) > $0 } ?? true
+        }
+        var page: [AppDrawer] = []
+        var bytes = 0
+        let encoder = JSONEncoder()
+        for drawer in rest {
+            let size = (try? encoder.encode(drawer).count) ?? 0
+            if !page.isEmpty, bytes + size > pageBytes {
+                let last = page[page.count - 1].peer
+                return DrawerControl.List(drawers: page, next: DrawerControl.Position(name: last.name, id: last.id))
+            }
+            page.append(drawer)
+            bytes += size
+        }
+        return DrawerControl.List(drawers: page)
     }
 
     /// Checks `value` against the app's drawer, then asks the app; the app's answer is the value in effect.
