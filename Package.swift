@@ -22,7 +22,8 @@ let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-p
 
 let package = Package(
     name: "Parley",
-    platforms: [.macOS(.v15)],
+    // The Synchronization module (Mutex, Atomic) sets the floor on Apple platforms.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "ParleyWire", targets: ["ParleyWire"]),
         .library(name: "Parley", targets: ["Parley"]),

@@ -5,7 +5,14 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
+
+/// The C library's `write(2)`, under a name of its own: inside ``SharedSecret`` the name `write` is the method's.
+private func writeBytes(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, bytes, count) }
 
 /// The key all nodes of one deployment share: 32 random bytes, stored as one line of hex in a file that only
 /// its owner can read (`parleyctl secret generate` writes one). Nodes prove to each other that they know it,
@@ -100,7 +107,7 @@ public struct SharedSecret: Sendable {
         let bytes = Array(fileText.utf8)
         var offset = 0
         while failure == nil, offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { writeBytes(fd, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 failure = Self.errnoText()
@@ -141,10 +148,10 @@ public struct SharedSecret: Sendable {
         switch accessCheck {
         case .ownerOnly:
             guard info.st_uid == user else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
-            guard info.st_mode & 0o077 == 0 else { throw .accessibleToOthers(path: path, mode: info.st_mode & 0o7777) }
+            guard info.st_mode & 0o077 == 0 else { throw .accessibleToOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
         case .systemdCredential:
             guard info.st_uid == user || info.st_uid == 0 else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
-            guard info.st_mode & 0o007 == 0 else { throw .accessibleToOthers(path: path, mode: info.st_mode & 0o7777) }
+            guard info.st_mode & 0o007 == 0 else { throw .accessibleToOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
         }
         // A secret file is one short line; anything much longer is not one, and is not read whole.
         let limit = 1024

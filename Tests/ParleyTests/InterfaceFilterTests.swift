@@ -11,7 +11,7 @@ struct InterfaceFilterTests {
     func defaults() {
         let filter = InterfaceFilter.standard
         for name in ["eth0", "enp3s0", "wlan0", "wlp2s0", "lab7a"] { #expect(filter.admits(name), "\(name)") }
-        for name in ["docker0", "br-1a2b3c", "veth12ab", "virbr0", "tun0", "wg0", "tailscale0", "zt0abc"] {
+        for name in ["docker0", "br-1a2b3c", "veth12ab", "virbr0", "tun0", "wg0", "tailscale0", "zt0abc", "utun3", "awdl0", "llw0"] {
             #expect(!filter.admits(name), "\(name)")
         }
     }

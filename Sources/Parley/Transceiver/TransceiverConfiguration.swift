@@ -151,14 +151,21 @@ public struct TransceiverConfiguration: Sendable {
         self.eventLoopGroup = eventLoopGroup
     }
 
-    /// `$XDG_STATE_HOME/parley/<name>.peer-id`, falling back to `~/.local/state`. Keyed by name so that two
-    /// different apps on one machine get two ids, while one app keeps its id across launches.
+    /// `$XDG_STATE_HOME/parley/<name>.peer-id`, falling back to `~/.local/state`; on Apple platforms the app's
+    /// Application Support directory (an iOS app has no other place of its own that lasts). Keyed by name so that
+    /// two different apps on one machine get two ids, while one app keeps its id across launches.
     public static func defaultIdentityPath(name: String) -> String {
+        #if canImport(Darwin)
+        let base =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSTemporaryDirectory())
+        #else
         let environment = ProcessInfo.processInfo.environment
         let base =
             environment["XDG_STATE_HOME"].map { URL(fileURLWithPath: $0) }
             ?? environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".local/state") }
             ?? URL(fileURLWithPath: NSTemporaryDirectory())
+        #endif
         let safeName = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
         return base.appendingPathComponent("parley").appendingPathComponent("\(safeName).peer-id").path
     }

@@ -89,7 +89,7 @@ enum ControlSocketGuard {
     static func server(of path: String) -> (pid: Int32?, command: String?)? {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, streamSocketType, 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var address = sockaddr_un()
@@ -110,6 +110,10 @@ enum ControlSocketGuard {
         return (pid, pid.flatMap(command(of:)))
     }
 
+    #if os(Linux)
+    /// `SOCK_STREAM`: an enum Glibc imports, a plain integer on Apple platforms.
+    private static var streamSocketType: Int32 { Int32(SOCK_STREAM.rawValue) }
+
     /// The pid of the process at the other end of the connected Unix socket `fd`, from `SO_PEERCRED`.
     private static func peerProcess(of fd: Int32) -> Int32? {
         // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: three 32-bit fields (glibc declares the struct only
@@ -127,4 +131,19 @@ enum ControlSocketGuard {
         let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return name.isEmpty ? nil : name
     }
+    #else
+    private static var streamSocketType: Int32 { SOCK_STREAM }
+
+    /// The pid of the process at the other end of the connected Unix socket `fd`: `LOCAL_PEERPID` on Apple
+    /// platforms.
+    private static func peerProcess(of fd: Int32) -> Int32? {
+        var pid: pid_t = 0
+        var length = socklen_t(MemoryLayout<pid_t>.size)
+        guard getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, &pid, &length) == 0, pid > 0 else { return nil }
+        return pid
+    }
+
+    /// There is no `/proc` to read a command name from: the pid says enough.
+    private static func command(of pid: Int32) -> String? { nil }
+    #endif
 }

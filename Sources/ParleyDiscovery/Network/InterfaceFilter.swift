@@ -21,6 +21,8 @@ public struct InterfaceFilter: Sendable, Hashable, CustomStringConvertible {
     public static let defaultDeny = [
         "docker*", "br-*", "veth*", "virbr*", "vnet*", "lxcbr*", "lxdbr*", "podman*", "cni*", "flannel*", "cali*",
         "vboxnet*", "vmnet*", "tun*", "tap*", "wg*", "tailscale*", "zt*",
+        // Apple's own: VPN tunnels (and iCloud Private Relay), AirDrop's peer-to-peer Wi-Fi and its low-latency link.
+        "utun*", "awdl*", "llw*",
     ]
 
     /// Patterns an interface must match to be used; empty means every interface.

@@ -6,6 +6,11 @@ import Synchronization
 import Glibc
 #elseif canImport(Musl)
 import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(Network)
+import Network
 #endif
 
 /// Tells when the machine's interfaces or addresses change: a link going down or up, an address added or
@@ -13,8 +18,8 @@ import Musl
 /// socket (`RTMGRP_LINK` and the address groups); what changed is read afresh with `getifaddrs`, so a burst of
 /// kernel messages becomes one new ``NetworkSnapshot`` and nothing depends on parsing netlink records.
 ///
-/// Without a netlink socket (not Linux, or refused) the monitor still answers ``current`` once and reports no
-/// changes; that is logged once.
+/// On Apple platforms Network.framework's `NWPathMonitor` says that something changed instead. Without either (a
+/// netlink socket refused) the monitor still answers ``current`` once and reports no changes; that is logged once.
 public final class NetworkMonitor: Sendable {
     private struct State {
         var current: NetworkSnapshot
@@ -25,6 +30,9 @@ public final class NetworkMonitor: Sendable {
 
     private let state: Mutex<State>
     private let source: Mutex<(any DispatchSourceRead)?>
+    #if canImport(Network)
+    private let pathMonitor = Mutex<NWPathMonitor?>(nil)
+    #endif
     private let logger: Logger
 
     public init(logger: Logger) {
@@ -76,6 +84,12 @@ public final class NetworkMonitor: Sendable {
             source?.cancel()
             source = nil
         }
+        #if canImport(Network)
+        pathMonitor.withLock { monitor in
+            monitor?.cancel()
+            monitor = nil
+        }
+        #endif
         for subscriber in subscribers { subscriber.finish() }
     }
 
@@ -119,12 +133,21 @@ public final class NetworkMonitor: Sendable {
             reader.resume()
             source = reader
         }
+        #elseif canImport(Network)
+        // Made inside the lock, as the netlink source is: the monitor never leaves it.
+        pathMonitor.withLock { monitor in
+            let watcher = NWPathMonitor()
+            watcher.pathUpdateHandler = { [weak self] _ in self?.refresh() }
+            watcher.start(queue: DispatchQueue(label: "parley.network-monitor"))
+            monitor = watcher
+        }
         #endif
     }
 
     private static var lastError: String { String(cString: strerror(errno)) }
 }
 
+#if os(Linux)
 /// The few netlink definitions the monitor needs, from <linux/netlink.h> and <linux/rtnetlink.h>, which Swift's
 /// Glibc module does not import. They are the kernel's stable user-space ABI.
 enum Netlink {
@@ -143,3 +166,4 @@ enum Netlink {
         init(groups: UInt32) { self.groups = groups }
     }
 }
+#endif

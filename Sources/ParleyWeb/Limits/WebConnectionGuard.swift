@@ -65,22 +65,22 @@ final class WebConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        bodyTimer?.cancel()
-        writeTimer?.cancel()
-        if admitted {
-            admitted = false
-            count.leave()
-        }
+        release()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    /// The connection is gone: its timers stop, and its place under the cap is given back (once).
+    private func release() {
         bodyTimer?.cancel()
         writeTimer?.cancel()
         if admitted {
             admitted = false
             count.leave()
         }
-        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
