@@ -116,7 +116,7 @@ struct DaemonBackedTests {
         #expect(slow.stderr.contains("within 0.5 s"), "\(slow.stderr)")
         // Not a timing test: parleyctl used to wait for parleyd's goodbye, which came only when the forwarded
         // request ended or the 2 s shutdown flush ran out; the peer answers after 5 s.
-        #expect(took < .milliseconds(1_500), "parleyctl took \(took) to give up")
+        #expect(took < .milliseconds(1_800), "parleyctl took \(took) to give up")
 
         let quick = try await daemon.ctl(["send", "SlowRequest", #"{"milliseconds":0}"#, "--reply"])
         #expect(quick.status == 0, "\(quick)")

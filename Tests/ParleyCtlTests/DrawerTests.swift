@@ -302,7 +302,8 @@ struct DrawerTests {
             #expect(summary.contains("drawer declaration refused"), "\(summary)")
         }
         let refused = daemon.log.split(separator: "\n").filter { $0.contains("drawer declaration refused") && !$0.contains("held back") }
-        #expect(refused.count >= 1 && refused.count <= 100, "\(refused.count) lines")
+        // A burst of 100, then 10 a second: far fewer than the 300 refusals however slowly they were sent here.
+        #expect(refused.count >= 100 && refused.count <= 250, "\(refused.count) lines")
         #expect(try await daemon.stop() == 0)
     }
 
