@@ -367,7 +367,9 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
         if runs("daemon") {
             received = try await throughDaemon(
                 receiverPort: child.port, received: received, small: (rawPayload, rawCount, rawRate), big: (big, bigCount, bigRate),
-                report: &report)
+                rounds: scale.of(20_000), report: &report)
+            received = try await fanOutThroughDaemon(
+                first: child, received: received, payload: rawPayload, messages: scale.of(200_000), report: &report)
         }
 
         // 8. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.
@@ -405,12 +407,14 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
 /// with its payload untouched. Prints the rates and their share of the direct ones; returns the receiver's count.
 func throughDaemon(
     receiverPort: Int, received: Int, small: (payload: ByteBuffer, count: Int, directRate: Double?),
-    big: (payload: ByteBuffer, count: Int, directRate: Double?), report: inout Report
+    big: (payload: ByteBuffer, count: Int, directRate: Double?), rounds: Int, report: inout Report
 ) async throws -> Int {
     // PARLEYD: another build of parleyd than the one beside this program (scripts/bench-compare: the installed kind).
     let daemon = try await ParleydProcess.start(
         name: "bench-parleyd",
-        arguments: ["--web-listen", "off", "--log-level", "notice", "--static-peer", "127.0.0.1:\(receiverPort)"],
+        // No rate limit: at its default (1 000 frames a second from each LAN peer) the receiver's replies to the
+        // round trips below would have it disconnected; a broker such as nats-server has none either.
+        arguments: ["--web-listen", "off", "--log-level", "notice", "--max-messages-per-second", "0", "--static-peer", "127.0.0.1:\(receiverPort)"],
         executable: ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd", readyTimeout: .seconds(30)
     )
     let socket = daemon.controlSocket
@@ -463,9 +467,66 @@ func throughDaemon(
         "daemon_rss_later", later, unit: "MiB",
         line: "parleyd resident memory:          \(format(idle)) MiB idle with two peers, \(format(afterForwarding)) MiB after forwarding, \(format(later)) MiB 2.5 s later")
 
+    // Request/reply through parleyd: the 109 bytes echoed by the receiver, one at a time.
+    let echo = target + echoTypeName
+    for _ in 0..<1_000 { _ = try await client.requestRaw(typeName: echo, payload: small.payload, from: parleyd.id) }
+    let roundTrips = try await latencies(count: rounds) { _ in
+        _ = try await client.requestRaw(typeName: echo, payload: small.payload, from: parleyd.id)
+    }
+    report.recordLatency("daemon_rtt", roundTrips, label: "request/reply via parleyd:        ")
+
     await client.stop()
     _ = try await daemon.stop()
     return expected
+}
+
+/// app → parleyd → ten receivers (`first` and nine more, all named `bench-receiver`): each message sent once, as
+/// `@bench-receiver/<type>`, which parleyd forwards to every peer of that name (docs/protocol.md §10, broadcast).
+/// The rate is of messages delivered: `messages` × 10 over the time until every receiver has counted them all.
+/// Returns `first`'s count.
+func fanOutThroughDaemon(first: PeerProcess, received: Int, payload: ByteBuffer, messages: Int, report: inout Report) async throws -> Int {
+    var others: [PeerProcess] = []
+    defer { for receiver in others { receiver.terminate() } }
+    for _ in 0..<9 { others.append(try await PeerProcess.start(executable: "parley-bench", arguments: ["receiver"])) }
+    let receivers = [first] + others
+    let daemon = try await ParleydProcess.start(
+        name: "bench-parleyd",
+        arguments: ["--web-listen", "off", "--log-level", "notice", "--max-messages-per-second", "0"]
+            + receivers.flatMap { ["--static-peer", "127.0.0.1:\($0.port)"] },
+        executable: ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd", readyTimeout: .seconds(30)
+    )
+    let client = Transceiver(configuration: configuration("bench-app", listen: false, secret: nil))
+    try await client.start()
+    let parleyd = try await client.connect(toUnixSocket: daemon.controlSocket)
+
+    /// One receiver's count, asked through parleyd by its peer id; an error until parleyd has connected it.
+    func count(of receiver: PeerProcess) async throws -> Int {
+        let reply = try await client.requestRaw(
+            typeName: "@\(receiver.peerID)/" + CountQuery.messageType, payload: ByteBuffer(string: "{}"), from: parleyd.id,
+            timeout: .seconds(60))
+        return try JSONDecoder().decode(Count.self, from: Data(reply.payload.readableBytesView)).messages
+    }
+    var before: [Int] = []
+    for receiver in receivers {
+        var counted: Int?
+        while counted == nil {
+            counted = try? await count(of: receiver)
+            if counted == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        before.append(counted!)
+    }
+    let start = ContinuousClock.now
+    for _ in 0..<messages { try await client.sendRaw(typeName: "@bench-receiver/" + rawTypeName, payload: payload, to: parleyd.id) }
+    for (receiver, already) in zip(receivers, before) {
+        try await waitUntil(already + messages) { try await count(of: receiver) }
+    }
+    let rate = Double(messages * receivers.count) / seconds(ContinuousClock.now - start)
+    report.record(
+        "daemon_fanout", rate, unit: "deliveries/s",
+        line: "fan-out via parleyd to ten peers: \(format(rate)) messages delivered/s (\(format(rate / 10)) sent/s)")
+    await client.stop()
+    _ = try await daemon.stop()
+    return received + messages
 }
 
 /// " (N % of direct)" when the direct rate was measured in this run (not with `--only daemon`).

@@ -30,10 +30,25 @@ extension Transceiver {
     /// slow. Returns the peers it was queued for; the others were not connected or were dropped.
     public func broadcastRaw(typeName: String, payload: ByteBuffer, among peers: [PeerID]) async throws -> [PeerID] {
         try checkSendable(typeName: typeName, payload: payload)
-        let targets = peers.compactMap { id in registry.connection(for: id).map { (id, $0) } }
+        // First, queued at once wherever there is room (the common case: no task, no waiting); then, for the peers
+        // whose queues are full, one task each waits for room, so that one slow reader holds up no other.
+        var delivered: [PeerID] = []
+        var waiting: [(PeerID, PeerConnection)] = []
+        for id in peers {
+            guard let connection = registry.connection(for: id) else { continue }
+            let frame = Frame.message(MessageFrame(header: MessageHeader(typeName: typeName, id: connection.makeMessageID()), payload: payload))
+            switch Result(catching: { try connection.sendIfRoom(CollectionOfOne(frame)) }) {
+            case .success(true):
+                counters.sent(1, payloadBytes: payload.readableBytes)
+                delivered.append(id)
+            case .success(false): waiting.append((id, connection))
+            case .failure: continue  // closed meanwhile: not reached
+            }
+        }
+        guard !waiting.isEmpty else { return delivered }
         let timeout = configuration.slowPeerTimeout
         return await withTaskGroup(of: PeerID?.self) { group in
-            for (peer, connection) in targets {
+            for (peer, connection) in waiting {
                 group.addTask {
                     let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
                     let frame = Frame.message(MessageFrame(header: header, payload: payload))
@@ -49,9 +64,9 @@ extension Transceiver {
                     }
                 }
             }
-            var delivered: [PeerID] = []
-            for await queued in group { if let queued { delivered.append(queued) } }
-            return delivered
+            var reached = delivered
+            for await queued in group { if let queued { reached.append(queued) } }
+            return reached
         }
     }
 
