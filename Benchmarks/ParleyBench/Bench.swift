@@ -412,9 +412,7 @@ func throughDaemon(
     // PARLEYD: another build of parleyd than the one beside this program (scripts/bench-compare: the installed kind).
     let daemon = try await ParleydProcess.start(
         name: "bench-parleyd",
-        // No rate limit: at its default (1 000 frames a second from each LAN peer) the receiver's replies to the
-        // round trips below would have it disconnected; a broker such as nats-server has none either.
-        arguments: ["--web-listen", "off", "--log-level", "notice", "--max-messages-per-second", "0", "--static-peer", "127.0.0.1:\(receiverPort)"],
+        arguments: ["--web-listen", "off", "--log-level", "notice", "--static-peer", "127.0.0.1:\(receiverPort)"],
         executable: ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd", readyTimeout: .seconds(30)
     )
     let socket = daemon.controlSocket
@@ -491,8 +489,7 @@ func fanOutThroughDaemon(first: PeerProcess, received: Int, payload: ByteBuffer,
     let receivers = [first] + others
     let daemon = try await ParleydProcess.start(
         name: "bench-parleyd",
-        arguments: ["--web-listen", "off", "--log-level", "notice", "--max-messages-per-second", "0"]
-            + receivers.flatMap { ["--static-peer", "127.0.0.1:\($0.port)"] },
+        arguments: ["--web-listen", "off", "--log-level", "notice"] + receivers.flatMap { ["--static-peer", "127.0.0.1:\($0.port)"] },
         executable: ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd", readyTimeout: .seconds(30)
     )
     let client = Transceiver(configuration: configuration("bench-app", listen: false, secret: nil))

@@ -42,4 +42,25 @@ struct RateLimitHandlerTests {
         try steady.throwIfErrorCaught()
         #expect(try steady.readFrames().count == 300 && steady.isActive)
     }
+
+    @Test("replies to this side's own requests cost no token, as many as requests were written; replies beyond them count as any frame")
+    func repliesToOwnRequests() throws {
+        let limit = MessageRateLimit(perSecond: 1, burst: 2)
+        let channel = try PipelineFixtures.connected([RateLimitHandler(limit: limit)])
+        let requests = (1...50).map { id in
+            Frame.message(MessageFrame(header: MessageHeader(typeName: "test.Ask", id: MessageID(UInt64(id)), flags: .expectsReply), payload: ByteBuffer()))
+        }
+        try channel.writeOutbound(FrameBatch(requests))
+        // Fifty answers at once (one of them an error reply) and one message of the peer's own: one token spent.
+        let answers = (1...49).map { PipelineFixtures.note(UInt64(100 + $0), inReplyTo: UInt64($0)) }
+            + [Frame.errorReply(ErrorReplyFrame(inReplyTo: MessageID(50), code: .handlerFailed, message: "no"))]
+        try channel.writeInbound(FrameBatch(answers + [PipelineFixtures.message(1)]))
+        try channel.throwIfErrorCaught()
+        #expect(try channel.readFrames().count == 51)
+        // Replies nobody asked for are the peer's doing: the one token left, then the limit.
+        #expect(throws: ConnectionLimitExceeded.rate(limit)) {
+            try channel.writeFrames(PipelineFixtures.note(200, inReplyTo: 1), PipelineFixtures.note(201, inReplyTo: 2))
+        }
+        #expect(try channel.readFrames().count == 1)
+    }
 }
