@@ -8,9 +8,7 @@ import http.client
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -22,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from parley_tools import waiting, wire
+from parley_tools.drawer_app import DrawerApp
 
 ROOT = Path(__file__).resolve().parents[2]
 PARLEYCTL = Path(os.environ.get("PARLEYCTL", ROOT / ".build" / "debug" / "parleyctl"))
@@ -44,67 +43,6 @@ APP_ITEMS = {
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-
-class DrawerApp:
-    """drawer_app.py as a child process (its own process group); its JSON event lines, as they come."""
-
-    def __init__(self, port: int, *arguments: str, name: str | None = None):
-        self.name = name or f"drawer-{uuid.uuid4().hex[:8]}"
-        self.process = subprocess.Popen(
-            [sys.executable, str(DRAWER_APP), "--connect", "127.0.0.1", str(port), "--name", self.name, *arguments],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
-        )
-        self.events: list[dict] = []
-        self.changed = threading.Condition()
-        self.ended = False
-        threading.Thread(target=self._read, daemon=True).start()
-        self.declared = self.wait_for(lambda e: e["event"] == "declared", "its declaration")
-        self.remembered = next(e for e in self.events if e["event"] == "remembered")["values"]
-
-    def _read(self) -> None:
-        for raw in self.process.stdout:
-            with self.changed:
-                self.events.append(json.loads(raw))
-                self.changed.notify_all()
-        with self.changed:
-            self.ended = True
-            self.changed.notify_all()
-
-    def mark(self) -> int:
-        with self.changed:
-            return len(self.events)
-
-    def since(self, mark: int) -> list[dict]:
-        with self.changed:
-            return list(self.events[mark:])
-
-    def wait_for(self, predicate, what: str, start: int = 0, timeout: float = TIMEOUT) -> dict:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while True:
-                for event in self.events[start:]:
-                    if predicate(event):
-                        return event
-                remaining = deadline - time.monotonic()
-                if self.ended or remaining <= 0:
-                    stderr = self.process.stderr.read().decode() if self.ended else ""
-                    raise AssertionError(f"{self.name} did not report {what} ({'it exited' if self.ended else 'timeout'});"
-                                         f" its events: {self.events[start:]} {stderr}")
-                self.changed.wait(remaining)
-
-    def stop(self) -> int:
-        """SIGTERM; answers the exit status (the app closes with going-away and exits)."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
-            except ProcessLookupError:
-                pass
-        return self.process.returncode
-
 
 def ctl(daemon, *arguments: str, timeout: float = 30) -> subprocess.CompletedProcess:
     if not PARLEYCTL.exists():
@@ -274,7 +212,7 @@ def start_app(daemon):
     apps: list[DrawerApp] = []
 
     def start(*arguments: str, name: str | None = None) -> DrawerApp:
-        app = DrawerApp(daemon.port, *arguments, name=name)
+        app = DrawerApp(daemon.port, *arguments, name=name or f"drawer-{uuid.uuid4().hex[:8]}", timeout=TIMEOUT)
         apps.append(app)
         return app
 
@@ -287,7 +225,7 @@ def start_app(daemon):
 def app(daemon):
     """One drawer app for the tests that only set and look (each leaves the values as it found them or does not
     care); each test reads the app's events from its own mark on."""
-    app = DrawerApp(daemon.port, name=f"shared-{uuid.uuid4().hex[:8]}")
+    app = DrawerApp(daemon.port, name=f"shared-{uuid.uuid4().hex[:8]}", timeout=TIMEOUT)
     yield app
     app.stop()
 

@@ -2,13 +2,6 @@
 app offering a drawer (scripts/interop/drawer_app.py, written from the protocol documents). What the app receives
 is read from its event lines; nothing here sleeps and hopes. Screenshots go to the artifacts folder (conftest.py:
 one per test at its end, and the named ones below); errors in the browser console fail a test."""
-import json
-import os
-import signal
-import subprocess
-import sys
-import threading
-import time
 
 import pytest
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
@@ -16,70 +9,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from parley_tools.browser import ARTIFACTS, REPOSITORY, request_mark, requests_since, severe_console_entries, start_browser, stop_browser
+from parley_tools.drawer_app import DrawerApp
+from parley_tools.browser import ARTIFACTS, request_mark, requests_since, severe_console_entries, start_browser, stop_browser
 
 TIMEOUT = 15
-DRAWER_APP = REPOSITORY / "scripts" / "interop" / "drawer_app.py"
-
-
-class DrawerApp:
-    """drawer_app.py as a child process (its own process group); its JSON event lines, as they come."""
-
-    def __init__(self, port, *arguments, name="Drawer Demo"):
-        self.name = name
-        self.process = subprocess.Popen(
-            [sys.executable, str(DRAWER_APP), "--connect", "127.0.0.1", str(port), "--name", name, *arguments],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True,
-        )
-        self.events = []
-        self.changed = threading.Condition()
-        self.ended = False
-        threading.Thread(target=self._read, daemon=True).start()
-        self.declared = self.wait_for(lambda event: event["event"] == "declared", "the drawer's declaration")
-
-    def _read(self):
-        for raw in self.process.stdout:
-            with self.changed:
-                self.events.append(json.loads(raw))
-                self.changed.notify_all()
-        with self.changed:
-            self.ended = True
-            self.changed.notify_all()
-
-    def mark(self):
-        with self.changed:
-            return len(self.events)
-
-    def since(self, mark):
-        with self.changed:
-            return list(self.events[mark:])
-
-    def wait_for(self, predicate, what, start=0, timeout=TIMEOUT):
-        """The first event from index `start` on that satisfies `predicate`, once it is there."""
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while True:
-                for event in self.events[start:]:
-                    if predicate(event):
-                        return event
-                remaining = deadline - time.monotonic()
-                if self.ended or remaining <= 0:
-                    stderr = self.process.stderr.read().decode() if self.ended else ""
-                    raise AssertionError(f"the app did not report {what} ({'it exited' if self.ended else 'timeout'}); its events: {self.events[start:]} {stderr}")
-                self.changed.wait(remaining)
-
-    def stop(self):
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
-            except ProcessLookupError:
-                pass
-        self.process.stdout.close()
-        self.process.stderr.close()
 
 
 @pytest.fixture
@@ -87,7 +20,7 @@ def start_app(parleyd):
     apps = []
 
     def start(*arguments, name="Drawer Demo"):
-        app = DrawerApp(parleyd.port, *arguments, name=name)
+        app = DrawerApp(parleyd.port, *arguments, name=name, timeout=TIMEOUT)
         apps.append(app)
         return app
 
