@@ -112,16 +112,24 @@ final class ControlRouter: Sendable {
 
     /// The common case of forwarding, done on the spot for a run of one-way messages of one type: to one peer
     /// whose queue has room — a local client's messages to the one LAN peer they name, or a LAN peer's to its one
-    /// subscribed local client — all of the run at once, with one route and one queueing. Anything else, and any
-    /// failure, is left to ``forwardUnhandled(_:from:)``, which has every rule and error: it is the same
-    /// forwarding, without the async calls that cost more than the queueing (docs/performance.md).
+    /// subscribed local client — or to every peer a local client's broadcast names when all of them have room; all
+    /// of the run at once, with one route and one queueing per peer. Anything else, and any failure, is left to
+    /// ``forwardUnhandled(_:from:)``, which has every rule and error: it is the same forwarding, without the async
+    /// calls that cost more than the queueing (docs/performance.md).
     private func forwardImmediately(_ run: ArraySlice<InboundMessage>, from peer: Peer) -> Int {
         guard let first = run.first else { return 0 }
         let typeName: String
         let target: PeerID
         if peer.isLocal {
-            guard let (routed, targets) = try? route(first.typeName), targets.count == 1, routed.target != RoutedType.everyPeer
-            else { return 0 }
+            guard let (routed, targets) = try? route(first.typeName), !targets.isEmpty else { return 0 }
+            if targets.count > 1 || routed.target == RoutedType.everyPeer {
+                // A broadcast: to every target at once when all have room, else message by message with the
+                // broadcast rules (a full queue waited for, a stalled reader dropped) in forwardUnhandled.
+                let payloads = run.map(\.payload)
+                guard (try? transceiver.broadcastRawIfRoom(typeName: routed.typeName, payloads: payloads, among: targets.map(\.id))) != nil
+                else { return 0 }
+                return run.count
+            }
             (typeName, target) = (routed.typeName, targets[0].id)
         } else {
             let wanted = subscribers(of: first.typeName)

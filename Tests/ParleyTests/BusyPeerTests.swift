@@ -114,4 +114,39 @@ struct BusyPeerTests {
         }
         try await loops.shutdownGracefully()
     }
+
+    @Test("broadcastRawIfRoom queues a run to every peer, or, when one peer's queue is full, to none of them")
+    func broadcastAllOrNone() async throws {
+        let hub = makeTransceiver("hub") { $0.outboundHighWatermark = 256 * 1024 }
+        let reader = makeTransceiver("reader", listen: nil)
+        let stalled = makeTransceiver("stalled", listen: nil)
+        let readerCount = Counter()
+        let marker = "test.Marker"
+        let markerSeen = Observed<Int?>(nil)
+        reader.receiveRaw(typeName: RawBlob.typeName) { _, _ in readerCount.increment() }
+        reader.receiveRaw(typeName: marker) { _, _ in markerSeen.update { $0 = readerCount.count } }
+        let released = Latch()
+        stalled.receiveRaw(typeName: RawBlob.typeName) { _, _ in try await released.wait() }
+        try await withRunning([hub, reader, stalled]) {
+            try await reader.connect(to: hub.loopbackEndpoint)
+            try await stalled.connect(to: hub.loopbackEndpoint)
+            #expect(await eventually(peersOf: hub) { $0.count == 2 })
+            let peers = hub.peers.map(\.id)
+            let blob = RawBlob.payload(size: 64 * 1024)
+            // Until the stalled peer's socket and queue are full: every run before goes to both.
+            var queued = 0
+            while let reached = try hub.broadcastRawIfRoom(typeName: RawBlob.typeName, payloads: [blob], among: peers) {
+                #expect(Set(reached) == Set(peers))
+                queued += 1
+                if queued > 2_000 { break }
+            }
+            #expect(queued > 0 && queued <= 2_000)
+            // The refused run reached nobody: behind everything queued for the reader comes the marker, and the
+            // reader has counted exactly the runs that were queued.
+            let readerID = try #require(hub.peers.first { $0.name == "reader" }?.id)
+            try await hub.sendRaw(typeName: marker, payload: ByteBuffer(string: "{}"), to: readerID)
+            #expect(try await markerSeen.wait(for: "the marker", timeout: .seconds(20)) { $0 } == queued)
+            released.open()
+        }
+    }
 }

@@ -104,6 +104,30 @@ extension Transceiver {
         return frames.count
     }
 
+    /// ``sendRawIfRoom(typeName:payloads:to:)`` to several peers, all or none: when every one of `peers` still
+    /// connected has room, queues all of `payloads` to each (past the watermark, if another sender filled a queue a
+    /// moment later) and returns the peers reached; when one has none, queues nothing and returns nil (the caller
+    /// then waits, as ``broadcastRaw(typeName:payload:among:)`` does). For a relay that must not deliver a run of
+    /// messages to some of its targets only.
+    public func broadcastRawIfRoom(typeName: String, payloads: [ByteBuffer], among peers: [PeerID]) throws -> [PeerID]? {
+        for payload in payloads { try checkSendable(typeName: typeName, payload: payload) }
+        let targets = peers.compactMap { id in registry.connection(for: id).map { (id, $0) } }
+        guard targets.allSatisfy({ $0.1.outbound.hasRoom }) else { return nil }
+        var reached: [PeerID] = []
+        reached.reserveCapacity(targets.count)
+        let bytes = payloads.reduce(0) { $0 + $1.readableBytes }
+        for (id, connection) in targets {
+            let frames = payloads.map { payload in
+                Frame.message(MessageFrame(header: MessageHeader(typeName: typeName, id: connection.makeMessageID()), payload: payload))
+            }
+            // Closed meanwhile (or its share of the budget gone): not reached, as in a broadcast.
+            guard (try? connection.sendIfRoom(frames, evenIfFull: true)) == true else { continue }
+            counters.sent(frames.count, payloadBytes: bytes)
+            reached.append(id)
+        }
+        return reached
+    }
+
     @inline(__always)  // into the public sendRaw: an async call costs a frame allocation, on every message sent
     private func sendRaw(
         typeName: String, payload: ByteBuffer, on connection: PeerConnection, peer: PeerID, stallTimeout: Duration?

@@ -106,13 +106,20 @@ final class OutboundQueue: Sendable {
         try enqueueIfRoom(CollectionOfOne(frame))
     }
 
+    /// Whether ``enqueueIfRoom(_:evenIfFull:)`` would queue now: open, below the high watermark, nobody waiting.
+    var hasRoom: Bool {
+        state.withLock { $0.closedError == nil && $0.queuedBytes < highWatermark && $0.waiters.isEmpty }
+    }
+
     /// Queues all of `frames` if the queue is below its high watermark (which they may then go past together), with
-    /// one lock and one charge to the budget; returns false, and queues none of them, when it is full.
-    func enqueueIfRoom(_ frames: some Collection<Frame>) throws -> Bool {
+    /// one lock and one charge to the budget; returns false, and queues none of them, when it is full. `evenIfFull`:
+    /// queued past the watermark as well (a caller that found room a moment ago, and must not queue to some of its
+    /// peers only); the memory budget still applies.
+    func enqueueIfRoom(_ frames: some Collection<Frame>, evenIfFull: Bool = false) throws -> Bool {
         let size = frames.reduce(0) { $0 + Self.size(of: $1) }
         let flush = try state.withLock { state -> Bool? in
             if let error = state.closedError { throw error }
-            guard state.queuedBytes < highWatermark, state.waiters.isEmpty else { return nil }
+            guard evenIfFull || (state.queuedBytes < highWatermark && state.waiters.isEmpty) else { return nil }
             // Over the node's budget this connection may be the one closed: then nothing is queued.
             if let budget, !budget.budget.charge(size, to: budget.account) {
                 throw ConnectionLimitExceeded.memoryBudget(held: budget.account.held, capacity: budget.budget.capacity)

@@ -179,9 +179,9 @@ final class PeerConnection: Sendable, Hashable {
         requests.makeMessageID()
     }
 
-    /// Queues `frames` if the queue has room; false (nothing queued) when it is full.
-    func sendIfRoom(_ frames: some Collection<Frame>) throws -> Bool {
-        guard try outbound.enqueueIfRoom(frames) else { return false }
+    /// Queues `frames` if the queue has room (or regardless, `evenIfFull`); false (nothing queued) when it is full.
+    func sendIfRoom(_ frames: some Collection<Frame>, evenIfFull: Bool = false) throws -> Bool {
+        guard try outbound.enqueueIfRoom(frames, evenIfFull: evenIfFull) else { return false }
         messagesOut.add(frames.count, ordering: .relaxed)
         return true
     }
