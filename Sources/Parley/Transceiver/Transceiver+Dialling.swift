@@ -45,7 +45,7 @@ extension Transceiver {
         let setup = self.setup
         let channel: ConnectionChannel
         do {
-            channel = try await ClientBootstrap(group: group)
+            channel = try await SocketBootstraps.client(group)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .connectTimeout(TimeAmount(configuration.handshakeTimeout))
@@ -69,7 +69,7 @@ extension Transceiver {
         let endpoint = Endpoint(host: "unix:" + path, port: 0)
         let channel: ConnectionChannel
         do {
-            channel = try await ClientBootstrap(group: group)
+            channel = try await SocketBootstraps.client(group)
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 // A Unix socket's send buffer does not grow as TCP's does: at the default 208 KiB a 4 MiB message
                 // crossed to parleyd in some twenty steps, each waiting for parleyd to be scheduled to read. Linux

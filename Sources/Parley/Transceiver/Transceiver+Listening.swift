@@ -21,7 +21,7 @@ extension Transceiver {
         }
         do {
             let address = try await SocketAddress.resolving(host, port: configuration.port)
-            return try await ServerBootstrap(group: group)
+            return try await SocketBootstraps.server(group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -56,7 +56,7 @@ extension Transceiver {
             } catch {
                 throw TransceiverError.controlSocket(error)
             }
-            let server = try await ServerBootstrap(group: group)
+            let server = try await SocketBootstraps.server(group)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                     channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in

@@ -227,6 +227,7 @@ public final class Transceiver: Service, Sendable {
         var identity: ResolvedIdentity?
         defer { identity?.release() }
         do {
+            try SocketBootstraps.check(group)
             let resolved = try ResolvedIdentity(configuration.identity)
             identity = resolved
             let localID = resolved.id

@@ -37,6 +37,9 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     case connectionClosed(PeerID, reason: DisconnectReason)
     /// The peer's send queue was full and nothing of it was taken for this long: the peer is not reading.
     case peerNotReading(PeerID, stalledFor: Duration)
+    /// ``TransceiverConfiguration/eventLoopGroup`` is not a group of socket event loops (its type's name): Parley's
+    /// connections are NIO sockets, which run only on `MultiThreadedEventLoopGroup`'s loops.
+    case unsupportedEventLoopGroup(String)
 
     public var description: String {
         switch self {
@@ -73,6 +76,9 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
             "the connection to peer \(peer) closed: \(reason)"
         case .peerNotReading(let peer, let stalled):
             "peer \(peer) took nothing of its full send queue for \(stalled.secondsText): it is not reading; nothing was sent"
+        case .unsupportedEventLoopGroup(let type):
+            "the event loop group (\(type)) does not run sockets: give the configuration a MultiThreadedEventLoopGroup "
+                + "(the default, MultiThreadedEventLoopGroup.singleton, is one)"
         }
     }
 }
