@@ -4,6 +4,7 @@ console fail any test not marked console_errors_expected."""
 import json
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -90,6 +91,43 @@ def test_sessions_page_lists_the_session(parleyd, app, browser):
     assert row.find_elements(By.CSS_SELECTOR, ".live-dot"), "a connected app's session is marked live"
     assert "127.0.0.1" in row.text, "the host the app connected from"
     assert not row.find_element(By.CSS_SELECTOR, "button[data-delete]").is_enabled(), "a live session cannot be deleted"
+
+
+@pytest.mark.console_errors_expected  # the refused delete is a 403 the browser logs
+def test_a_page_opened_without_the_sign_in_link_says_it_is_read_only_and_changes_nothing(parleyd, app, browser):
+    session, _ = record(parleyd, app, [("load", {"items": []}, app_screenshot([]))])
+    app.close()
+    wait_until(parleyd, lambda: parleyd_session_ended(parleyd, session["id"]), "the session to end")
+    # Signed in (the fixture opened parleyctl web's link): no notice.
+    browser.get(parleyd.web + "/")
+    wait_css(browser, f'tr.session-row[data-id="{session["id"]}"]')
+    wait(browser, lambda d: d.execute_script("return document.body.classList.contains('read-only') === false && document.getElementById('access-notice').hidden"))
+    # The same page without the cookie: read-only, said at once, and a delete is refused.
+    browser.delete_all_cookies()
+    browser.get(parleyd.web + "/")
+    notice = wait(browser, lambda d: d.find_element(By.ID, "access-notice") if d.find_element(By.ID, "access-notice").is_displayed() else None)
+    assert "Read-only" in notice.text and "parleyctl web" in notice.text
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "read_only.png"))
+    row = wait_css(browser, f'tr.session-row[data-id="{session["id"]}"]')
+    row.find_element(By.CSS_SELECTOR, "button[data-delete]").click()
+    ok = wait(browser, lambda d: d.find_element(By.ID, "confirm-ok") if d.find_element(By.ID, "confirm").get_attribute("open") is not None else None)
+    ok.click()
+    wait(browser, lambda d: "Read-only" in d.find_element(By.ID, "toasts").text)
+    assert parleyd_session_exists(parleyd, session["id"])
+
+
+def parleyd_session_ended(parleyd, session_id):
+    with urllib.request.urlopen(f"{parleyd.web}/api/sessions/{session_id}", timeout=5) as answer:
+        return json.loads(answer.read()).get("ended") is not None
+
+
+def parleyd_session_exists(parleyd, session_id):
+    try:
+        with urllib.request.urlopen(f"{parleyd.web}/api/sessions/{session_id}", timeout=5):
+            return True
+    except urllib.error.HTTPError as error:
+        return error.code != 404
 
 
 def test_clicking_an_entry_shows_its_screenshot_and_state_tree(parleyd, app, browser):

@@ -44,6 +44,13 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
         if token != nil {
             guard hasSession || hasToken else { throw Self.unauthorized }
         }
+        // What the page may do, so that it can say it is read-only before a change is refused.
+        if request.method == .get, request.uri.path == "/api/access" {
+            return Response(
+                status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"canChange":\#(hasToken || hasSession)}"#))
+            )
+        }
         if request.method != .get && request.method != .head {
             guard hasToken || (hasSession && isSameOrigin(request)) else {
                 throw WebProblem(

@@ -72,6 +72,8 @@ function filterParameters(filter = {}) {
 }
 
 export const api = {
+  /** {canChange}: whether this page may change anything (it was opened from the link with the sign-in token). */
+  access: (signal) => getJSON('/api/access', { signal }),
   sessions: ({ after, limit } = {}, signal) => getJSON(`/api/sessions${query({ after, limit })}`, { signal }),
   session: (id, signal) => getJSON(`/api/sessions/${id}`, { signal }),
   deleteSession: (id) => request(`/api/sessions/${id}`, { method: 'DELETE' }),

@@ -3,6 +3,7 @@ import { h, clear } from './dom.js';
 import * as router from './router.js';
 import * as live from './live.js';
 import { showError } from './notify.js';
+import { api } from './api.js';
 import { SessionsView } from './sessions.js';
 import { SessionView } from './session.js';
 import { PeersView } from './peers.js';
@@ -73,5 +74,10 @@ window.addEventListener('unhandledrejection', (event) => {
 });
 
 live.start(document.getElementById('live-status'), document.getElementById('live-notice'));
+// Say up front when this page may only read, rather than only when a change is refused.
+api.access().then((access) => {
+  document.getElementById('access-notice').hidden = access.canChange;
+  document.body.classList.toggle('read-only', !access.canChange);
+}, (error) => showError(error, 'Cannot ask parleyd what this page may do'));
 router.onRoute(show);
 router.start();

@@ -43,6 +43,23 @@ struct WebAccessTests {
         #expect(web.backend.changes.withLock { $0.deleted } == [1])
     }
 
+    @Test("the page can ask whether it may change anything: not without the sign-in link's cookie or the token")
+    func access() async throws {
+        let web = WebTestServer()
+        try await web.test { client in
+            try await client.execute(uri: "/api/access", method: .get) { response throws in
+                #expect(response.status == .ok && String(buffer: response.body) == #"{"canChange":false}"#)
+            }
+            let cookie = try await web.cookie(client)
+            try await client.execute(uri: "/api/access", method: .get, headers: [.cookie: cookie]) {
+                #expect(String(buffer: $0.body) == #"{"canChange":true}"#)
+            }
+            try await client.execute(uri: "/api/access", method: .get, headers: [.authorization: "Bearer " + web.server.configuration.signInToken]) {
+                #expect(String(buffer: $0.body) == #"{"canChange":true}"#)
+            }
+        }
+    }
+
     @Test("with a token every request needs it (401 without), as a bearer or traded once by ?token= for the cookie")
     func token() async throws {
         let token = String(repeating: "cd", count: 32)
