@@ -585,14 +585,16 @@ def test_a_malformed_glob_is_reported_once(parleyd, app, browser, at_entry):
     wait_css(browser, ".tl-row[data-seq]")
     mark = request_mark(browser)
     wait_css(browser, ".tl-pattern").send_keys("add\\", Keys.ENTER)
-    panel = wait_css(browser, ".tl-error .error-panel")
+    wait_css(browser, ".tl-error .error-panel")
     asked = lambda d: [p for p in requests_since(d, mark) if "pattern=add%5C" in p]  # noqa: E731
     wait(browser, lambda d: len(asked(d)) == (2 if at_entry else 1), message="the position (at an entry) and the entries")
-    text = browser.find_element(By.CSS_SELECTOR, ".tl-error").text
+    # At an entry both answers may draw the panel, the second replacing the first: read it afresh each time.
+    wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".tl-error .error-panel").text.startswith("Could not list the entries: Bad request"),
+         message="the panel's text")
+    text = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".tl-error").text)
     assert text.count("ends with a lone '\\'") == 1, text
     assert text.count('"add\\"') == 1, text
     assert len(css(browser, ".error-panel")) == 1 and not css(browser, ".toast"), "said elsewhere too"
-    assert panel.text.startswith("Could not list the entries: Bad request"), panel.text
 
 
 def notice_shown(driver):
