@@ -38,6 +38,8 @@ public struct DaemonService: Sendable {
     public func run() async throws {
         // Trap SIGHUP first: its default action would end the process.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
+        // Before any socket is opened: systemd's default soft limit (1 024) is far below the hard one.
+        let descriptors = DescriptorBudget.raised()
         let transceiver = Transceiver(configuration: configuration.transceiverConfiguration(logger: logger))
         let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
         let reloader = ConfigurationReloader(
@@ -83,7 +85,7 @@ public struct DaemonService: Sendable {
         drawer.install()
         router.install { try await reloader.reload(debugger: debugger) }
         let web = makeWebServer(
-            transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router, descriptors: DescriptorBudget.raised()
+            transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router, descriptors: descriptors
         )
 
         // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down

@@ -322,32 +322,18 @@ final class DebuggerService: Sendable {
     }
 
     private func importPiece(_ request: DebuggerControl.Import) async throws -> DebuggerControl.ImportProgress {
-        var lines = ByteBuffer(string: request.lines)
+        let lines = ByteBuffer(string: request.lines)
         var progress: HistoryImport
         if let text = request.progress {
             progress = try JSONDecoder().decode(HistoryImport.self, from: Data(text.utf8))
+            if lines.readableBytes > 0 { try await store.continueImport(&progress, lines: lines) }
         } else {
-            let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
-            let header = lines.readSlice(length: newline ?? lines.readableBytes)!
-            progress = try await store.beginImport(header: header)
+            progress = try await store.beginImport(firstPiece: lines)
         }
-        if lines.readableBytes > 0 { try await store.continueImport(&progress, lines: lines) }
         if request.last {
             // A file imported before is read to its end all the same: a damaged copy is reported as damaged.
-            let finished: Result<SessionSummary, HistoryStoreError>
-            do {
-                finished = .success(try await store.finishImport(progress))
-            } catch {
-                finished = .failure(error)
-            }
-            switch finished {
-            case .success(let session):
-                return DebuggerControl.ImportProgress(progress: nil, session: session)
-            case .failure(.alreadyInHistory(let session)):
-                return DebuggerControl.ImportProgress(progress: nil, session: try await store.session(session), alreadyInHistory: true)
-            case .failure(let error):
-                throw error
-            }
+            let (session, again) = try await store.completeImport(progress)
+            return DebuggerControl.ImportProgress(progress: nil, session: session, alreadyInHistory: again ? true : nil)
         }
         return DebuggerControl.ImportProgress(progress: String(decoding: try JSONEncoder().encode(progress), as: UTF8.self), session: nil)
     }

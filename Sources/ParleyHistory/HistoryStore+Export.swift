@@ -143,6 +143,28 @@ extension HistoryStore {
         return try await session(id)
     }
 
+    /// Starts a chunked import with the file's first piece: its header line and the entry lines that follow it.
+    public func beginImport(firstPiece: ByteBuffer) async throws(HistoryStoreError) -> HistoryImport {
+        var lines = firstPiece
+        let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
+        var progress = try await beginImport(header: lines.readSlice(length: newline ?? lines.readableBytes)!)
+        if lines.readableBytes > 0 { try await continueImport(&progress, lines: lines) }
+        return progress
+    }
+
+    /// ``finishImport(_:)``, with a file whose session was imported before answered as that session (`alreadyInHistory`)
+    /// rather than thrown: what parleyctl and the web debugger both show.
+    public func completeImport(_ progress: HistoryImport) async throws(HistoryStoreError) -> (session: SessionSummary, alreadyInHistory: Bool) {
+        do {
+            return (try await finishImport(progress), false)
+        } catch .alreadyInHistory(let existing) {
+            return (try await session(existing), true)
+        } catch {
+            // Spelled out: without it this compiler (6.3.1) crashes on the typed rethrow.
+            throw error
+        }
+    }
+
     /// Starts a chunked import with the file's first line (the header).
     public func beginImport(header line: ByteBuffer) async throws(HistoryStoreError) -> HistoryImport {
         var headerLine = line

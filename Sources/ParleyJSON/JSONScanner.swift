@@ -6,6 +6,18 @@ public enum JSONKind: String, Sendable, Hashable, Codable, CustomStringConvertib
     case object, array, string, number, bool, null
 
     public var description: String { rawValue }
+
+    /// The kind of the value that starts with `byte` (a value already known to be valid JSON).
+    public init(firstByte byte: UInt8?) {
+        switch byte {
+        case UInt8(ascii: "{"): self = .object
+        case UInt8(ascii: "["): self = .array
+        case UInt8(ascii: "\""): self = .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): self = .bool
+        case UInt8(ascii: "n"): self = .null
+        default: self = .number
+        }
+    }
 }
 
 /// Limits shared by every reader in this module.
@@ -392,16 +404,7 @@ struct JSONScanner {
         return index
     }
 
-    func kind(at offset: Int) -> JSONKind {
-        switch bytes[offset] {
-        case UInt8(ascii: "{"): .object
-        case UInt8(ascii: "["): .array
-        case UInt8(ascii: "\""): .string
-        case UInt8(ascii: "t"), UInt8(ascii: "f"): .bool
-        case UInt8(ascii: "n"): .null
-        default: .number
-        }
-    }
+    func kind(at offset: Int) -> JSONKind { JSONKind(firstByte: bytes[offset]) }
 
     /// A member of a validated object: where its name's text is (between the quotes) and where its value is.
     struct MemberRanges {

@@ -1,4 +1,5 @@
-import Glibc
+import Foundation
+import ParleyTestSupport
 import Testing
 
 @testable import ParleyDaemon
@@ -13,12 +14,16 @@ struct DescriptorBudgetTests {
         #expect(DescriptorBudget(limit: 256).webConnections(wanted: 128, parleyConnections: 256, pendingConnections: 256) == 8)
     }
 
-    @Test("at start the soft open-files limit is raised to the hard one")
-    func raised() {
-        let budget = DescriptorBudget.raised()
-        var limits = rlimit()
-        #expect(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits) == 0)
-        #expect(limits.rlim_cur == limits.rlim_max)
-        #expect(budget.limit == Int(clamping: limits.rlim_cur))
+    @Test("at start parleyd raises its soft open-files limit to the hard one")
+    func raised() async throws {
+        let directory = try ScratchDirectory(prefix: "parleyd-nofile")
+        let parleyd = PeerProcess.productsDirectory.appendingPathComponent("parleyd").path
+        let wrapper = try directory.write("parleyd-512", "#!/bin/sh\nexec /usr/bin/prlimit --nofile=512:4096 -- '\(parleyd)' \"$@\"\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper)
+        let daemon = try await ParleydProcess.start(in: directory, executable: wrapper)
+        let limits = try String(contentsOfFile: "/proc/\(daemon.pid)/limits", encoding: .utf8)
+        let openFiles = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }?.split(separator: " ").dropFirst(3).prefix(2)
+        #expect(openFiles.map(Array.init) == ["4096", "4096"], "\(limits)")
+        #expect(try await daemon.stop() == 0)
     }
 }

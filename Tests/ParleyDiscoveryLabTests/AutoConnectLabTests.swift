@@ -29,13 +29,7 @@ struct AutoConnectLabTests {
             #expect(aSawB.reason == "hello from Alpha")
             // Both dialled; the duplicate is closed without the peer ever being reported gone. Wait for that state:
             // one established TCP connection left in each host.
-            let settled = await eventually(timeout: .seconds(10)) {
-                for host in [NetnsLab.Host.a, .b] {
-                    let established = try? await lab.exec(host, ["ss", "-Htn", "state", "established"])
-                    guard established?.split(separator: "\n").count == 1 else { return false }
-                }
-                return true
-            }
+            let settled = await lab.settlesOnOneConnection()
             #expect(settled, "the duplicate connection was not closed")
             let aConnected = a.events.filter { $0.event == "connected" }.count
             let aDisconnected = a.events.filter { $0.event == "disconnected" }.count

@@ -243,13 +243,7 @@ struct DaemonLabTests {
             print("DaemonLabTests: parleyd peers after \(Self.seconds(since: start)) s: B sees \(onB), A sees \(onA)")
             // Both dialled: the duplicate is closed, one connection remains. Wait for that state: one established
             // TCP connection in each host.
-            let settled = await eventually(timeout: .seconds(10)) {
-                for host in [NetnsLab.Host.a, .b] {
-                    let established = try? await lab.exec(host, ["ss", "-Htn", "state", "established"])
-                    guard established?.split(separator: "\n").count == 1 else { return false }
-                }
-                return true
-            }
+            let settled = await lab.settlesOnOneConnection()
             #expect(settled, "the duplicate connection was not closed")
             #expect(try await Self.peerNames(lab, .b) == ["hosta"])
             #expect(try await Self.peerNames(lab, .a) == ["hostb"])

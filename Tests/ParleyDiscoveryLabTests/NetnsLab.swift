@@ -122,6 +122,18 @@ final class NetnsLab: Sendable {
         try await Self.check([Self.script, "readdress", name, host.rawValue]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Waits (up to 10 s) until each host has exactly one established TCP connection: what is left once two nodes
+    /// that dialled each other have closed the duplicate. False if that state never came.
+    func settlesOnOneConnection() async -> Bool {
+        await eventually(timeout: .seconds(10)) {
+            for host in [Host.a, .b] {
+                let established = try? await exec(host, ["ss", "-Htn", "state", "established"])
+                guard established?.split(separator: "\n").count == 1 else { return false }
+            }
+            return true
+        }
+    }
+
     @discardableResult
     func exec(_ host: Host, _ command: [String]) async throws -> String {
         try await Self.check([Self.script, "exec", name, host.rawValue] + command)

@@ -33,25 +33,23 @@ extension Transceiver {
         // First, queued at once wherever there is room (the common case: no task, no waiting); then, for the peers
         // whose queues are full, one task each waits for room, so that one slow reader holds up no other.
         var delivered: [PeerID] = []
-        var waiting: [(PeerID, PeerConnection)] = []
+        var waiting: [(PeerID, PeerConnection, Frame)] = []
         for id in peers {
             guard let connection = registry.connection(for: id) else { continue }
-            let frame = Frame.message(MessageFrame(header: MessageHeader(typeName: typeName, id: connection.makeMessageID()), payload: payload))
+            let frame = connection.message(typeName, payload)
             switch Result(catching: { try connection.sendIfRoom(CollectionOfOne(frame)) }) {
             case .success(true):
                 counters.sent(1, payloadBytes: payload.readableBytes)
                 delivered.append(id)
-            case .success(false): waiting.append((id, connection))
+            case .success(false): waiting.append((id, connection, frame))
             case .failure: continue  // closed meanwhile: not reached
             }
         }
         guard !waiting.isEmpty else { return delivered }
         let timeout = configuration.slowPeerTimeout
         return await withTaskGroup(of: PeerID?.self) { group in
-            for (peer, connection) in waiting {
+            for (peer, connection, frame) in waiting {
                 group.addTask {
-                    let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
-                    let frame = Frame.message(MessageFrame(header: header, payload: payload))
                     do {
                         try await connection.send(frame, stallTimeout: timeout)
                         self.counters.sent(1, payloadBytes: payload.readableBytes)
@@ -96,9 +94,7 @@ extension Transceiver {
     public func sendRawIfRoom(typeName: String, payloads: [ByteBuffer], to peer: PeerID) throws -> Int {
         for payload in payloads { try checkSendable(typeName: typeName, payload: payload) }
         let connection = try connection(to: peer)
-        let frames = payloads.map { payload in
-            Frame.message(MessageFrame(header: MessageHeader(typeName: typeName, id: connection.makeMessageID()), payload: payload))
-        }
+        let frames = payloads.map { connection.message(typeName, $0) }
         guard try connection.sendIfRoom(frames) else { return 0 }
         counters.sent(frames.count, payloadBytes: payloads.reduce(0) { $0 + $1.readableBytes })
         return frames.count
@@ -117,9 +113,7 @@ extension Transceiver {
         reached.reserveCapacity(targets.count)
         let bytes = payloads.reduce(0) { $0 + $1.readableBytes }
         for (id, connection) in targets {
-            let frames = payloads.map { payload in
-                Frame.message(MessageFrame(header: MessageHeader(typeName: typeName, id: connection.makeMessageID()), payload: payload))
-            }
+            let frames = payloads.map { connection.message(typeName, $0) }
             // Closed meanwhile (or its share of the budget gone): not reached, as in a broadcast.
             guard (try? connection.sendIfRoom(frames, evenIfFull: true)) == true else { continue }
             counters.sent(frames.count, payloadBytes: bytes)
@@ -132,9 +126,8 @@ extension Transceiver {
     private func sendRaw(
         typeName: String, payload: ByteBuffer, on connection: PeerConnection, peer: PeerID, stallTimeout: Duration?
     ) async throws {
-        let header = MessageHeader(typeName: typeName, id: connection.makeMessageID())
         do {
-            try await connection.send(.message(MessageFrame(header: header, payload: payload)), stallTimeout: stallTimeout)
+            try await connection.send(connection.message(typeName, payload), stallTimeout: stallTimeout)
         } catch is OutboundQueueStalled {
             throw TransceiverError.peerNotReading(peer, stalledFor: stallTimeout ?? .zero)
         }

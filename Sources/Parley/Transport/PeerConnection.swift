@@ -179,6 +179,12 @@ final class PeerConnection: Sendable, Hashable {
         requests.makeMessageID()
     }
 
+    /// A one-way message for this connection, with its next message id.
+    @inline(__always)
+    func message(_ typeName: String, _ payload: ByteBuffer) -> Frame {
+        .message(MessageFrame(header: MessageHeader(typeName: typeName, id: makeMessageID()), payload: payload))
+    }
+
     /// Queues `frames` if the queue has room (or regardless, `evenIfFull`); false (nothing queued) when it is full.
     func sendIfRoom(_ frames: some Collection<Frame>, evenIfFull: Bool = false) throws -> Bool {
         guard try outbound.enqueueIfRoom(frames, evenIfFull: evenIfFull) else { return false }

@@ -119,24 +119,15 @@ struct DaemonWebBackend: WebDebuggerBackend {
         }
 
         func add(lines: ByteBuffer) async throws {
-            var lines = lines
-            var current = progress.withLock { $0 }
-            if current == nil {
-                let newline = lines.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - lines.readerIndex + 1 }
-                let header = lines.readSlice(length: newline ?? lines.readableBytes)!
-                current = try await store.beginImport(header: header)
+            // The store abandons an import whose lines it refuses; the request then ends with the error.
+            let next: HistoryImport
+            if var started = progress.withLock({ $0 }) {
+                if lines.readableBytes > 0 { try await store.continueImport(&started, lines: lines) }
+                next = started
+            } else {
+                next = try await store.beginImport(firstPiece: lines)
             }
-            guard var started = current else { return }
-            if lines.readableBytes > 0 {
-                do {
-                    try await store.continueImport(&started, lines: lines)
-                } catch {
-                    try? await store.abandonImport(started)
-                    progress.withLock { $0 = nil }
-                    throw error
-                }
-            }
-            progress.withLock { $0 = started }
+            progress.withLock { $0 = next }
         }
 
         func finish() async throws -> (session: SessionSummary, alreadyInHistory: Bool) {
@@ -144,17 +135,9 @@ struct DaemonWebBackend: WebDebuggerBackend {
                 throw WebProblem.badRequest("the file is empty: an export starts with its header line (docs/debugger.md, Export format)")
             }
             // A file imported before is read to its end all the same: a damaged copy is reported as damaged.
-            let session: SessionSummary
-            do {
-                session = try await store.finishImport(started)
-            } catch .alreadyInHistory(let existing) {
-                return (try await store.session(existing), true)
-            } catch {
-                // Spelled out: without it this compiler (6.3.1) crashes on the typed rethrow.
-                throw error
-            }
-            events.publish(.sessionEnded(session))
-            return (session, false)
+            let finished = try await store.completeImport(started)
+            if !finished.alreadyInHistory { events.publish(.sessionEnded(finished.session)) }
+            return finished
         }
     }
 

@@ -148,16 +148,7 @@ public struct JSONFragment: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// The JSON type, from the first character.
-    public var kind: JSONKind {
-        switch text.utf8.first {
-        case UInt8(ascii: "{"): .object
-        case UInt8(ascii: "["): .array
-        case UInt8(ascii: "\""): .string
-        case UInt8(ascii: "t"), UInt8(ascii: "f"): .bool
-        case UInt8(ascii: "n"): .null
-        default: .number
-        }
-    }
+    public var kind: JSONKind { JSONKind(firstByte: text.utf8.first) }
 
     public func value() throws(JSONError) -> JSONValue {
         try JSONValue(parsing: text.utf8)
