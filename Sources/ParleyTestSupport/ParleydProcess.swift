@@ -85,6 +85,17 @@ public final class ParleydProcess: Sendable {
         self.directory = directory
     }
 
+    /// ``start(name:arguments:config:environment:in:executable:readyTimeout:)`` with the open-files limit
+    /// (`RLIMIT_NOFILE`) set to `soft` and `hard` by `prlimit`, as systemd or a shell would set it before parleyd
+    /// starts.
+    public static func start(openFiles soft: Int, _ hard: Int, arguments: [String] = []) async throws -> ParleydProcess {
+        let directory = try ScratchDirectory(prefix: "parleyd-nofile")
+        let parleyd = PeerProcess.productsDirectory.appendingPathComponent("parleyd").path
+        let wrapper = try directory.write("parleyd-limited", "#!/bin/sh\nexec /usr/bin/prlimit --nofile=\(soft):\(hard) -- '\(parleyd)' \"$@\"\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper)
+        return try await start(arguments: arguments, in: directory, executable: wrapper)
+    }
+
     /// parleyd on loopback only: discovery off, any free port, its config file (`config`), control socket and
     /// data directory in `directory` (a new one unless given), `arguments` added. Returns once it is ready.
     public static func start(

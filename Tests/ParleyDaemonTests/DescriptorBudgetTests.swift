@@ -16,11 +16,7 @@ struct DescriptorBudgetTests {
 
     @Test("at start parleyd raises its soft open-files limit to the hard one")
     func raised() async throws {
-        let directory = try ScratchDirectory(prefix: "parleyd-nofile")
-        let parleyd = PeerProcess.productsDirectory.appendingPathComponent("parleyd").path
-        let wrapper = try directory.write("parleyd-512", "#!/bin/sh\nexec /usr/bin/prlimit --nofile=512:4096 -- '\(parleyd)' \"$@\"\n")
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper)
-        let daemon = try await ParleydProcess.start(in: directory, executable: wrapper)
+        let daemon = try await ParleydProcess.start(openFiles: 512, 4_096)
         let limits = try String(contentsOfFile: "/proc/\(daemon.pid)/limits", encoding: .utf8)
         let openFiles = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }?.split(separator: " ").dropFirst(3).prefix(2)
         #expect(openFiles.map(Array.init) == ["4096", "4096"], "\(limits)")

@@ -7,11 +7,7 @@ import Testing
 struct WebFloodTests {
     @Test("with 1 024 open files, 1 100 half-sent web requests leave the control socket and the Parley port working; the header timeout closes them and the web answers again")
     func halfSentRequests() async throws {
-        let directory = try ScratchDirectory(prefix: "parleyd-nofile")
-        let parleyd = PeerProcess.productsDirectory.appendingPathComponent("parleyd").path
-        let wrapper = try directory.write("parleyd-1024", "#!/bin/sh\nexec /usr/bin/prlimit --nofile=1024:1024 -- '\(parleyd)' \"$@\"\n")
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper)
-        let daemon = try await ParleydProcess.start(arguments: ["--web-listen", "127.0.0.1:0"], in: directory, executable: wrapper)
+        let daemon = try await ParleydProcess.start(openFiles: 1_024, 1_024, arguments: ["--web-listen", "127.0.0.1:0"])
         let web = try #require(daemon.webURL)
         let webPort = try #require(URLComponents(string: web)?.port)
         let limits = try String(contentsOfFile: "/proc/\(daemon.pid)/limits", encoding: .utf8)
