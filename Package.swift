@@ -35,6 +35,7 @@ let package = Package(
         // Products so that the fuzz package can reach the JSON reader and the debugger's record formats.
         .library(name: "ParleyJSON", targets: ["ParleyJSON"]),
         .library(name: "ParleyDebugger", targets: ["ParleyDebugger"]),
+        .library(name: "ParleyTelemetry", targets: ["ParleyTelemetry"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
         .executable(name: "parley-bench", targets: ["ParleyBench"]),
@@ -109,6 +110,10 @@ let package = Package(
         // JSON as the debugger needs it, over ByteBuffer: a strict scanner and skimmer, values that keep each number's
         // text, diffs and paths between two documents, Base64. Knows nothing of the debugger.
         .target(name: "ParleyJSON", dependencies: [nioCore], swiftSettings: strict),
+        // An app's logs and traced requests as records shaped like OpenTelemetry's (log records, spans), the
+        // `parley.telemetry.Batch` message that carries them, their limits and the redaction of secrets. Shared by
+        // the app-side libraries, parleyd, its history and the web debugger; knows nothing of how they travel.
+        .target(name: "ParleyTelemetry", dependencies: ["ParleyWire"], swiftSettings: strict),
         // The remote state debugger. ParleyDebugger: what apps, parleyd and parleyctl share — the wire format of
         // recorded states, the original debugger's payload, action patterns, history pages, the control requests
         // and their replies (no storage).
@@ -238,6 +243,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ParleyTelemetryTests", dependencies: ["ParleyTelemetry"], swiftSettings: strict),
         .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(

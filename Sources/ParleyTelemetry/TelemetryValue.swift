@@ -1,0 +1,72 @@
+/// A value of a log record's metadata or a span's attributes, as OpenTelemetry's `AnyValue` holds it.
+///
+/// On the wire it is plain JSON: a string, a boolean, a number (an integer when it has no fraction or exponent),
+/// an array, or an object. `null` is refused: OpenTelemetry has no null attribute, and swift-log metadata cannot
+/// hold one.
+public enum TelemetryValue: Sendable, Hashable {
+    case string(String)
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case array([TelemetryValue])
+    case map([String: TelemetryValue])
+}
+
+extension TelemetryValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode([TelemetryValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: TelemetryValue].self) {
+            self = .map(value)
+        } else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "an attribute value is a string, a boolean, a number, an array or an object (not null)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        // JSON has no NaN or infinity; OpenTelemetry's JSON mapping writes them as strings, and so does this.
+        case .double(let value) where !value.isFinite: try container.encode(String(describing: value))
+        case .double(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .map(let value): try container.encode(value)
+        }
+    }
+}
+
+extension TelemetryValue: CustomStringConvertible {
+    /// The value as a person reads it: a string bare, anything else as compact JSON-like text.
+    public var description: String {
+        switch self {
+        case .string(let value): value
+        case .bool(let value): String(value)
+        case .int(let value): String(value)
+        case .double(let value): String(value)
+        case .array(let values): "[" + values.map(\.quotedDescription).joined(separator: ", ") + "]"
+        case .map(let values):
+            "{" + values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.quotedDescription)" }.joined(separator: ", ") + "}"
+        }
+    }
+
+    private var quotedDescription: String {
+        if case .string(let value) = self { return "\"\(value)\"" }
+        return description
+    }
+}
+
+/// Metadata and attributes: keys to values.
+public typealias TelemetryAttributes = [String: TelemetryValue]
