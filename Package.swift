@@ -117,7 +117,7 @@ let package = Package(
         // The remote state debugger. ParleyDebugger: what apps, parleyd and parleyctl share — the wire format of
         // recorded states, the original debugger's payload, action patterns, history pages, the control requests
         // and their replies (no storage).
-        .target(name: "ParleyDebugger", dependencies: ["ParleyJSON", "ParleyWire", nioCore], swiftSettings: strict),
+        .target(name: "ParleyDebugger", dependencies: ["ParleyJSON", "ParleyTelemetry", "ParleyWire", nioCore], swiftSettings: strict),
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
         .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", "ParleyJSON", "ParleyBlocking", grdb, logging], swiftSettings: strict),
         // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd. It finds
