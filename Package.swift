@@ -57,6 +57,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // OTLP's protobuf messages; the Swift code is generated once from Protos/ (scripts/generate-otlp) and committed.
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
@@ -114,12 +116,18 @@ let package = Package(
         // `parley.telemetry.Batch` message that carries them, their limits and the redaction of secrets. Shared by
         // the app-side libraries, parleyd, its history and the web debugger; knows nothing of how they travel.
         .target(name: "ParleyTelemetry", dependencies: ["ParleyWire"], swiftSettings: strict),
+        // OpenTelemetry's OTLP export requests (protobuf and JSON) read into Parley's records, and the answers to them;
+        // parleyd's OTLP/HTTP receiver uses it. Generated/ comes from Protos/ by scripts/generate-otlp.
+        .target(
+            name: "ParleyOTLP", dependencies: ["ParleyTelemetry", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: strict
+        ),
         // The remote state debugger. ParleyDebugger: what apps, parleyd and parleyctl share — the wire format of
         // recorded states, the original debugger's payload, action patterns, history pages, the control requests
         // and their replies (no storage).
         .target(name: "ParleyDebugger", dependencies: ["ParleyJSON", "ParleyTelemetry", "ParleyWire", nioCore], swiftSettings: strict),
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
-        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", "ParleyJSON", "ParleyBlocking", grdb, logging], swiftSettings: strict),
+        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", "ParleyTelemetry", "ParleyJSON", "ParleyBlocking", grdb, logging], swiftSettings: strict),
         // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd. It finds
         // parleyd through the discovery backend the app passes, as a transceiver does, so it links no C library.
         .target(
@@ -140,7 +148,8 @@ let package = Package(
         .target(
             name: "ParleyWeb",
             dependencies: [
-                "ParleyDebugger", "ParleyDrawer", "ParleyJSON", hummingbird, .product(name: "HTTPTypes", package: "swift-http-types"),
+                "ParleyBlocking", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", "ParleyTelemetry", hummingbird,
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), metrics, nioCore,
                 nioFoundation, logging, serviceLifecycle, crypto,
             ],
@@ -244,6 +253,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "ParleyTelemetryTests", dependencies: ["ParleyTelemetry"], swiftSettings: strict),
+        .testTarget(
+            name: "ParleyOTLPTests",
+            dependencies: ["ParleyOTLP", "ParleyTelemetry", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(
@@ -255,7 +269,7 @@ let package = Package(
             name: "ParleyRemoteDrawerTests", dependencies: ["ParleyRemoteDrawer", "ParleyDrawer", "Parley", "ParleyTestSupport"], swiftSettings: strict
         ),
         .testTarget(
-            name: "ParleyHistoryTests", dependencies: ["ParleyHistory", "ParleyDebugger", "ParleyJSON", "ParleyTestSupport", nioCore], swiftSettings: strict
+            name: "ParleyHistoryTests", dependencies: ["ParleyHistory", "ParleyDebugger", "ParleyTelemetry", "ParleyJSON", "ParleyTestSupport", nioCore], swiftSettings: strict
         ),
         .testTarget(
             name: "ParleyDaemonTests",
@@ -271,7 +285,7 @@ let package = Package(
         .testTarget(
             name: "ParleyWebTests",
             dependencies: [
-                "ParleyWeb", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", nioCore, nioFoundation, logging, metrics,
+                "ParleyWeb", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", "ParleyTelemetry", nioCore, nioFoundation, logging, metrics,
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict

@@ -1,0 +1,109 @@
+import Foundation
+import ParleyTelemetry
+import SwiftProtobuf
+
+/// What an OTLP export request (`POST /v1/traces`, `POST /v1/logs`) held, as Parley's records: one entry per
+/// resource (a service instance), with what had to be refused.
+public struct OTLPExport: Sendable {
+    /// The records of one resource: its attributes (`service.name`, `service.instance.id`, …) and its log records
+    /// and spans.
+    public struct Resource: Sendable {
+        public var attributes: TelemetryAttributes
+        public var batch: TelemetryBatch
+
+        /// `service.name`, when the resource names one.
+        public var serviceName: String? { attributes["service.name"].flatMap { if case .string(let name) = $0 { name } else { nil } } }
+        /// `service.instance.id`, when the resource has one.
+        public var instanceID: String? {
+            attributes["service.instance.id"].map { if case .string(let id) = $0 { id } else { $0.description } }
+        }
+    }
+
+    public var resources: [Resource]
+    /// Spans or log records refused (an id of the wrong length, say); OTLP's partial success reports them.
+    public var rejected: Int
+    /// Why the first refused item was refused, for the partial success's `error_message` and parleyd's log.
+    public var rejection: String?
+
+    public var count: Int { resources.reduce(0) { $0 + $1.batch.count } }
+}
+
+/// How the body of an OTLP/HTTP request is encoded: by its `Content-Type`.
+public enum OTLPEncoding: String, Sendable, Hashable {
+    case protobuf = "application/x-protobuf"
+    case json = "application/json"
+
+    /// The encoding a `Content-Type` header names (parameters such as `charset` ignored), or nil for another.
+    public init?(contentType: String) {
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        self.init(rawValue: type)
+    }
+}
+
+/// A body that is not an OTLP export of the kind asked for: answered 400.
+public struct OTLPDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+}
+
+/// Which signal a request carries.
+public enum OTLPSignal: String, Sendable, Hashable {
+    case traces, logs
+}
+
+extension OTLPExport {
+    /// Decodes an export request body. Protobuf by swift-protobuf from the `.proto` files in Protos/; JSON by
+    /// swift-protobuf's JSON mapping, with the one exception OTLP makes to it: ids are hexadecimal, not base64.
+    public static func decode(_ body: Data, signal: OTLPSignal, encoding: OTLPEncoding) throws(OTLPDecodingError) -> OTLPExport {
+        var binaryOptions = BinaryDecodingOptions()
+        binaryOptions.messageDepthLimit = OTLPMapping.messageDepthLimit
+        var jsonOptions = JSONDecodingOptions()
+        jsonOptions.ignoreUnknownFields = true
+        jsonOptions.messageDepthLimit = OTLPMapping.messageDepthLimit
+        let mapping = OTLPMapping(ids: encoding == .json ? .hexadecimalText : .raw)
+        do {
+            switch (signal, encoding) {
+            case (.traces, .protobuf):
+                return mapping.export(try Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest(serializedBytes: body, options: binaryOptions))
+            case (.traces, .json):
+                return mapping.export(try Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest(jsonUTF8Data: body, options: jsonOptions))
+            case (.logs, .protobuf):
+                return mapping.export(try Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceRequest(serializedBytes: body, options: binaryOptions))
+            case (.logs, .json):
+                return mapping.export(try Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceRequest(jsonUTF8Data: body, options: jsonOptions))
+            }
+        } catch let error as BinaryDecodingError {
+            throw OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export in protobuf: \(OTLPMapping.describe(error))")
+        } catch let error as JSONDecodingError {
+            throw OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export in JSON: \(OTLPMapping.describe(error))")
+        } catch {
+            throw OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export: \(error)")
+        }
+    }
+
+    /// The answer to an export: OTLP's `Export…ServiceResponse`, with a partial success when something was
+    /// refused, in the request's encoding.
+    public static func response(signal: OTLPSignal, encoding: OTLPEncoding, rejected: Int, message: String?) -> Data {
+        do {
+            switch signal {
+            case .traces:
+                var response = Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceResponse()
+                if rejected > 0 || message != nil {
+                    response.partialSuccess.rejectedSpans = Int64(rejected)
+                    response.partialSuccess.errorMessage = message ?? ""
+                }
+                return encoding == .json ? try response.jsonUTF8Data() : try response.serializedData()
+            case .logs:
+                var response = Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceResponse()
+                if rejected > 0 || message != nil {
+                    response.partialSuccess.rejectedLogRecords = Int64(rejected)
+                    response.partialSuccess.errorMessage = message ?? ""
+                }
+                return encoding == .json ? try response.jsonUTF8Data() : try response.serializedData()
+            }
+        } catch {
+            // Encoding two scalar fields cannot fail; an empty body is still a valid (empty) response.
+            return Data()
+        }
+    }
+}
