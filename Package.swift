@@ -59,6 +59,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // OTLP's protobuf messages; the Swift code is generated once from Protos/ (scripts/generate-otlp) and committed.
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        // gzip for OTLP request bodies (zlib, inflated within a size limit).
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
@@ -148,7 +150,8 @@ let package = Package(
         .target(
             name: "ParleyWeb",
             dependencies: [
-                "ParleyBlocking", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", "ParleyTelemetry", hummingbird,
+                "ParleyBlocking", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", "ParleyOTLP", "ParleyTelemetry", hummingbird,
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), metrics, nioCore,
                 nioFoundation, logging, serviceLifecycle, crypto,
@@ -285,7 +288,8 @@ let package = Package(
         .testTarget(
             name: "ParleyWebTests",
             dependencies: [
-                "ParleyWeb", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", "ParleyTelemetry", nioCore, nioFoundation, logging, metrics,
+                "ParleyWeb", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", "ParleyOTLP", "ParleyTelemetry", nioCore, nioFoundation, logging, metrics,
+                .product(name: "CompressNIO", package: "compress-nio"), .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict

@@ -107,3 +107,15 @@ extension OTLPExport {
         }
     }
 }
+
+extension OTLPExport {
+    /// The body of an error answer (OTLP/HTTP: a `google.rpc.Status`), in the request's encoding, or in JSON when
+    /// the request's own could not be told (an unsupported content type).
+    public static func status(code: Int32, message: String, encoding: OTLPEncoding?) -> Data {
+        var status = Google_Rpc_Status()
+        status.code = code
+        status.message = message
+        // Encoding an integer and a string cannot fail; an empty body is still an answer.
+        return (encoding == .protobuf ? try? status.serializedData() : try? status.jsonUTF8Data()) ?? Data()
+    }
+}

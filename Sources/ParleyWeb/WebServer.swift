@@ -165,7 +165,7 @@ public enum WebServerError: Error, CustomStringConvertible {
 }
 
 /// The port the server got, for whoever waits for it; nil once it has stopped or failed.
-private final class BoundPort: Sendable {
+final class BoundPort: Sendable {
     private let state = Mutex<(result: Int??, waiters: [CheckedContinuation<Int?, Never>])>((nil, []))
 
     func set(_ port: Int?) {

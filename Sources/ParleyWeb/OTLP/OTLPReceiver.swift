@@ -1,0 +1,104 @@
+import Foundation
+import ParleyOTLP
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// parleyd's OTLP/HTTP receiver, a `Service` of its service group: OpenTelemetry SDKs in any language export
+/// traces and logs to it (`OTEL_EXPORTER_OTLP_ENDPOINT`), and what they send lands in the history beside the
+/// Swift apps' records. A port already taken (a collector runs there) is said once, and parleyd carries on
+/// without the receiver.
+public final class OTLPReceiver: Service {
+    public let configuration: OTLPConfiguration
+    private let sink: any OTLPSink
+    private let logger: Logger
+    private let bound = BoundPort()
+    private let connections: WebConnectionCount
+
+    public init(configuration: OTLPConfiguration, sink: any OTLPSink, logger: Logger) {
+        self.configuration = configuration
+        self.sink = sink
+        self.logger = logger
+        self.connections = WebConnectionCount(limit: configuration.maxConnections)
+    }
+
+    /// The routes behind the access check; tests drive it without a socket.
+    func makeRouter() -> Router<OTLPRequestContext> {
+        let router = Router(context: OTLPRequestContext.self)
+        router.add(middleware: OTLPAccess(token: configuration.token, allowedHosts: Self.allowedHosts(for: configuration)))
+        router.addRoutes(OTLPRoutes(sink: sink, configuration: configuration, logger: logger).routes)
+        return router
+    }
+
+    /// Resolves once the receiver listens, with its port; nil if it could not listen.
+    public func waitUntilListening() async -> Int? { await bound.wait() }
+
+    public func run() async throws {
+        let bound = self.bound
+        let connections = self.connections
+        let stallTimeout = TimeAmount(configuration.stallTimeout)
+        let application = Application(
+            router: makeRouter(),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [WebConnectionGuard(count: connections, stallTimeout: stallTimeout)],
+                    idleTimeout: TimeAmount(configuration.headerTimeout)
+                )
+            ),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+        do {
+            try await application.run()
+        } catch {
+            bound.set(nil)
+            // Not a failure of parleyd: another program (an OpenTelemetry Collector, most likely) has the port, and
+            // the rest of parleyd works without the receiver.
+            logger.warning(
+                "the OTLP receiver is off: cannot listen on \(configuration.host):\(configuration.port): \(WebServer.reason(error)); set otlpListen to another HOST:PORT, or to off",
+                metadata: ["otlp-listen": "\(configuration.host):\(configuration.port)"])
+            return
+        }
+        bound.set(nil)
+    }
+
+    static func allowedHosts(for configuration: OTLPConfiguration) -> Set<String> {
+        var names: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+        for name in [configuration.host] + configuration.extraHostNames where !name.isEmpty {
+            let lower = name.lowercased()
+            names.insert(lower.contains(":") && !lower.hasPrefix("[") ? "[\(lower)]" : lower)
+        }
+        return names
+    }
+}
+
+/// The web debugger's rules for the OTLP routes: `Host` a name parleyd answers to or an address (421), and with a
+/// token, `Authorization: Bearer <token>` on every request (401).
+struct OTLPAccess: RouterMiddleware {
+    typealias Context = OTLPRequestContext
+    let token: String?
+    let allowedHosts: Set<String>
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let encoding = request.headers[.contentType].flatMap(OTLPEncoding.init(contentType:))
+        guard let authority = request.head.authority,
+            WebAccess<Context>.answers(to: WebAccess<Context>.hostName(of: authority), allowedHosts: allowedHosts)
+        else {
+            throw OTLPProblem(.misdirectedRequest, encoding: encoding, "this receiver answers to \(allowedHosts.sorted().joined(separator: ", ")) and IP addresses only")
+        }
+        if let token {
+            let offered = request.headers[.authorization].flatMap { value -> String? in
+                guard value.lowercased().hasPrefix("bearer ") else { return nil }
+                return String(value.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+            }
+            guard let offered, constantTimeEqual(offered, token) else {
+                throw OTLPProblem(
+                    .unauthorized, encoding: encoding,
+                    "this receiver needs its token: set OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20<token>")
+            }
+        }
+        return try await next(request, context)
+    }
+}
