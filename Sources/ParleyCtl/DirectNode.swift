@@ -117,10 +117,3 @@ func resolveTypeName(_ given: String, accepts: [String]) throws -> String {
     }
 }
 
-
-/// Runs a blocking call (reading standard input) on a thread of its own, off Swift's cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}

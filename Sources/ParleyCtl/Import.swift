@@ -27,7 +27,7 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         let contents: Data
         do {
-            contents = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+            contents = try await InputFiles.contents(of: file)
         } catch {
             throw CtlFailure(.error, "cannot read \(file): \(error.localizedDescription)")
         }

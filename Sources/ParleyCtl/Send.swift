@@ -186,7 +186,7 @@ struct Send: AsyncParsableCommand {
         let data: Data
         let source: String
         if payload == "-" {
-            data = try await offPool { FileHandle.standardInput.readDataToEndOfFile() }
+            data = try await InputFiles.standardInput()
             source = "standard input"
         } else {
             data = Data(payload.utf8)

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyBlocking
 
 #if canImport(Glibc)
 import Glibc
@@ -38,6 +39,11 @@ struct ResolvedIdentity: Sendable {
             }
             throw IdentityError.allInUse(path: first, copies: Self.maximumCopies)
         }
+    }
+
+    /// ``init(_:)`` on `BlockingPool.shared`: taking the lock and reading or writing the id file wait for the disk.
+    static func resolve(_ identity: TransceiverConfiguration.Identity) async throws -> ResolvedIdentity {
+        try await BlockingPool.shared.run { try ResolvedIdentity(identity) }
     }
 
     func release() {

@@ -228,7 +228,7 @@ public final class Transceiver: Service, Sendable {
         defer { identity?.release() }
         do {
             try SocketBootstraps.check(group)
-            let resolved = try ResolvedIdentity(configuration.identity)
+            let resolved = try await ResolvedIdentity.resolve(configuration.identity)
             identity = resolved
             let localID = resolved.id
             if case .persisted(let first) = configuration.identity, let path = resolved.path, path != first {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import NIOCore
+import ParleyBlocking
 
 /// One page file: its bytes, type and entity tag (a hash of the bytes).
 public struct WebAsset: Sendable {
@@ -55,12 +56,12 @@ public struct WebAssets: Sendable {
         contentTypes[(name as NSString).pathExtension]
     }
 
-    func asset(named name: String) -> WebAsset? {
+    func asset(named name: String) async throws -> WebAsset? {
         guard let directory else { return Self.builtIn[name] }
         // Plain names only: nothing outside the folder.
-        guard !name.contains("/"), !name.hasPrefix("."), Self.contentType(of: name) != nil,
-            let bytes = FileManager.default.contents(atPath: directory + "/" + name)
-        else { return nil }
+        guard !name.contains("/"), !name.hasPrefix("."), Self.contentType(of: name) != nil else { return nil }
+        let path = directory + "/" + name
+        guard let bytes = try await BlockingPool.shared.run({ FileManager.default.contents(atPath: path) }) else { return nil }
         return WebAsset(name: name, bytes: bytes, etagPrefix: "dev-")
     }
 
@@ -68,15 +69,15 @@ public struct WebAssets: Sendable {
     /// `/assets/`.
     func register<Context: RequestContext>(on router: Router<Context>) {
         for view in WebPageManifest.builtIn.views {
-            router.get(RouterPath(view.path)) { request, _ in try serve("index.html", request: request) }
+            router.get(RouterPath(view.path)) { request, _ in try await serve("index.html", request: request) }
         }
         router.get("/assets/:name") { request, context in
-            try serve(context.parameters.get("name") ?? "", request: request)
+            try await serve(context.parameters.get("name") ?? "", request: request)
         }
     }
 
-    private func serve(_ name: String, request: Request) throws -> Response {
-        guard name != "index.html" || request.uri.path != "/assets/index.html", let asset = asset(named: name) else {
+    private func serve(_ name: String, request: Request) async throws -> Response {
+        guard name != "index.html" || request.uri.path != "/assets/index.html", let asset = try await asset(named: name) else {
             throw WebProblem.notFound("there is no file \(request.uri.path)")
         }
         var headers = HTTPFields()
