@@ -36,6 +36,10 @@ public enum ControlErrorCode: UInt16, Sendable, CaseIterable, CustomStringConver
     case firstOfSession = 113
     /// A replay to the app of the entry's session, which is not connected.
     case sessionAppNotConnected = 114
+    /// No stored span belongs to a trace of that id or id prefix (never, or retention dropped it).
+    case noSuchTrace = 115
+    /// The trace id prefix starts several stored traces' ids.
+    case ambiguousTrace = 116
 
     /// The code on the wire.
     public var errorCode: ErrorCode { ErrorCode(rawValue: rawValue) }
@@ -63,6 +67,8 @@ public enum ControlErrorCode: UInt16, Sendable, CaseIterable, CustomStringConver
         case .storageFailed: "storage-failed"
         case .firstOfSession: "first-of-session"
         case .sessionAppNotConnected: "session-app-not-connected"
+        case .noSuchTrace: "no-such-trace"
+        case .ambiguousTrace: "ambiguous-trace"
         }
     }
 }

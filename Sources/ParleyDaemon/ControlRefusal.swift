@@ -28,10 +28,13 @@ struct ControlRefusal: CodedRefusal {
     private static func code(for error: HistoryStoreError) -> ControlErrorCode {
         switch error {
         case .noSuchSession: .noSuchSession
-        case .noSuchEntry: .noSuchEntry
+        // A log record or a span is an entry of the history as a state is; no request names one by number yet.
+        case .noSuchEntry, .noSuchLogRecord, .noSuchSpan: .noSuchEntry
+        case .noSuchTrace: .noSuchTrace
+        case .ambiguousTrace: .ambiguousTrace
         case .cannotOpen, .database, .exportIncomplete: .storageFailed
         case .invalidLimits, .sessionEnded, .sessionLive, .actionTooLong, .invalidState, .invalidFilter, .invalidImport,
-            .alreadyInHistory:
+            .alreadyInHistory, .invalidTraceID, .invalidLabelPattern:
             .invalidRequest
         }
     }

@@ -41,14 +41,17 @@ public enum TelemetryControl {
         public init(record: StoredLogRecord) { self.record = record }
     }
 
-    /// → ``TraceList``: the newest traces (of one session when given), newest first.
+    /// → ``TraceList``: the newest traces (of one session, or of one app's sessions, when given), newest first.
     public struct Traces: Codable, Sendable, NamedMessage {
         public static let messageType = "parley.telemetry.Traces"
         public static let pageSize = 200
         public var session: Int64?
+        /// As ``LogQuery/app``.
+        public var app: String?
         public var limit: Int
-        public init(session: Int64? = nil, limit: Int = 50) {
+        public init(session: Int64? = nil, app: String? = nil, limit: Int = 50) {
             self.session = session
+            self.app = app
             self.limit = limit
         }
     }

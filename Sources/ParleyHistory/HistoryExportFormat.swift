@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import ParleyDebugger
 import ParleyJSON
+import ParleyTelemetry
 
 /// The export format of a history session (`parleyctl export SESSION FILE`, `parleyctl import FILE`): JSON lines,
 /// UTF-8, one JSON object per line, each line ending with `\n`.
@@ -29,10 +30,22 @@ import ParleyJSON
 /// * `sequence` is the entry's number in the exporting history, for reference; import numbers entries anew.
 /// * `entries` counts the entry lines, so that import recognises a truncated file.
 ///
-/// Readers ignore members they do not know (later versions of format 1 may add some) and refuse other versions.
+/// Version 2 adds the app's log records and spans, after the entries: the header counts them too
+/// (`"logs":L,"spans":S`), and each is a line of its own holding the record as the app sent it
+/// (`parley.telemetry.Batch`'s shapes, docs/protocol.md) and when parleyd received it:
+///
+/// ```json
+/// {"log":{"timeUnixNano":1795258801456000000,"severity":"info","label":"listr.store","message":"saved 3 items"},"received":"2026-11-21T10:00:01.460Z"}
+/// {"span":{"traceId":"4bf9…","spanId":"00f0…","name":"GET /api/items","kind":"client","startTimeUnixNano":…,"endTimeUnixNano":…},"received":"…"}
+/// ```
+///
+/// A session without log records or spans is written as version 1, which every parleyd reads. Readers ignore
+/// members they do not know (later versions of a format may add some) and refuse versions they do not know.
 public enum HistoryExportFormat {
     public static let name = "parley-debugger-history"
-    public static let version = 1
+    /// The version written for a session with log records or spans; ``plainVersion`` for one without.
+    public static let version = 2
+    public static let plainVersion = 1
 
     /// The session as a header describes it.
     public struct Header: Sendable, Hashable {
@@ -43,6 +56,16 @@ public enum HistoryExportFormat {
         public var ended: Date?
         /// The number of entry lines that follow.
         public var entries: Int
+        /// The number of log record and span lines after them (0 in version 1).
+        public var logs: Int
+        public var spans: Int
+    }
+
+    /// One line after the header, read.
+    enum Line {
+        case entry(Entry)
+        case log(LogRecord, received: Timestamp)
+        case span(SpanRecord, received: Timestamp)
     }
 
     /// One entry line, read.
@@ -53,12 +76,25 @@ public enum HistoryExportFormat {
         var screenshot: ByteBuffer
     }
 
-    static func writeHeader(_ session: SessionSummary, entries: Int, to output: inout ByteBuffer) {
-        output.writeString(#"{"format":"# + quoted(name) + #","version":\#(version),"session":{"peerID":"# + quoted(session.peerID))
+    static func writeHeader(_ session: SessionSummary, entries: Int, logs: Int = 0, spans: Int = 0, to output: inout ByteBuffer) {
+        let plain = logs == 0 && spans == 0
+        output.writeString(#"{"format":"# + quoted(name) + #","version":\#(plain ? plainVersion : version),"session":{"peerID":"# + quoted(session.peerID))
         output.writeString(#","appName":"# + quoted(session.appName) + #","kind":"# + quoted(session.kind.rawValue))
         output.writeString(#","started":"# + quoted(Timestamp(session.started).iso8601))
         output.writeString(#","ended":"# + (session.ended.map { quoted(Timestamp($0).iso8601) } ?? "null"))
-        output.writeString(#"},"entries":\#(entries)}"# + "\n")
+        output.writeString(#"},"entries":\#(entries)"#)
+        if !plain { output.writeString(#","logs":\#(logs),"spans":\#(spans)"#) }
+        output.writeString("}\n")
+    }
+
+    /// A log record's or span's line: `{"log":…,"received":"…"}`. The encoder escapes every control character, so
+    /// the record stays on its line.
+    static func telemetryLine<Record: Encodable>(_ key: String, _ record: Record, received: Timestamp, encoder: JSONEncoder) throws -> ByteBuffer {
+        var line = ByteBuffer()
+        line.writeString(#"{"\#(key)":"#)
+        line.writeBytes(try encoder.encode(record))
+        line.writeString(#","received":"# + quoted(received.iso8601) + "}\n")
+        return line
     }
 
     static func writeEntry(sequence: Int64, time: Timestamp, action: String, state: Data, screenshot: Data, to output: inout ByteBuffer) {
@@ -86,8 +122,9 @@ public enum HistoryExportFormat {
         guard format == name else { throw .invalidImport(line: lineNumber, problem: .unsupportedFormat("the format is \"\(format)\", not \"\(name)\"")) }
         let versionMember = try member(fields, "version", .number, lineNumber)
         let versionText = String(buffer: slice(line, versionMember))
-        guard versionText == String(version) else {
-            throw .invalidImport(line: lineNumber, problem: .unsupportedFormat("version \(versionText); this parleyd reads version \(version)"))
+        guard let fileVersion = Int(versionText), (plainVersion...version).contains(fileVersion) else {
+            throw .invalidImport(
+                line: lineNumber, problem: .unsupportedFormat("version \(versionText); this parleyd reads versions \(plainVersion) to \(version)"))
         }
         let sessionMember = try member(fields, "session", .object, lineNumber)
         let sessionBytes = slice(line, sessionMember)
@@ -102,14 +139,51 @@ public enum HistoryExportFormat {
         if let endedMember = session["ended"], endedMember.kind != .null {
             ended = try time(session, "ended", sessionBytes, lineNumber).date
         }
+        func count(_ key: String) throws(HistoryStoreError) -> Int {
+            guard fileVersion >= 2 else { return 0 }
+            let text = String(buffer: slice(line, try member(fields, key, .number, lineNumber)))
+            guard let count = Int(text), count >= 0 else {
+                throw .invalidImport(line: lineNumber, problem: .wrongType(field: key, expected: "a count", found: .number))
+            }
+            return count
+        }
         return Header(
             peerID: try string(session, "peerID", sessionBytes, lineNumber),
             appName: try string(session, "appName", sessionBytes, lineNumber),
             kind: kind,
             started: try time(session, "started", sessionBytes, lineNumber).date,
             ended: ended,
-            entries: entries
+            entries: entries,
+            logs: try count("logs"),
+            spans: try count("spans")
         )
+    }
+
+    /// A line after the header: a log record's, a span's, or else an entry's. A record is checked and cut to
+    /// ``TelemetryLimits`` as parleyd checks what apps send: an export file is no more trusted than an app.
+    static func readLine(_ line: ByteBuffer, lineNumber: Int, decoder: JSONDecoder) throws(HistoryStoreError) -> Line {
+        let fields = try members(of: line, lineNumber: lineNumber)
+        if let member = fields["log"] {
+            let batch = try checked(slice(line, member), "log", lineNumber) { TelemetryBatch(logs: [try decoder.decode(LogRecord.self, from: $0)]) }
+            return .log(batch.logs[0], received: try time(fields, "received", line, lineNumber))
+        }
+        if let member = fields["span"] {
+            let batch = try checked(slice(line, member), "span", lineNumber) { TelemetryBatch(spans: [try decoder.decode(SpanRecord.self, from: $0)]) }
+            return .span(batch.spans[0], received: try time(fields, "received", line, lineNumber))
+        }
+        return .entry(try readEntry(line, lineNumber: lineNumber))
+    }
+
+    private static func checked(
+        _ bytes: ByteBuffer, _ field: String, _ lineNumber: Int, _ decode: (Data) throws -> TelemetryBatch
+    ) throws(HistoryStoreError) -> TelemetryBatch {
+        do {
+            return try TelemetryLimits.default.check(byteCount: bytes.readableBytes) { try decode(Data(bytes.readableBytesView)) }.batch
+        } catch .malformed(let reason) {
+            throw .invalidImport(line: lineNumber, problem: .invalidRecord(field: field, reason: reason))
+        } catch {
+            throw .invalidImport(line: lineNumber, problem: .invalidRecord(field: field, reason: error.description))
+        }
     }
 
     static func readEntry(_ line: ByteBuffer, lineNumber: Int) throws(HistoryStoreError) -> Entry {

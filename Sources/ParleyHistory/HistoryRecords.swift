@@ -86,11 +86,13 @@ struct SessionSummaryRecord: Decodable, FetchableRecord {
     var ended: Timestamp?
     var entryCount: Int
     var bytes: Int64
+    var logCount: Int
+    var spanCount: Int
 
     var summary: SessionSummary {
         SessionSummary(
             id: id, peerID: peerID, appName: appName, kind: kind, host: host.isEmpty ? nil : host, imported: imported,
-            started: started.date, ended: ended?.date, entryCount: entryCount, bytes: bytes
+            started: started.date, ended: ended?.date, entryCount: entryCount, bytes: bytes, logCount: logCount, spanCount: spanCount
         )
     }
 }
@@ -206,12 +208,6 @@ struct TotalsRecord: FetchableRecord, TableRecord {
         entries = row["entries"]
         bytes = row["bytes"]
     }
-}
-
-/// An entry's sequence and its size (state plus screenshot), for retention.
-struct EntrySizeRecord: Decodable, FetchableRecord {
-    var sequence: Int64
-    var size: Int64
 }
 
 /// Stored as whole milliseconds since 1970, UTC (an INTEGER column), and coded as that number in the store's rows.

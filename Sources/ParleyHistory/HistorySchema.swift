@@ -9,6 +9,12 @@ import GRDB
 ///   diffed, replayed or exported.
 /// * `totals`: the entry count and byte total that the retention limits are checked against, kept by triggers so
 ///   that an append does not have to sum the whole history.
+/// * `logRecord` and `span`: an app's log lines and finished spans, beside its states in the same session. Each
+///   has `received` (milliseconds, when parleyd stored it: the retention order) and its own time in nanoseconds
+///   (`time`, `start`: the timeline order); what is only shown (metadata, attributes, events, links) is JSON text,
+///   empty when there is none. Each counts as one entry, and its `size` in bytes, against the retention limits.
+/// * `logText` and `spanText`: FTS5 indexes over log messages and span names, external-content tables kept in step
+///   with their tables by triggers.
 enum HistorySchema {
     /// Bytes a row costs beyond its texts and blobs: its integers, the row and index entries, page slack. An
     /// estimate on the high side, so that many small entries cannot pass the byte limit unseen.
@@ -100,6 +106,78 @@ enum HistorySchema {
                     UPDATE totals SET bytes =
                         (SELECT COALESCE(SUM(\(entryBytes("entry"))), 0) FROM entry) +
                         (SELECT COALESCE(SUM(\(sessionBytes("session"))), 0) FROM session);
+                    """
+            )
+        }
+        migrator.registerMigration("v5: log records and spans beside the states") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE logRecord (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        session INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                        received INTEGER NOT NULL,
+                        time INTEGER NOT NULL,
+                        severity INTEGER NOT NULL,
+                        label TEXT NOT NULL,
+                        message TEXT NOT NULL,
+                        metadata TEXT NOT NULL,
+                        source TEXT NOT NULL,
+                        file TEXT NOT NULL,
+                        function TEXT NOT NULL,
+                        line INTEGER NOT NULL,
+                        traceID TEXT,
+                        spanID TEXT,
+                        droppedMetadata INTEGER NOT NULL,
+                        size INTEGER NOT NULL
+                    );
+                    CREATE INDEX logRecord_by_session_time ON logRecord(session, time);
+                    CREATE INDEX logRecord_by_severity ON logRecord(severity);
+                    CREATE INDEX logRecord_by_label ON logRecord(label);
+                    CREATE INDEX logRecord_by_trace ON logRecord(traceID) WHERE traceID IS NOT NULL;
+                    CREATE TABLE span (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        session INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                        received INTEGER NOT NULL,
+                        traceID TEXT NOT NULL,
+                        spanID TEXT NOT NULL,
+                        parentSpanID TEXT,
+                        name TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        start INTEGER NOT NULL,
+                        end INTEGER NOT NULL,
+                        statusCode TEXT NOT NULL,
+                        statusMessage TEXT,
+                        attributes TEXT NOT NULL,
+                        events TEXT NOT NULL,
+                        links TEXT NOT NULL,
+                        droppedAttributes INTEGER NOT NULL,
+                        droppedEvents INTEGER NOT NULL,
+                        droppedLinks INTEGER NOT NULL,
+                        size INTEGER NOT NULL
+                    );
+                    CREATE INDEX span_by_session_start ON span(session, start);
+                    CREATE INDEX span_by_trace ON span(traceID, start);
+                    -- The timeline merges states with log records and spans in nanoseconds: an index on that
+                    -- expression lets SQLite walk each kind in order instead of sorting the states.
+                    CREATE INDEX entry_by_session_nanos ON entry(session, time * 1000000);
+                    CREATE VIRTUAL TABLE logText USING fts5(message, content = 'logRecord', content_rowid = 'id');
+                    CREATE VIRTUAL TABLE spanText USING fts5(name, content = 'span', content_rowid = 'id');
+                    CREATE TRIGGER logRecord_added AFTER INSERT ON logRecord BEGIN
+                        INSERT INTO logText(rowid, message) VALUES (NEW.id, NEW.message);
+                        UPDATE totals SET entries = entries + 1, bytes = bytes + NEW.size;
+                    END;
+                    CREATE TRIGGER logRecord_removed AFTER DELETE ON logRecord BEGIN
+                        INSERT INTO logText(logText, rowid, message) VALUES ('delete', OLD.id, OLD.message);
+                        UPDATE totals SET entries = entries - 1, bytes = bytes - OLD.size;
+                    END;
+                    CREATE TRIGGER span_added AFTER INSERT ON span BEGIN
+                        INSERT INTO spanText(rowid, name) VALUES (NEW.id, NEW.name);
+                        UPDATE totals SET entries = entries + 1, bytes = bytes + NEW.size;
+                    END;
+                    CREATE TRIGGER span_removed AFTER DELETE ON span BEGIN
+                        INSERT INTO spanText(spanText, rowid, name) VALUES ('delete', OLD.id, OLD.name);
+                        UPDATE totals SET entries = entries - 1, bytes = bytes - OLD.size;
+                    END;
                     """
             )
         }

@@ -3,8 +3,10 @@ import ParleyJSON
 import GRDB
 import NIOCore
 import ParleyDebugger
+import ParleyTelemetry
 
-/// Where a chunked export has got to; pass it back to get the next chunk.
+/// Where a chunked export has got to; pass it back to get the next chunk. Entries are written first, then log
+/// records, then spans.
 public struct HistoryExportCursor: Sendable, Hashable, Codable {
     public var session: Int64
     /// The last entry written.
@@ -14,6 +16,16 @@ public struct HistoryExportCursor: Sendable, Hashable, Codable {
     /// The entry count the header announced.
     public var announced: Int
     public var written: Int
+    /// The same for log records and spans (nil in a cursor of a parleyd without them: none).
+    public var logs: Progress?
+    public var spans: Progress?
+
+    public struct Progress: Sendable, Hashable, Codable {
+        public var after: Int64
+        public var through: Int64
+        public var announced: Int
+        public var written: Int
+    }
 }
 
 /// Whole lines of an export file (see ``HistoryExportFormat``), the header first in the first chunk.
@@ -45,12 +57,59 @@ public struct HistoryImport: Sendable, Hashable, Codable {
     let ended: Int64?
     let started: Int64
     var lastTime: Int64?
+    /// Log records and spans the header announced and the lines read so far held (nil: none).
+    var announcedLogs: Int?
+    var announcedSpans: Int?
+    var logsRead: Int?
+    var spansRead: Int?
+}
+
+/// The lines of one piece of an import, read and sorted by kind.
+private struct ImportRows: Sendable {
+    var entries: [(HistoryExportFormat.Entry, Data, Data)] = []
+    var logs: [(LogRecord, Timestamp)] = []
+    var spans: [(SpanRecord, Timestamp)] = []
+
+    var count: Int { entries.count + logs.count + spans.count }
+
+    init(_ lines: some Sequence<ByteBuffer>, firstLineNumber: Int) throws(HistoryStoreError) {
+        let decoder = JSONDecoder()
+        for (index, line) in lines.enumerated() {
+            switch try HistoryExportFormat.readLine(line, lineNumber: firstLineNumber + index, decoder: decoder) {
+            case .entry(let entry): entries.append((entry, Data(entry.state.readableBytesView), Data(entry.screenshot.readableBytesView)))
+            case .log(let record, let received): logs.append((record, received))
+            case .span(let span, let received): spans.append((span, received))
+            }
+        }
+    }
+
+    /// Stores the rows in `session`; returns the last entry's sequence, log record's id and span's id stored.
+    func insert(into session: Int64, in db: Database) throws -> HistoryStore.Kept {
+        var kept = HistoryStore.Kept()
+        for (entry, state, screenshot) in entries {
+            kept.entry = try HistoryStore.insertEntry(session: session, time: entry.time, action: entry.action, state: state, screenshot: screenshot, in: db)
+        }
+        let encoder = TelemetryRows.encoder()
+        for (record, received) in logs {
+            kept.log = try TelemetryRows.insert(record, session: session, received: received.milliseconds, encoder: encoder, in: db)
+        }
+        for (span, received) in spans {
+            kept.span = try TelemetryRows.insert(span, session: session, received: received.milliseconds, encoder: encoder, in: db)
+        }
+        return kept
+    }
+
+    /// The latest time of what these rows recorded: the end of an imported session whose header has none.
+    var lastTime: Int64? {
+        ([entries.last?.0.time.milliseconds] + logs.map { Optional($0.1.milliseconds) } + spans.map { Optional($0.1.milliseconds) })
+            .compactMap { $0 }.max()
+    }
 }
 
 extension HistoryStore {
     // MARK: - Export
 
-    /// The next piece of a session's export: about `maxBytes` of whole lines (at least one entry per chunk,
+    /// The next piece of a session's export: about `maxBytes` of whole lines (at least one line per chunk,
     /// however large), starting with the header when `cursor` is nil. Each chunk is read in one transaction.
     public func exportChunk(session: Int64, cursor: HistoryExportCursor? = nil, maxBytes: Int = HistoryStore.defaultExportChunkBytes) async throws(HistoryStoreError) -> HistoryExportChunk {
         try await read("export a session") { db in
@@ -61,23 +120,31 @@ extension HistoryStore {
                     throw HistoryStoreError.noSuchSession(session)
                 }
                 let through = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM entry WHERE session = ?", arguments: [session]) ?? 0
-                HistoryExportFormat.writeHeader(summary, entries: summary.entryCount, to: &output)
-                cursor = HistoryExportCursor(session: session, after: 0, through: through, announced: summary.entryCount, written: 0)
+                let logsThrough = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM logRecord WHERE session = ?", arguments: [session]) ?? 0
+                let spansThrough = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM span WHERE session = ?", arguments: [session]) ?? 0
+                HistoryExportFormat.writeHeader(summary, entries: summary.entryCount, logs: summary.logCount, spans: summary.spanCount, to: &output)
+                cursor = HistoryExportCursor(
+                    session: session, after: 0, through: through, announced: summary.entryCount, written: 0,
+                    logs: .init(after: 0, through: logsThrough, announced: summary.logCount, written: 0),
+                    spans: .init(after: 0, through: spansThrough, announced: summary.spanCount, written: 0)
+                )
             }
             guard var position = cursor, position.session == session else { throw HistoryStoreError.noSuchSession(session) }
-            let writtenBefore = position.written
+            var linesWritten = 0
+            var budget = maxBytes - output.readableBytes
+            /// Whether a line of `size` bytes still goes in this chunk (the first line always does).
+            func fits(_ size: Int) -> Bool { size <= budget || linesWritten == 0 }
             let entries = try EntryRecord.fetchCursor(
                 db,
                 sql: "SELECT * FROM entry WHERE session = ? AND sequence > ? AND sequence <= ? ORDER BY sequence",
                 arguments: [session, position.after, position.through]
             )
             var more = false
-            var budget = maxBytes - output.readableBytes
             while let entry = try entries.next(), let sequence = entry.sequence {
                 let size = HistoryExportFormat.estimatedLineSize(
                     actionBytes: entry.action.utf8.count, stateSize: entry.stateSize, screenshotSize: entry.screenshotSize
                 )
-                if size > budget, position.written > writtenBefore {
+                guard fits(size) else {
                     more = true
                     break
                 }
@@ -88,11 +155,58 @@ extension HistoryStore {
                     to: &output
                 )
                 budget -= size
+                linesWritten += 1
                 position.after = sequence
                 position.written += 1
             }
-            if !more, position.written != position.announced {
-                throw HistoryStoreError.exportIncomplete(expected: position.announced, written: position.written)
+            let encoder = TelemetryRows.encoder()
+            let decoder = JSONDecoder()
+            if !more, var logs = position.logs {
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT \(TelemetryRows.logColumns) FROM logRecord WHERE session = ? AND id > ? AND id <= ? ORDER BY id",
+                    arguments: [session, logs.after, logs.through])
+                while let row = try rows.next() {
+                    let log = TelemetryRows.log(row, decoder)
+                    let line = try HistoryExportFormat.telemetryLine(
+                        "log", log.record, received: Timestamp(milliseconds: row["received"]), encoder: encoder)
+                    guard fits(line.readableBytes) else {
+                        more = true
+                        break
+                    }
+                    output.writeImmutableBuffer(line)
+                    budget -= line.readableBytes
+                    linesWritten += 1
+                    logs.after = log.id
+                    logs.written += 1
+                }
+                position.logs = logs
+            }
+            if !more, var spans = position.spans {
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE session = ? AND id > ? AND id <= ? ORDER BY id",
+                    arguments: [session, spans.after, spans.through])
+                while let row = try rows.next() {
+                    let id: Int64 = row["id"]
+                    guard let span = TelemetryRows.span(row, decoder) else { continue }
+                    let line = try HistoryExportFormat.telemetryLine(
+                        "span", span.span, received: Timestamp(milliseconds: row["received"]), encoder: encoder)
+                    guard fits(line.readableBytes) else {
+                        more = true
+                        break
+                    }
+                    output.writeImmutableBuffer(line)
+                    budget -= line.readableBytes
+                    linesWritten += 1
+                    spans.after = id
+                    spans.written += 1
+                }
+                position.spans = spans
+            }
+            if !more {
+                let counts = [(position.announced, position.written)] + [position.logs, position.spans].compactMap { $0.map { ($0.announced, $0.written) } }
+                for (announced, written) in counts where written != announced {
+                    throw HistoryStoreError.exportIncomplete(expected: announced, written: written)
+                }
             }
             return HistoryExportChunk(data: output, next: more ? position : nil)
         }
@@ -118,29 +232,37 @@ extension HistoryStore {
         let lines = HistoryExportFormat.lines(of: file)
         guard let first = lines.first else { throw .invalidImport(line: 1, problem: .noHeader) }
         let header = try HistoryExportFormat.readHeader(first, lineNumber: 1)
-        var entries: [(HistoryExportFormat.Entry, Data, Data)] = []
-        entries.reserveCapacity(lines.count - 1)
-        for (index, line) in lines.dropFirst().enumerated() {
-            let entry = try HistoryExportFormat.readEntry(line, lineNumber: index + 2)
-            entries.append((entry, Data(entry.state.readableBytesView), Data(entry.screenshot.readableBytesView)))
-        }
-        guard entries.count == header.entries else {
-            throw .invalidImport(line: lines.count + 1, problem: .entryCount(announced: header.entries, found: entries.count))
-        }
-        let rows = entries
+        let rows = try ImportRows(lines.dropFirst(), firstLineNumber: 2)
+        try Self.checkCounts(
+            announced: (header.entries, header.logs, header.spans), found: (rows.entries.count, rows.logs.count, rows.spans.count),
+            line: lines.count + 1)
         let limits = self.limits
         let id = try await write("import a session") { db -> Int64 in
-            let ended = header.ended.map { Timestamp($0) } ?? rows.last?.0.time ?? Timestamp(header.started)
-            let id = try Self.insertImportedSession(header, ended: ended.milliseconds, importing: false, in: db)
-            var last: Int64?
-            for (entry, state, screenshot) in rows {
-                last = try Self.insertEntry(session: id, time: entry.time, action: entry.action, state: state, screenshot: screenshot, in: db)
-            }
-            _ = try Self.enforce(limits, keeping: last, in: db)
+            let ended = header.ended.map { Timestamp($0).milliseconds } ?? rows.lastTime ?? Timestamp(header.started).milliseconds
+            let id = try Self.insertImportedSession(header, ended: ended, importing: false, in: db)
+            let kept = try rows.insert(into: id, in: db)
+            _ = try Self.enforce(limits, keeping: kept, in: db)
             return id
         }
-        logger.info("history session imported", metadata: ["session": "\(id)", "entries": "\(rows.count)"])
+        logger.info(
+            "history session imported",
+            metadata: ["session": "\(id)", "entries": "\(rows.entries.count)", "logs": "\(rows.logs.count)", "spans": "\(rows.spans.count)"])
         return try await session(id)
+    }
+
+    /// The file's lines against its header's counts: a file cut short (or run on) is refused.
+    private static func checkCounts(
+        announced: (entries: Int, logs: Int, spans: Int), found: (entries: Int, logs: Int, spans: Int), line: Int
+    ) throws(HistoryStoreError) {
+        guard found.entries == announced.entries else {
+            throw .invalidImport(line: line, problem: .entryCount(announced: announced.entries, found: found.entries))
+        }
+        guard found.logs == announced.logs else {
+            throw .invalidImport(line: line, problem: .recordCount(field: "log", announced: announced.logs, found: found.logs))
+        }
+        guard found.spans == announced.spans else {
+            throw .invalidImport(line: line, problem: .recordCount(field: "span", announced: announced.spans, found: found.spans))
+        }
     }
 
     /// Starts a chunked import with the file's first piece: its header line and the entry lines that follow it.
@@ -181,32 +303,24 @@ extension HistoryStore {
         return HistoryImport(
             session: begun.0, checkingOnly: begun.2 ? true : nil, numbersBefore: begun.1, linesRead: 1, announced: header.entries,
             entriesRead: 0, ended: header.ended.map { Timestamp($0).milliseconds }, started: Timestamp(header.started).milliseconds,
-            lastTime: nil
+            lastTime: nil, announcedLogs: header.logs, announcedSpans: header.spans, logsRead: 0, spansRead: 0
         )
     }
 
-    /// Adds whole entry lines (the lines following those fed before). The chunk is checked line by line before
-    /// anything is written; on an error the whole import is abandoned.
+    /// Adds whole lines (the lines following those fed before). The chunk is checked line by line before anything
+    /// is written; on an error the whole import is abandoned.
     public func continueImport(_ progress: inout HistoryImport, lines chunk: ByteBuffer) async throws(HistoryStoreError) {
-        var rows: [(HistoryExportFormat.Entry, Data, Data)] = []
+        let rows: ImportRows
         do {
-            for (index, line) in HistoryExportFormat.lines(of: chunk).enumerated() {
-                let entry = try HistoryExportFormat.readEntry(line, lineNumber: progress.linesRead + index + 1)
-                rows.append((entry, Data(entry.state.readableBytesView), Data(entry.screenshot.readableBytesView)))
-            }
-            if progress.checkingOnly == true {
-                progress.linesRead += rows.count
-                progress.entriesRead += rows.count
-                return
-            }
-            let session = progress.session
-            let batch = rows
-            try await write("import entries") { db in
-                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM session WHERE id = ? AND importing = 1", arguments: [session]) != nil else {
-                    throw HistoryStoreError.noSuchSession(session)
-                }
-                for (entry, state, screenshot) in batch {
-                    _ = try Self.insertEntry(session: session, time: entry.time, action: entry.action, state: state, screenshot: screenshot, in: db)
+            rows = try ImportRows(HistoryExportFormat.lines(of: chunk), firstLineNumber: progress.linesRead + 1)
+            if progress.checkingOnly != true {
+                let session = progress.session
+                let batch = rows
+                try await write("import entries") { db in
+                    guard try Bool.fetchOne(db, sql: "SELECT 1 FROM session WHERE id = ? AND importing = 1", arguments: [session]) != nil else {
+                        throw HistoryStoreError.noSuchSession(session)
+                    }
+                    _ = try batch.insert(into: session, in: db)
                 }
             }
         } catch {
@@ -214,15 +328,22 @@ extension HistoryStore {
             throw error
         }
         progress.linesRead += rows.count
-        progress.entriesRead += rows.count
-        if let last = rows.last { progress.lastTime = last.0.time.milliseconds }
+        progress.entriesRead += rows.entries.count
+        progress.logsRead = (progress.logsRead ?? 0) + rows.logs.count
+        progress.spansRead = (progress.spansRead ?? 0) + rows.spans.count
+        if let last = rows.lastTime { progress.lastTime = max(progress.lastTime ?? last, last) }
     }
 
-    /// Makes an import visible, after checking that the file had as many entries as its header announced.
+    /// Makes an import visible, after checking that the file had as many lines of each kind as its header
+    /// announced.
     public func finishImport(_ progress: HistoryImport) async throws(HistoryStoreError) -> SessionSummary {
-        guard progress.entriesRead == progress.announced else {
+        do {
+            try Self.checkCounts(
+                announced: (progress.announced, progress.announcedLogs ?? 0, progress.announcedSpans ?? 0),
+                found: (progress.entriesRead, progress.logsRead ?? 0, progress.spansRead ?? 0), line: progress.linesRead + 1)
+        } catch {
             try? await abandonImport(progress)
-            throw .invalidImport(line: progress.linesRead + 1, problem: .entryCount(announced: progress.announced, found: progress.entriesRead))
+            throw error
         }
         if progress.checkingOnly == true { throw .alreadyInHistory(session: progress.session) }
         let limits = self.limits
@@ -230,10 +351,19 @@ extension HistoryStore {
         try await write("finish an import") { db in
             try db.execute(sql: "UPDATE session SET importing = 0, ended = ? WHERE id = ? AND importing = 1", arguments: [ended, progress.session])
             guard db.changesCount == 1 else { throw HistoryStoreError.noSuchSession(progress.session) }
-            let last = try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM entry WHERE session = ?", arguments: [progress.session])
-            _ = try Self.enforce(limits, keeping: last, in: db)
+            let kept = Kept(
+                entry: try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM entry WHERE session = ?", arguments: [progress.session]),
+                log: try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM logRecord WHERE session = ?", arguments: [progress.session]),
+                span: try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM span WHERE session = ?", arguments: [progress.session])
+            )
+            _ = try Self.enforce(limits, keeping: kept, in: db)
         }
-        logger.info("history session imported", metadata: ["session": "\(progress.session)", "entries": "\(progress.entriesRead)"])
+        logger.info(
+            "history session imported",
+            metadata: [
+                "session": "\(progress.session)", "entries": "\(progress.entriesRead)", "logs": "\(progress.logsRead ?? 0)",
+                "spans": "\(progress.spansRead ?? 0)",
+            ])
         return try await session(progress.session)
     }
 
@@ -241,7 +371,10 @@ extension HistoryStore {
     public func abandonImport(_ progress: HistoryImport) async throws(HistoryStoreError) {
         guard progress.checkingOnly != true else { return }
         try await write("abandon an import") { db in
-            try db.execute(sql: "DELETE FROM entry WHERE session = ? AND session IN (SELECT id FROM session WHERE importing = 1)", arguments: [progress.session])
+            for table in ["entry", "logRecord", "span"] {
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE session = ? AND session IN (SELECT id FROM session WHERE importing = 1)", arguments: [progress.session])
+            }
             try db.execute(sql: "DELETE FROM session WHERE id = ? AND importing = 1", arguments: [progress.session])
             if let before = progress.numbersBefore { try before.giveBack(in: db) }
         }
@@ -302,12 +435,15 @@ extension HistoryImport {
 struct NumbersInUse: Sendable, Hashable, Codable {
     var session: Int64
     var entry: Int64
+    /// Nil in an import begun by a parleyd without log records and spans.
+    var logRecord: Int64?
+    var span: Int64?
 
     static func read(in db: Database) throws -> NumbersInUse {
         func counter(_ table: String) throws -> Int64 {
             try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table]) ?? 0
         }
-        return NumbersInUse(session: try counter("session"), entry: try counter("entry"))
+        return NumbersInUse(session: try counter("session"), entry: try counter("entry"), logRecord: try counter("logRecord"), span: try counter("span"))
     }
 
     /// Lowers the counters to what they were before, or to the highest number still in use when something else
@@ -320,5 +456,10 @@ struct NumbersInUse: Sendable, Hashable, Codable {
         try db.execute(
             sql: "UPDATE sqlite_sequence SET seq = MAX(?, (SELECT COALESCE(MAX(sequence), 0) FROM entry)) WHERE name = 'entry'",
             arguments: [entry])
+        for (table, number) in [("logRecord", logRecord), ("span", span)] {
+            guard let number else { continue }
+            try db.execute(
+                sql: "UPDATE sqlite_sequence SET seq = MAX(?, (SELECT COALESCE(MAX(id), 0) FROM \(table))) WHERE name = ?", arguments: [number, table])
+        }
     }
 }

@@ -110,7 +110,7 @@ public final class HistoryStore: Sendable {
     public func setLimits(_ limits: RetentionLimits) async throws(HistoryStoreError) {
         if let problem = limits.problem { throw .invalidLimits(problem) }
         currentLimits.withLock { $0 = limits }
-        let dropped = try await write("apply the retention limits") { db in try Self.enforce(limits, keeping: nil, in: db) }
+        let dropped = try await write("apply the retention limits") { db in try Self.enforce(limits, keeping: Kept(), in: db) }
         if dropped > 0 {
             logger.info("history limits applied", metadata: ["dropped-entries": "\(dropped)", "max-entries": "\(limits.maxEntries)", "max-bytes": "\(limits.maxBytes)"])
         }
@@ -120,17 +120,20 @@ public final class HistoryStore: Sendable {
         let (closed, abandoned) = try await write("close sessions left open") { db -> (Int, Int) in
             try db.execute(
                 sql: """
-                    UPDATE session SET ended = COALESCE((SELECT MAX(time) FROM entry WHERE entry.session = session.id), started)
+                    UPDATE session SET ended = MAX(started, COALESCE((SELECT MAX(time) FROM entry WHERE entry.session = session.id), started),
+                        COALESCE((SELECT MAX(received) FROM logRecord WHERE logRecord.session = session.id), started),
+                        COALESCE((SELECT MAX(received) FROM span WHERE span.session = session.id), started))
                     WHERE ended IS NULL AND importing = 0
                     """
             )
             let closed = db.changesCount
-            try db.execute(sql: "DELETE FROM entry WHERE session IN (SELECT id FROM session WHERE importing = 1)")
+            for table in ["entry", "logRecord", "span"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE session IN (SELECT id FROM session WHERE importing = 1)")
+            }
             try db.execute(sql: "DELETE FROM session WHERE importing = 1")
             let abandoned = db.changesCount
             // Sessions that recorded nothing, left by a parleyd that stopped before it could remove them.
-            try db.execute(
-                sql: "DELETE FROM session WHERE imported = 0 AND NOT EXISTS (SELECT 1 FROM entry WHERE entry.session = session.id)")
+            try db.execute(sql: "DELETE FROM session WHERE imported = 0 AND \(Self.recordsNothing)")
             return (closed, abandoned)
         }
         if closed > 0 || abandoned > 0 {
@@ -165,9 +168,12 @@ public final class HistoryStore: Sendable {
         }
     }
 
-    /// A session's entries, then the session: in that order the totals triggers count the entries down.
+    /// A session's entries, log records and spans, then the session: in that order the totals triggers count them
+    /// down.
     static func deleteRows(ofSession id: Int64, in db: Database) throws {
-        try db.execute(sql: "DELETE FROM entry WHERE session = ?", arguments: [id])
+        for table in ["entry", "logRecord", "span"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE session = ?", arguments: [id])
+        }
         try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [id])
     }
 
@@ -184,16 +190,15 @@ public final class HistoryStore: Sendable {
     }
 
     /// Marks a session ended (its app disconnected). Ending it again changes nothing. A session that recorded
-    /// nothing is deleted instead (an app reconnecting in a loop must not fill the history with empty sessions);
-    /// the answer says whether it was.
+    /// nothing (no state, log record or span) is deleted instead (an app reconnecting in a loop must not fill the
+    /// history with empty sessions); the answer says whether it was.
     @discardableResult
     public func endSession(_ id: Int64, at end: Date = Date()) async throws(HistoryStoreError) -> Bool {
         let ended = Timestamp(end)
         return try await write("end a session") { db in
             try Self.requireSession(id, in: db)
             try db.execute(
-                sql: "DELETE FROM session WHERE id = ? AND ended IS NULL AND NOT EXISTS (SELECT 1 FROM entry WHERE entry.session = session.id)",
-                arguments: [id])
+                sql: "DELETE FROM session WHERE id = ? AND ended IS NULL AND \(Self.recordsNothing)", arguments: [id])
             if db.changesCount > 0 { return true }
             try db.execute(sql: "UPDATE session SET ended = ? WHERE id = ? AND ended IS NULL", arguments: [ended.milliseconds, id])
             return false
@@ -232,9 +237,18 @@ public final class HistoryStore: Sendable {
     /// Sessions with their entry count and size, as ``SessionSummaryRecord``s; callers add conditions and GROUP BY.
     static let sessionQuery = """
         SELECT s.id, s.peerID, s.appName, s.kind, s.host, s.imported, s.started, s.ended,
-               COUNT(e.sequence) AS entryCount, COALESCE(SUM(e.stateSize + e.screenshotSize), 0) AS bytes
+               COUNT(e.sequence) AS entryCount, COALESCE(SUM(e.stateSize + e.screenshotSize), 0) AS bytes,
+               (SELECT COUNT(*) FROM logRecord WHERE logRecord.session = s.id) AS logCount,
+               (SELECT COUNT(*) FROM span WHERE span.session = s.id) AS spanCount
         FROM session s LEFT JOIN entry e ON e.session = s.id
         WHERE s.importing = 0
+        """
+
+    /// True of a `session` row that holds no state, log record or span.
+    static let recordsNothing = """
+        NOT EXISTS (SELECT 1 FROM entry WHERE entry.session = session.id)
+        AND NOT EXISTS (SELECT 1 FROM logRecord WHERE logRecord.session = session.id)
+        AND NOT EXISTS (SELECT 1 FROM span WHERE span.session = session.id)
         """
 
     static func requireSession(_ id: Int64, in db: Database) throws {
@@ -269,7 +283,7 @@ public final class HistoryStore: Sendable {
             }
             guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
             let sequence = try Self.insertEntry(session: session, time: time, action: record.action, state: state, screenshot: screenshot, in: db)
-            return (sequence, try Self.enforce(limits, keeping: sequence, in: db))
+            return (sequence, try Self.enforce(limits, keeping: Kept(entry: sequence), in: db))
         }
         if dropped > 0 {
             logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(dropped)"])
@@ -466,32 +480,67 @@ public final class HistoryStore: Sendable {
         }
     }
 
-    /// Drops the oldest entries until `limits` hold, never the entry `keeping`; forgets ended sessions left
-    /// without entries by it. Returns how many entries it dropped.
-    static func enforce(_ limits: RetentionLimits, keeping newest: Int64?, in db: Database) throws -> Int {
+    /// What retention must keep: the first entry, log record and span of what is being stored (and all after).
+    struct Kept: Sendable {
+        var entry: Int64?
+        var log: Int64?
+        var span: Int64?
+    }
+
+    /// Drops the oldest states, log records and spans, together in the order parleyd received them, until `limits`
+    /// hold; never what `keeping` names. Forgets ended sessions left with nothing by it. Returns how many it
+    /// dropped.
+    ///
+    /// Each kind is walked in id order (the order it arrived in) and the three are merged by the time they were
+    /// received (a state's recorded time, a log record's or span's `received`), so a chatty app's log lines push
+    /// out old log lines and old states alike, oldest first.
+    static func enforce(_ limits: RetentionLimits, keeping kept: Kept, in db: Database) throws -> Int {
         let totals = try Self.totals(in: db)
         var excessEntries = totals.entries - limits.maxEntries
         var excessBytes = totals.bytes - limits.maxBytes
         guard excessEntries > 0 || excessBytes > 0 else { return 0 }
-        var cutoff: Int64?
+        // One cursor per kind: id, receipt time, size; at the kept id the kind has nothing more to give.
+        let kinds: [(table: String, kept: Int64?, sql: String)] = [
+            ("entry", kept.entry, "SELECT sequence, time, \(HistorySchema.entryBytes("entry")) FROM entry ORDER BY sequence"),
+            ("logRecord", kept.log, "SELECT id, received, size FROM logRecord ORDER BY id"),
+            ("span", kept.span, "SELECT id, received, size FROM span ORDER BY id"),
+        ]
+        let cursors = try kinds.map { try Row.fetchCursor(db, sql: $0.sql) }
+        var heads: [(id: Int64, received: Int64, size: Int64)?] = []
+        func advance(_ kind: Int) throws {
+            if let row = try cursors[kind].next(), row[0] as Int64 != kinds[kind].kept {
+                heads[kind] = (row[0], row[1], row[2])
+            } else {
+                heads[kind] = nil
+            }
+        }
+        for kind in kinds.indices {
+            heads.append(nil)
+            try advance(kind)
+        }
+        var cutoffs: [Int64?] = Array(repeating: nil, count: kinds.count)
         var dropped = 0
-        let oldest = try EntrySizeRecord.fetchCursor(
-            db, sql: "SELECT sequence, \(HistorySchema.entryBytes("entry")) AS size FROM entry ORDER BY sequence")
-        while excessEntries > 0 || excessBytes > 0, let entry = try oldest.next() {
-            guard entry.sequence != newest else { break }
-            cutoff = entry.sequence
+        while excessEntries > 0 || excessBytes > 0 {
+            // The oldest head; on equal times states first, then log records, then spans (the timeline's order).
+            guard let kind = heads.indices.filter({ heads[$0] != nil }).min(by: { heads[$0]!.received < heads[$1]!.received }),
+                let head = heads[kind]
+            else { break }
+            cutoffs[kind] = head.id
             dropped += 1
             excessEntries -= 1
-            excessBytes -= entry.size
+            excessBytes -= head.size
+            try advance(kind)
         }
-        guard let cutoff else { return 0 }
-        let touched = try Int64.fetchAll(db, sql: "SELECT DISTINCT session FROM entry WHERE sequence <= ?", arguments: [cutoff])
-        try db.execute(sql: "DELETE FROM entry WHERE sequence <= ?", arguments: [cutoff])
+        var touched = Set<Int64>()
+        for (kind, cutoff) in zip(kinds, cutoffs) {
+            guard let cutoff else { continue }
+            let key = kind.table == "entry" ? "sequence" : "id"
+            touched.formUnion(try Int64.fetchAll(db, sql: "SELECT DISTINCT session FROM \(kind.table) WHERE \(key) <= ?", arguments: [cutoff]))
+            try db.execute(sql: "DELETE FROM \(kind.table) WHERE \(key) <= ?", arguments: [cutoff])
+        }
         for session in touched {
             try db.execute(
-                sql: "DELETE FROM session WHERE id = ? AND ended IS NOT NULL AND importing = 0 AND NOT EXISTS (SELECT 1 FROM entry WHERE entry.session = session.id)",
-                arguments: [session]
-            )
+                sql: "DELETE FROM session WHERE id = ? AND ended IS NOT NULL AND importing = 0 AND \(recordsNothing)", arguments: [session])
         }
         return dropped
     }

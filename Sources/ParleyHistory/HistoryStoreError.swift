@@ -27,6 +27,18 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
     case exportIncomplete(expected: Int, written: Int)
     /// SQLite failed: disk full, I/O error, database corrupted.
     case database(operation: String, failure: DatabaseFailure)
+    /// No log record has this id (never, or retention dropped it).
+    case noSuchLogRecord(Int64)
+    /// No span has this id (never, or retention dropped it).
+    case noSuchSpan(Int64)
+    /// No stored span belongs to a trace with this id or id prefix.
+    case noSuchTrace(String)
+    /// The prefix is the start of several traces' ids; `matches` names some of them.
+    case ambiguousTrace(String, matches: [String])
+    /// Not a trace id nor a prefix of one: 8 to 32 hexadecimal digits.
+    case invalidTraceID(String)
+    /// A label (or span name) pattern that is not a glob.
+    case invalidLabelPattern(ActionFilterError)
 
     public var description: String {
         switch self {
@@ -56,6 +68,18 @@ public enum HistoryStoreError: Error, Sendable, Equatable, CustomStringConvertib
             "the export is incomplete: the session had \(expected) entries when the export started, but retention dropped some while it ran (\(written) written); export again or raise the history limits"
         case .database(let operation, let failure):
             "the history database failed to \(operation): \(failure)"
+        case .noSuchLogRecord(let id):
+            "there is no log record \(id) in the history (it may have been dropped by retention)"
+        case .noSuchSpan(let id):
+            "there is no span \(id) in the history (it may have been dropped by retention)"
+        case .noSuchTrace(let id):
+            "no stored span belongs to a trace \(id.count < 32 ? "whose id starts with" : "with the id") \(id.prefix(64)) (retention may have dropped it)"
+        case .ambiguousTrace(let prefix, let matches):
+            "several traces' ids start with \(prefix): \(matches.joined(separator: ", ")); give more digits"
+        case .invalidTraceID(let text):
+            "\"\(text.prefix(64))\" is not a trace id: give 8 to 32 of its hexadecimal digits"
+        case .invalidLabelPattern(let error):
+            "cannot filter by label: \(error)"
         }
     }
 }
@@ -108,6 +132,10 @@ public enum ImportProblem: Sendable, Equatable, CustomStringConvertible {
     case entryCount(announced: Int, found: Int)
     /// The import was given lines after it had finished, or none at all.
     case noHeader
+    /// A `log` or `span` line whose record is not of the documented shape.
+    case invalidRecord(field: String, reason: String)
+    /// The file ends before all the log records or spans its header announces (a truncated file), or has more.
+    case recordCount(field: String, announced: Int, found: Int)
 
     public var description: String {
         switch self {
@@ -123,6 +151,9 @@ public enum ImportProblem: Sendable, Equatable, CustomStringConvertible {
         case .invalidKind(let kind): "the session kind \"\(kind)\" is neither parley nor original"
         case .entryCount(let announced, let found): "the header announces \(announced) entries but the file has \(found) (is it truncated?)"
         case .noHeader: "the file does not start with the export header"
+        case .invalidRecord(let field, let reason): "\"\(field)\" is not a valid record: \(reason)"
+        case .recordCount(let field, let announced, let found):
+            "the header announces \(announced) \(field) lines but the file has \(found) (is it truncated?)"
         }
     }
 }

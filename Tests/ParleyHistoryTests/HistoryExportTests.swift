@@ -119,7 +119,7 @@ struct HistoryExportTests {
             (3, "", .empty),
             (3, "[1]", .notAnObject),
             (1, #"{"format":"something-else","version":1,"session":{},"entries":0}"#, .unsupportedFormat(#"the format is "something-else", not "parley-debugger-history""#)),
-            (1, #"{"format":"parley-debugger-history","version":2,"session":{},"entries":0}"#, .unsupportedFormat("version 2; this parleyd reads version 1")),
+            (1, #"{"format":"parley-debugger-history","version":3,"session":{},"entries":0}"#, .unsupportedFormat("version 3; this parleyd reads versions 1 to 2")),
         ]
     )
     func badLine(lineNumber: Int, replacement: String, problem: ImportProblem) async throws {

@@ -148,7 +148,8 @@ struct DaemonWebBackend: WebDebuggerBackend {
         switch error {
         case let error as HistoryStoreError:
             switch error {
-            case .noSuchSession, .noSuchEntry: return WebProblem.notFound(error.description)
+            case .noSuchSession, .noSuchEntry, .noSuchLogRecord, .noSuchSpan, .noSuchTrace: return WebProblem.notFound(error.description)
+            case .ambiguousTrace, .invalidTraceID, .invalidLabelPattern: return WebProblem.badRequest(error.description)
             case .sessionLive, .sessionEnded, .alreadyInHistory: return WebProblem.conflict(error.description)
             case .invalidFilter, .invalidImport, .invalidState, .actionTooLong: return WebProblem.badRequest(error.description)
             case .exportIncomplete: return WebProblem(.conflict, "Export incomplete", detail: error.description)

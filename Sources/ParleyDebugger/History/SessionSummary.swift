@@ -30,14 +30,18 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     /// When the app disconnected; nil while it is connected. After a crash of parleyd, the time of the session's
     /// last entry.
     public var ended: Date?
-    /// Entries still in the history (retention may have dropped older ones).
+    /// Entries (recorded states) still in the history (retention may have dropped older ones).
     public var entryCount: Int
     /// State and screenshot bytes of those entries.
     public var bytes: Int64
+    /// The app's log records still in the history. Read as 0 from a peer that does not send it.
+    public var logCount: Int
+    /// The app's spans still in the history. Read as 0 from a peer that does not send it.
+    public var spanCount: Int
 
     public init(
         id: Int64, peerID: String, appName: String, kind: Kind, host: String? = nil, imported: Bool = false, started: Date, ended: Date? = nil,
-        entryCount: Int = 0, bytes: Int64 = 0
+        entryCount: Int = 0, bytes: Int64 = 0, logCount: Int = 0, spanCount: Int = 0
     ) {
         self.id = id
         self.peerID = peerID
@@ -49,9 +53,31 @@ public struct SessionSummary: Sendable, Hashable, Codable {
         self.ended = ended
         self.entryCount = entryCount
         self.bytes = bytes
+        self.logCount = logCount
+        self.spanCount = spanCount
     }
 
     public var isOpen: Bool { ended == nil }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, peerID, appName, kind, host, imported, started, ended, entryCount, bytes, logCount, spanCount
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        peerID = try container.decode(String.self, forKey: .peerID)
+        appName = try container.decode(String.self, forKey: .appName)
+        kind = try container.decode(Kind.self, forKey: .kind)
+        host = try container.decodeIfPresent(String.self, forKey: .host)
+        imported = try container.decode(Bool.self, forKey: .imported)
+        started = try container.decode(Date.self, forKey: .started)
+        ended = try container.decodeIfPresent(Date.self, forKey: .ended)
+        entryCount = try container.decode(Int.self, forKey: .entryCount)
+        bytes = try container.decode(Int64.self, forKey: .bytes)
+        logCount = try container.decodeIfPresent(Int.self, forKey: .logCount) ?? 0
+        spanCount = try container.decodeIfPresent(Int.self, forKey: .spanCount) ?? 0
+    }
 
     /// Every key, always: an open session's `ended` and an unknown `host` are `null`, as docs/web.md shows, so a
     /// client in any language finds each key it reads (a synthesized encoder leaves nil keys out).
@@ -67,5 +93,7 @@ public struct SessionSummary: Sendable, Hashable, Codable {
         try container.encode(ended, forKey: .ended)
         try container.encode(entryCount, forKey: .entryCount)
         try container.encode(bytes, forKey: .bytes)
+        try container.encode(logCount, forKey: .logCount)
+        try container.encode(spanCount, forKey: .spanCount)
     }
 }

@@ -137,6 +137,9 @@ public struct TimelineQuery: Sendable, Hashable, Codable {
 public struct LogQuery: Sendable, Hashable, Codable {
     /// One session's records, or every session's when nil.
     public var session: Int64?
+    /// The records of the sessions of apps with this name, or whose peer id starts with this (as `--to` selects
+    /// peers): an app's sessions across its reconnections. Read as nil from a peer that does not send it.
+    public var app: String?
     public var minimumSeverity: LogSeverity?
     /// Labels matching this glob.
     public var label: String?
@@ -150,10 +153,11 @@ public struct LogQuery: Sendable, Hashable, Codable {
     public var limit: Int
 
     public init(
-        session: Int64? = nil, minimumSeverity: LogSeverity? = nil, label: String? = nil, text: String? = nil, since: UnixNanos? = nil,
-        after: Int64? = nil, last: Int? = nil, limit: Int = 500
+        session: Int64? = nil, app: String? = nil, minimumSeverity: LogSeverity? = nil, label: String? = nil, text: String? = nil,
+        since: UnixNanos? = nil, after: Int64? = nil, last: Int? = nil, limit: Int = 500
     ) {
         self.session = session
+        self.app = app
         self.minimumSeverity = minimumSeverity
         self.label = label
         self.text = text

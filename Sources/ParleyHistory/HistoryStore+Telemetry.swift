@@ -1,0 +1,282 @@
+import Foundation
+import GRDB
+import ParleyDebugger
+import ParleyJSON
+import ParleyTelemetry
+
+/// An app's log records and spans, stored in its session beside its states.
+extension HistoryStore {
+    // MARK: - Storing
+
+    /// Stores a batch of an app's log records and spans in its open session, in one transaction, then applies the
+    /// retention limits (which never drop what this call stored). The records are stored as given: the caller
+    /// has cut them to ``TelemetryLimits`` (parleyd does for every batch it receives). Returns them numbered, in
+    /// the batch's order.
+    public func appendTelemetry(
+        _ batch: TelemetryBatch, to session: Int64, at received: Date = Date()
+    ) async throws(HistoryStoreError) -> (logs: [StoredLogRecord], spans: [StoredSpan]) {
+        guard !batch.isEmpty else { return ([], []) }
+        let receivedMilliseconds = Timestamp(received).milliseconds
+        let limits = self.limits
+        let (logIDs, spanIDs, dropped) = try await write("store log records and spans") { db -> ([Int64], [Int64], Int) in
+            guard let open = try SessionRecord.fetchOne(db, sql: "SELECT * FROM session WHERE id = ?", arguments: [session]), !open.importing else {
+                throw HistoryStoreError.noSuchSession(session)
+            }
+            guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
+            let encoder = TelemetryRows.encoder()
+            var logIDs: [Int64] = []
+            logIDs.reserveCapacity(batch.logs.count)
+            for record in batch.logs {
+                logIDs.append(try TelemetryRows.insert(record, session: session, received: receivedMilliseconds, encoder: encoder, in: db))
+            }
+            var spanIDs: [Int64] = []
+            spanIDs.reserveCapacity(batch.spans.count)
+            for span in batch.spans {
+                spanIDs.append(try TelemetryRows.insert(span, session: session, received: receivedMilliseconds, encoder: encoder, in: db))
+            }
+            let dropped = try Self.enforce(limits, keeping: Kept(log: logIDs.first, span: spanIDs.first), in: db)
+            return (logIDs, spanIDs, dropped)
+        }
+        if dropped > 0 {
+            logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(dropped)"])
+            await giveBackFreePages()
+        }
+        return (
+            zip(logIDs, batch.logs).map { StoredLogRecord(id: $0, session: session, record: $1) },
+            zip(spanIDs, batch.spans).map { StoredSpan(id: $0, session: session, span: $1) }
+        )
+    }
+
+    // MARK: - Log records
+
+    /// Log records through `query`'s filters, oldest (lowest id) first.
+    public func logs(_ query: LogQuery) async throws(HistoryStoreError) -> HistoryPage<StoredLogRecord> {
+        var conditions = ["logRecord.session NOT IN (SELECT id FROM session WHERE importing = 1)"]
+        var arguments = StatementArguments()
+        if let session = query.session {
+            conditions.append("logRecord.session = ?")
+            arguments += [session]
+        }
+        if let app = query.app {
+            conditions.append("logRecord.session IN \(TelemetrySQL.sessions(ofApp: app, arguments: &arguments))")
+        }
+        if let severity = query.minimumSeverity {
+            conditions.append("logRecord.severity >= ?")
+            arguments += [severity.number]
+        }
+        if let label = query.label {
+            conditions.append(try TelemetrySQL.glob(label, column: "logRecord.label", arguments: &arguments))
+        }
+        if let text = query.text {
+            conditions.append(TelemetrySQL.text(text, in: .logs, arguments: &arguments))
+        }
+        if let since = query.since {
+            conditions.append("logRecord.time >= ?")
+            arguments += [TelemetryRows.nanos(since)]
+        }
+        let matching = conditions.joined(separator: " AND ")
+        let matchingArguments = arguments
+        let (session, after, last, limit) = (query.session, query.after, query.last, max(0, query.limit))
+        return try await read("list log records") { db in
+            if let session { try Self.requireSession(session, in: db) }
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM logRecord WHERE \(matching)", arguments: matchingArguments) ?? 0
+            var page = matching
+            var pageArguments = matchingArguments
+            if let last {
+                // The oldest of the newest `last`: where the page starts.
+                if let first = try Int64.fetchOne(
+                    db, sql: "SELECT id FROM logRecord WHERE \(matching) ORDER BY id DESC LIMIT 1 OFFSET ?",
+                    arguments: matchingArguments + [max(0, last - 1)])
+                {
+                    page += " AND logRecord.id >= ?"
+                    pageArguments += [first]
+                }
+            }
+            if let after {
+                page += " AND logRecord.id > ?"
+                pageArguments += [after]
+            }
+            let decoder = JSONDecoder()
+            var items = try Row.fetchAll(
+                db, sql: "SELECT \(TelemetryRows.logColumns) FROM logRecord WHERE \(page) ORDER BY id LIMIT ?", arguments: pageArguments + [limit + 1]
+            ).map { TelemetryRows.log($0, decoder) }
+            let more = items.count > limit
+            if more { items.removeLast() }
+            return HistoryPage(items: items, total: total, nextAfter: more ? items.last?.id : nil)
+        }
+    }
+
+    /// The newest log record's id, nil when there is none.
+    public func newestLogID() async throws(HistoryStoreError) -> Int64? {
+        try await read("find the newest log record") { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM logRecord") }
+    }
+
+    public func logRecord(_ id: Int64) async throws(HistoryStoreError) -> StoredLogRecord {
+        let found = try await read("read a log record") { db -> StoredLogRecord? in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT \(TelemetryRows.logColumns) FROM logRecord WHERE id = ? AND session NOT IN (SELECT id FROM session WHERE importing = 1)",
+                arguments: [id]
+            ).map { TelemetryRows.log($0, JSONDecoder()) }
+        }
+        guard let found else { throw .noSuchLogRecord(id) }
+        return found
+    }
+
+    // MARK: - Spans and traces
+
+    public func span(_ id: Int64) async throws(HistoryStoreError) -> StoredSpan {
+        let found = try await read("read a span") { db -> StoredSpan? in
+            try Row.fetchOne(
+                db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE id = ? AND session NOT IN (SELECT id FROM session WHERE importing = 1)",
+                arguments: [id]
+            ).flatMap { TelemetryRows.span($0, JSONDecoder()) }
+        }
+        guard let found else { throw .noSuchSpan(id) }
+        return found
+    }
+
+    /// One session's spans (of one kind when given), oldest (lowest id) first.
+    public func spans(session: Int64, kind: SpanRecord.Kind? = nil, after: Int64? = nil, limit: Int) async throws(HistoryStoreError) -> HistoryPage<StoredSpan> {
+        var matching = "session = ?"
+        var arguments: StatementArguments = [session]
+        if let kind {
+            matching += " AND kind = ?"
+            arguments += [kind.rawValue]
+        }
+        let (condition, matchingArguments) = (matching, arguments)
+        let limit = max(0, limit)
+        return try await read("list spans") { db in
+            try Self.requireSession(session, in: db)
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM span WHERE \(condition)", arguments: matchingArguments) ?? 0
+            let decoder = JSONDecoder()
+            var items = try Row.fetchAll(
+                db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE \(condition) AND id > ? ORDER BY id LIMIT ?",
+                arguments: matchingArguments + [after ?? Int64.min, limit + 1]
+            ).compactMap { TelemetryRows.span($0, decoder) }
+            let more = items.count > limit
+            if more { items.removeLast() }
+            return HistoryPage(items: items, total: total, nextAfter: more ? items.last?.id : nil)
+        }
+    }
+
+    /// The newest traces (by their first span's start), newest first: those with a span in `session`, or in a
+    /// session of `app` (``LogQuery/app``), or all. Each summary counts the trace's spans from every session.
+    public func traces(session: Int64? = nil, app: String? = nil, limit: Int) async throws(HistoryStoreError) -> [TraceSummary] {
+        var conditions = ["session NOT IN (SELECT id FROM session WHERE importing = 1)"]
+        var arguments = StatementArguments()
+        if let session {
+            conditions.append("session = ?")
+            arguments += [session]
+        }
+        if let app {
+            conditions.append("session IN \(TelemetrySQL.sessions(ofApp: app, arguments: &arguments))")
+        }
+        let chosen = conditions.joined(separator: " AND ")
+        let chosenArguments = arguments + [max(0, limit)]
+        return try await read("list traces") { db in
+            if let session { try Self.requireSession(session, in: db) }
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    WITH chosen AS (SELECT traceID FROM span WHERE \(chosen) GROUP BY traceID ORDER BY MIN(start) DESC LIMIT ?)
+                    SELECT t.traceID, MIN(t.start) AS start, MAX(t.end) AS end, COUNT(*) AS spans, SUM(t.statusCode = 'error') AS errors,
+                           GROUP_CONCAT(DISTINCT t.session) AS sessions,
+                           COALESCE(
+                               (SELECT name FROM span r WHERE r.traceID = t.traceID AND r.parentSpanID IS NULL ORDER BY r.start, r.id LIMIT 1),
+                               (SELECT name FROM span r WHERE r.traceID = t.traceID ORDER BY r.start, r.id LIMIT 1)) AS name
+                    FROM span t
+                    WHERE t.traceID IN (SELECT traceID FROM chosen) AND t.session NOT IN (SELECT id FROM session WHERE importing = 1)
+                    GROUP BY t.traceID ORDER BY start DESC
+                    """,
+                arguments: chosenArguments
+            )
+            return rows.compactMap { row -> TraceSummary? in
+                guard let traceID = TraceID(hex: row["traceID"]) else { return nil }
+                let start: Int64 = row["start"]
+                let end: Int64 = row["end"]
+                let sessions = (row["sessions"] as String? ?? "").split(separator: ",").compactMap { Int64($0) }.sorted()
+                return TraceSummary(
+                    traceID: traceID, name: row["name"] ?? "", start: UnixNanos(UInt64(max(0, start))),
+                    durationNanos: UInt64(max(0, end - start)), spanCount: row["spans"], errorCount: row["errors"] ?? 0, sessions: sessions
+                )
+            }
+        }
+    }
+
+    /// The stored spans of one trace, by start time. `idOrPrefix` is its id or a prefix of at least 8 hexadecimal
+    /// digits that starts no other stored trace's id (``HistoryStoreError/ambiguousTrace(_:matches:)``).
+    public func trace(_ idOrPrefix: String) async throws(HistoryStoreError) -> [StoredSpan] {
+        let prefix = idOrPrefix.lowercased()
+        guard (8...32).contains(prefix.utf8.count), prefix.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw .invalidTraceID(idOrPrefix)
+        }
+        let notImporting = "session NOT IN (SELECT id FROM session WHERE importing = 1)"
+        let spans = try await read("read a trace") { db -> [StoredSpan] in
+            // Every hexadecimal digit sorts before "g": the prefix's range in the index.
+            let ids = try String.fetchAll(
+                db, sql: "SELECT DISTINCT traceID FROM span WHERE traceID >= ? AND traceID < ? AND \(notImporting) LIMIT 3",
+                arguments: [prefix, prefix + "g"])
+            guard let id = ids.first else { throw HistoryStoreError.noSuchTrace(idOrPrefix) }
+            guard ids.count == 1 else { throw HistoryStoreError.ambiguousTrace(idOrPrefix, matches: ids) }
+            let decoder = JSONDecoder()
+            return try Row.fetchAll(
+                db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE traceID = ? AND \(notImporting) ORDER BY start, id", arguments: [id]
+            ).compactMap { TelemetryRows.span($0, decoder) }
+        }
+        return spans
+    }
+}
+
+/// SQL conditions shared by the listings of log records, spans and the timeline.
+enum TelemetrySQL {
+    enum TextIndex {
+        case logs, spans
+
+        var table: String { self == .logs ? "logText" : "spanText" }
+        var rowid: String { self == .logs ? "logRecord.id" : "span.id" }
+        var column: String { self == .logs ? "logRecord.message" : "span.name" }
+    }
+
+    /// `(SELECT id FROM session WHERE …)`: the sessions of apps named `app`, or whose peer id starts with it.
+    static func sessions(ofApp app: String, arguments: inout StatementArguments) -> String {
+        let prefix = app.lowercased()
+        arguments += [app, prefix, prefix, prefix]
+        return "(SELECT id FROM session WHERE importing = 0 AND (appName = ? OR (? <> '' AND substr(peerID, 1, length(?)) = ?)))"
+    }
+
+    /// `column GLOB …` for a label pattern (`*` any run, `?` one character, `\` takes the next one literally).
+    static func glob(_ pattern: String, column: String, arguments: inout StatementArguments) throws(HistoryStoreError) -> String {
+        let glob: ActionGlob
+        do {
+            glob = try ActionGlob(pattern)
+        } catch {
+            throw .invalidLabelPattern(error)
+        }
+        arguments += [ActionFilterSQL.globOperand(glob)]
+        return "\(column) GLOB ?"
+    }
+
+    /// Records whose text contains `text`'s words in order, the last one as a prefix (`time` finds "timeout"), by
+    /// the full-text index. A text without a letter or digit has no words to look up; it is then found as it is,
+    /// in any case.
+    static func text(_ text: String, in index: TextIndex, arguments: inout StatementArguments) -> String {
+        if text.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) {
+            arguments += ["\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\" *"]
+            return "\(index.rowid) IN (SELECT rowid FROM \(index.table) WHERE \(index.table) MATCH ?)"
+        }
+        arguments += [text]
+        return "instr(lower(\(index.column)), lower(?)) > 0"
+    }
+
+    /// `column LIKE …` for the states' action text: contains `text`, ASCII letters in any case.
+    static func contains(_ text: String, column: String, arguments: inout StatementArguments) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        arguments += ["%" + escaped + "%"]
+        return "\(column) LIKE ? ESCAPE '\\'"
+    }
+}
