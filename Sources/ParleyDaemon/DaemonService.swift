@@ -129,6 +129,7 @@ public struct DaemonService: Sendable {
         guard let listen = configuration.webListen else { return nil }
         let names = [DaemonConfiguration.defaultName(), DaemonConfiguration.defaultName() + ".local", configuration.name, configuration.name + ".local"]
         var web = WebConfiguration(host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: names)
+        web.signInURLHint = WebConfiguration.parleydSignInURLHint
         let share = budget.webConnections(
             wanted: web.maxConnections, parleyConnections: configuration.maxConnections, pendingConnections: configuration.maxPendingConnections
         )

@@ -92,7 +92,7 @@ public enum Parleyd {
             logger.critical("parleyd cannot start: \(held)")
             return Status.failure
         } catch TransceiverError.controlSocket(let problem) {
-            logger.critical("parleyd cannot start: \(problem)")
+            logger.critical("parleyd cannot start: \(problem.descriptionNamingOptions)")
             return Status.failure
         } catch {
             logger.critical("parleyd failed", metadata: ["error": "\(error)"])

@@ -16,6 +16,10 @@ public struct WebConfiguration: Sendable, Hashable {
     public var signInToken: String
     /// Names that requests may carry in `Host` besides the loopback names and `host`, e.g. this machine's name.
     public var extraHostNames: [String]
+    /// Where a person gets the URL that carries ``signInToken``, as the access checks' refusals name it to the
+    /// person in the browser ("open …"): the program that runs the web debugger names its own way (parleyd: `the
+    /// URL that parleyctl web prints`).
+    public var signInURLHint = "the URL that carries the web debugger's sign-in token"
     /// Open web connections at most; more are closed at once (see ``WebConnectionCount``).
     public var maxConnections = 128
     /// Pages following the live events at most (``LiveFeed``); another gets 503.
@@ -51,11 +55,9 @@ public struct WebConfiguration: Sendable, Hashable {
     }
 
     /// Why this configuration cannot be used, or nil.
-    public var problem: String? {
-        if !isLoopback && token == nil {
-            return "the web debugger would listen on \(host), which is not loopback, without a token: anyone on the network could read every recorded state and replay states to your apps; set webTokenFile (parleyctl secret generate --output FILE makes one), or listen on 127.0.0.1"
-        }
-        if !(0...65535).contains(port) { return "port \(port) is not a TCP port (0–65535)" }
+    public var problem: WebConfigurationProblem? {
+        if !isLoopback && token == nil { return .openBeyondLoopback(host: host) }
+        if !(0...65535).contains(port) { return .notAPort(port) }
         return nil
     }
 
@@ -69,5 +71,23 @@ public struct WebConfiguration: Sendable, Hashable {
             url += "?token=" + (signInToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? signInToken)
         }
         return url
+    }
+}
+
+/// Why a ``WebConfiguration`` cannot be used. The text names no program's settings: the program that configures the
+/// web debugger adds its own, by case.
+public enum WebConfigurationProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Listening on an address other than loopback without an access token.
+    case openBeyondLoopback(host: String)
+    /// The port is outside 0–65535.
+    case notAPort(Int)
+
+    public var description: String {
+        switch self {
+        case .openBeyondLoopback(let host):
+            "the web debugger would listen on \(host), which is not loopback, without a token: anyone on the network could read every recorded state and replay states to your apps; listen on 127.0.0.1, or give it an access token"
+        case .notAPort(let port):
+            "port \(port) is not a TCP port (0–65535)"
+        }
     }
 }

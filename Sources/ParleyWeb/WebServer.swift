@@ -47,7 +47,8 @@ public final class WebServer: Service {
         let router = Router(context: Context.self)
         let access = WebAccess<Context>(
             token: configuration.token, signInToken: configuration.signInToken,
-            allowedHosts: WebAccess<Context>.allowedHosts(for: configuration), sessionSecret: WebConfiguration.randomToken()
+            allowedHosts: WebAccess<Context>.allowedHosts(for: configuration), sessionSecret: WebConfiguration.randomToken(),
+            signInURLHint: configuration.signInURLHint
         )
         router.add(middleware: RequestMetrics(factory: metricsFactory))
         router.add(middleware: SecurityHeaders())

@@ -35,7 +35,9 @@ struct DaemonBackedTests {
         #expect(await sameSocket.waitForExit(timeout: .seconds(20)) == 1)
         // The socket names its server too (the kernel's SO_PEERCRED on a test connection).
         #expect(
-            sameSocket.log.contains("parleyd cannot start: another parleyd (pid \(pid)) is serving the control socket \(daemon.controlSocket); stop it first"),
+            sameSocket.log.contains(
+                "parleyd cannot start: another parleyd (pid \(pid)) is serving the control socket \(daemon.controlSocket); stop it first, "
+                    + "or give this one a socket of its own (--control-socket) and a data directory of its own (--data-directory)"),
             "\(sameSocket.log)")
 
         let status = try await daemon.ctl(["status", "--json"])
@@ -61,6 +63,8 @@ struct DaemonBackedTests {
         for (method, path) in [("DELETE", "api/sessions/1"), ("POST", "api/drawers/app/items/x/invoke"), ("POST", "api/sessions/1/replay")] {
             let refused = try await asNobody(["-X", method, "-b", jar, "-H", "Content-Type: application/json", "-d", "{}", web + path])
             #expect(refused.stdout.contains(#""status":403"#) && refused.stdout.contains("Read-only"), "\(method) \(path): \(refused)")
+            // Where the link comes from, in parleyd's words: the web module names no command of its own.
+            #expect(refused.stdout.contains("opened from the URL that parleyctl web prints"), "\(method) \(path): \(refused)")
         }
         // The sign-in link comes only over the control socket, which nobody cannot use.
         let parleyctl = PeerProcess.productsDirectory.appendingPathComponent("parleyctl").path

@@ -31,7 +31,7 @@ struct WebConfigurationTests {
             _ = try load(flags: ["--web-listen", "0.0.0.0:7207"])
             Issue.record("0.0.0.0 without a token was accepted")
         } catch let error as ConfigurationError {
-            #expect("\(error)".contains("webTokenFile"), "\(error)")
+            #expect("\(error)".contains("or give it an access token (webTokenFile; parleyctl secret generate --output FILE makes one)"), "\(error)")
         }
         let token = SharedSecret.generate().fileText.trimmingCharacters(in: .newlines)
         let configuration = try load(flags: ["--web-listen", "0.0.0.0:7207", "--web-token-file", "DIR/token"]) { directory in

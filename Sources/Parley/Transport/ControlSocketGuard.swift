@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why the control socket was not opened: its directory would let another local user take it over, or another
-/// process already serves it.
+/// process already serves it. The text names no program's options: a program adds its own (parleyd's, by case).
 public enum ControlSocketProblem: Error, Sendable, Hashable, CustomStringConvertible {
     /// The directory is a symbolic link (someone could point it anywhere).
     case directoryIsSymlink(String)
@@ -20,17 +20,17 @@ public enum ControlSocketProblem: Error, Sendable, Hashable, CustomStringConvert
     public var description: String {
         switch self {
         case .directoryIsSymlink(let directory):
-            "the control socket's directory \(directory) is a symbolic link; remove it (parleyd creates the directory itself) or choose another --control-socket"
+            "the control socket's directory \(directory) is a symbolic link; remove it (a missing directory is created, mode 0700) or choose another path for the socket"
         case .notADirectory(let path):
-            "\(path), where the control socket's directory should be, is not a directory; remove it or choose another --control-socket"
+            "\(path), where the control socket's directory should be, is not a directory; remove it or choose another path for the socket"
         case .directoryOwnedByOther(let directory, let owner):
-            "the control socket's directory \(directory) belongs to uid \(owner), not to this user (uid \(geteuid())): another user could replace the socket. Remove it, or set XDG_RUNTIME_DIR or --control-socket to a directory of your own"
+            "the control socket's directory \(directory) belongs to uid \(owner), not to this user (uid \(geteuid())): another user could replace the socket. Remove it, or choose a path for the socket in a directory of your own"
         case .directoryWritableByOthers(let directory, let mode):
-            "the control socket's directory \(directory) is writable by others (mode \(String(mode & 0o7777, radix: 8))): they could replace the socket. Run `chmod go-w \(directory)` or choose another --control-socket"
+            "the control socket's directory \(directory) is writable by others (mode \(String(mode & 0o7777, radix: 8))): they could replace the socket. Run `chmod go-w \(directory)` or choose another path for the socket"
         case .cannotPrepare(let directory, let reason):
             "cannot prepare the control socket's directory \(directory): \(reason)"
         case .inUse(let path, let pid, let command):
-            "\(Self.holder(pid: pid, command: command)) is serving the control socket \(path); stop it first, or give this one its own --control-socket and --data-directory"
+            "\(Self.holder(pid: pid, command: command)) is serving the control socket \(path); stop it first, or give this one a socket of its own"
         }
     }
 

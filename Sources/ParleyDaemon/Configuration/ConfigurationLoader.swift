@@ -50,7 +50,7 @@ public struct ConfigurationLoader: Sendable {
         if let web = configuration.webListen, configuration.webToken == nil,
             let problem = WebConfiguration(host: web.host, port: web.port).problem
         {
-            throw .conflict("webListen \(web) (from \(configuration.sources[.webListen] ?? .defaults)): \(problem)")
+            throw .conflict("webListen \(web) (from \(configuration.sources[.webListen] ?? .defaults)): \(problem.descriptionNamingSettings)")
         }
         // Compared as keys: the same 32 bytes in hex in one file and in base64 in the other are the same secret.
         if let token = configuration.webToken, token == configuration.sharedSecret?.fileText.trimmingCharacters(in: .whitespacesAndNewlines) {

@@ -11,9 +11,12 @@ import Hummingbird
 ///   by opening `/?token=…` once; otherwise 401 and nothing else.
 /// * Without one (loopback only), reading is open.
 /// * A request that changes something (any method but GET and HEAD) needs the sign-in token as a bearer, or the
-///   session cookie, which only opening `/?token=<sign-in token>` gives (the URL `parleyctl web` prints, over the
-///   control socket), and, when the browser sends `Origin`, our own origin: neither another local user who can
-///   reach the port but not the socket, nor another site in the same browser, can change anything.
+///   session cookie, which only opening `/?token=<sign-in token>` gives (parleyd hands that URL out over its control
+///   socket, through `parleyctl web`), and, when the browser sends `Origin`, our own origin: neither another local
+///   user who can reach the port but not the socket, nor another site in the same browser, can change anything.
+///
+/// Its refusals tell the person in the browser where to get the sign-in URL in the words of the program that runs
+/// the web debugger (``WebConfiguration/signInURLHint``): this module names no command.
 struct WebAccess<Context: RequestContext>: RouterMiddleware {
     let token: String?
     /// ``WebConfiguration/signInToken``: the access token, or this run's own.
@@ -21,6 +24,8 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
     let allowedHosts: Set<String>
     /// The session cookie's value: random per parleyd run, so a restart signs every browser out.
     let sessionSecret: String
+    /// ``WebConfiguration/signInURLHint``.
+    let signInURLHint: String
 
     static var cookieName: String { "parley_web" }
 
@@ -28,21 +33,21 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
         guard let authority = request.head.authority, Self.answers(to: Self.hostName(of: authority), allowedHosts: allowedHosts) else {
             throw WebProblem(
                 .misdirectedRequest, "Unknown host",
-                detail: "this server answers to \(allowedHosts.sorted().joined(separator: ", ")) and IP addresses only; open the URL that parleyctl web prints"
+                detail: "this server answers to \(allowedHosts.sorted().joined(separator: ", ")) and IP addresses only; open \(signInURLHint)"
             )
         }
         let hasSession = request.cookies[Self.cookieName].map { constantTimeEqual($0.value, sessionSecret) } ?? false
         let hasToken = bearerToken(of: request).map { constantTimeEqual($0, signInToken) } ?? false
 
-        // The URL parleyctl web prints: trade the token for the cookie and take it out of the address bar.
+        // The sign-in URL: trade the token for the cookie and take it out of the address bar.
         if request.method == .get, let offered = request.uri.queryParameters.get("token") {
-            guard constantTimeEqual(offered, signInToken) else { throw Self.unauthorized }
+            guard constantTimeEqual(offered, signInToken) else { throw unauthorized }
             var response = Response(status: .seeOther, headers: [.location: request.uri.path])
             response.setCookie(sessionCookie)
             return response
         }
         if token != nil {
-            guard hasSession || hasToken else { throw Self.unauthorized }
+            guard hasSession || hasToken else { throw unauthorized }
         }
         // What the page may do, so that it can say it is read-only before a change is refused.
         if request.method == .get, request.uri.path == "/api/access" {
@@ -55,8 +60,8 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
             guard hasToken || (hasSession && isSameOrigin(request)) else {
                 throw WebProblem(
                     .forbidden, "Read-only",
-                    detail: "changing anything needs the web debugger opened from the link with its token, which parleyctl web prints "
-                        + "for those who may use parleyd's control socket (open it again if parleyd restarted)"
+                    detail: "changing anything needs the web debugger opened from \(signInURLHint), which carries its sign-in token "
+                        + "(open it again after a restart)"
                 )
             }
         }
@@ -67,8 +72,8 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
         Cookie(name: Self.cookieName, value: sessionSecret, path: "/", httpOnly: true, sameSite: .strict)
     }
 
-    static var unauthorized: WebProblem {
-        WebProblem(.unauthorized, "Unauthorized", detail: "a valid access token is required: open the URL that parleyctl web prints")
+    var unauthorized: WebProblem {
+        WebProblem(.unauthorized, "Unauthorized", detail: "a valid access token is required: open \(signInURLHint)")
     }
 
     private func bearerToken(of request: Request) -> String? {

@@ -110,9 +110,32 @@ struct WebAccessTests {
         #expect(constantTimeEqual("", ""))
     }
 
-    @Test("a configuration beyond loopback without a token says why it cannot be used")
+    @Test("a refusal tells the person in the browser where to get the sign-in URL in the configured words; the module's own name no command")
+    func signInURLHint() async throws {
+        let token = String(repeating: "ef", count: 32)
+        for (hint, expected) in [(nil, "the URL that carries the web debugger's sign-in token"), ("the URL that tool web prints", "the URL that tool web prints")] {
+            try await WebTestServer(token: token, signInURLHint: hint).test { client in
+                try await client.execute(uri: "/api/peers", method: .get) { response throws in
+                    #expect(try WebTestServer.problem(response).detail == "a valid access token is required: open \(expected)")
+                }
+            }
+            try await WebTestServer(signInURLHint: hint).test { client in
+                try await client.execute(uri: "/api/sessions/1", method: .delete) { response throws in
+                    let detail = try WebTestServer.problem(response).detail
+                    #expect(detail.hasPrefix("changing anything needs the web debugger opened from \(expected),"), "\(detail)")
+                    #expect(!detail.contains("parleyctl"), "\(detail)")
+                }
+            }
+        }
+    }
+
+    @Test("a configuration beyond loopback without a token says why it cannot be used, naming no program's settings")
     func tokenRequiredBeyondLoopback() {
-        #expect(WebConfiguration(host: "0.0.0.0", port: 7207).problem?.contains("webTokenFile") == true)
+        let problem = WebConfiguration(host: "0.0.0.0", port: 7207).problem
+        #expect(problem == .openBeyondLoopback(host: "0.0.0.0"))
+        #expect(problem?.description.contains("listen on 127.0.0.1, or give it an access token") == true, "\(String(describing: problem))")
+        #expect(problem?.description.contains("webTokenFile") == false && problem?.description.contains("parleyctl") == false)
+        #expect(WebConfiguration(host: "127.0.0.1", port: 70000).problem == .notAPort(70000))
         #expect(WebConfiguration(host: "0.0.0.0", port: 7207, token: "t").problem == nil)
         #expect(WebConfiguration(host: "127.0.0.1", port: 7207).problem == nil)
         #expect(WebConfiguration(host: "::1", port: 7207).problem == nil)

@@ -14,10 +14,13 @@ struct WebTestServer {
     let backend: FakeBackend
     let server: WebServer
 
-    init(backend: FakeBackend = FakeBackend(), token: String? = nil) {
+    /// - Parameter signInURLHint: ``WebConfiguration/signInURLHint``; nil for the web module's own.
+    init(backend: FakeBackend = FakeBackend(), token: String? = nil, signInURLHint: String? = nil) {
         self.backend = backend
+        var configuration = WebConfiguration(host: "127.0.0.1", port: 0, token: token)
+        if let signInURLHint { configuration.signInURLHint = signInURLHint }
         server = WebServer(
-            configuration: WebConfiguration(host: "127.0.0.1", port: 0, token: token), backend: backend, metricsFactory: NOOPMetricsHandler.instance,
+            configuration: configuration, backend: backend, metricsFactory: NOOPMetricsHandler.instance,
             keepAliveInterval: .seconds(3600), logger: Logger(label: "parley-web-test"))
     }
 
@@ -25,7 +28,7 @@ struct WebTestServer {
         try await Application(responder: server.makeResponder()).test(.router, body)
     }
 
-    /// The session cookie a browser gets by opening the URL `parleyctl web` prints (with the sign-in token).
+    /// The session cookie a browser gets by opening the sign-in URL (the one with the sign-in token).
     func cookie(_ client: some TestClientProtocol) async throws -> String {
         try await client.execute(uri: "/?token=\(server.configuration.signInToken)", method: .get) { response throws in
             #expect(response.status == .seeOther)
