@@ -100,9 +100,10 @@ let package = Package(
         // What parleyctl speaks: parleyd's control protocol (the `@<target>/<Type>` routing prefix, the
         // `parley.control.*` requests and replies, the default control socket path), and `CLIResponse`, the reply an
         // app answers `parleyctl send` with.
-        .target(name: "ParleyControl", dependencies: ["Parley", "ParleyJSON"], swiftSettings: strict),
+        .target(name: "ParleyControl", dependencies: ["Parley", "ParleyCommandLine", "ParleyJSON"], swiftSettings: strict),
         // What parleyd's and parleyctl's command lines share beyond the protocol: the release both print for
-        // `--version`, and the duration syntax both read (`90s`, `7d`; parleyd's configuration file takes it too).
+        // `--version`, the duration syntax both read (`90s`, `7d`; parleyd's configuration file takes it too), and
+        // the did-you-mean suggestions for a misspelt name.
         .target(name: "ParleyCommandLine", swiftSettings: strict),
         // A CLI over ParleyDiscovery printing JSON-lines events; the discovery tests run it inside network namespaces.
         .executableTarget(
@@ -235,6 +236,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ParleyBlockingTests", dependencies: ["ParleyBlocking", nioCore, nioPosix], swiftSettings: strict),
         .testTarget(name: "ParleyDiscoveryTests", dependencies: ["ParleyDiscovery"], swiftSettings: strict),
         .testTarget(name: "ParleyAvahiTests", dependencies: ["ParleyAvahi", "ParleyDiscovery"], swiftSettings: strict),
         .testTarget(
@@ -261,6 +263,9 @@ let package = Package(
             dependencies: ["ParleyOTLP", "ParleyTelemetry", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: strict
         ),
+        .testTarget(name: "ParleyCommandLineTests", dependencies: ["ParleyCommandLine"], swiftSettings: strict),
+        .testTarget(name: "ParleyControlTests", dependencies: ["ParleyControl", "Parley"], swiftSettings: strict),
+        .testTarget(name: "ParleyDrawerTests", dependencies: ["ParleyDrawer"], swiftSettings: strict),
         .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(

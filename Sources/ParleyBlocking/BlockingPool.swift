@@ -28,8 +28,8 @@ public struct BlockingPool: Sendable {
         return BlockingPool(pool)
     }
 
-    /// Runs `body` on one of the pool's threads and returns what it returns, or throws what it throws (or
-    /// `NIOThreadPoolError.ThreadPoolInactive` if the pool was shut down).
+    /// Runs `body` on one of the pool's threads and returns what it returns, or throws what it throws; throws
+    /// `CancellationError` without running it if the pool was shut down, or the task cancelled before `body` started.
     public func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await pool.runIfActive(body)
     }

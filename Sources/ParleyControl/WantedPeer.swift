@@ -1,3 +1,5 @@
+import ParleyCommandLine
+
 /// The peer a command waits for (the peer gate): one chosen by name or id prefix, or else one whose hello says it
 /// accepts the message type about to be sent — so that another parleyd, or an app with other handlers, on the same
 /// LAN is not picked by accident. A peer that lists no types at all may accept anything and matches.

@@ -68,13 +68,6 @@ struct ControlRefusalTests {
         #expect(DebuggerError.sessionAppGone(session, connected: []).errorReplyCode == ControlErrorCode.sessionAppNotConnected.errorCode)
     }
 
-    @Test("each code has the name docs/protocol.md gives it, and is read back from the wire")
-    func names() {
-        #expect(ControlErrorCode.noSuchEntry.description == "no-such-entry")
-        for code in ControlErrorCode.allCases { #expect(ControlErrorCode(code.errorCode) == code) }
-        #expect(ControlErrorCode(.handlerFailed) == nil)
-    }
-
     @Test("the library names no command; parleyd's message adds the one that writes a secret")
     func secretHint() {
         let missing = SharedSecretError.missing(path: "/etc/parley/secret")

@@ -37,11 +37,4 @@ struct WantedPeerTests {
         #expect(mismatch(WantedPeer(selector: "9a8b")) == nil)
         #expect(WantedPeer(selector: "x").mismatch(among: [Candidate](), id: \.id, name: \.name, accepts: \.accepts) == nil)
     }
-
-    @Test("edit distance counts a swap of neighbours as one, ignores case, and stays within a third of the name")
-    func nearest() {
-        #expect(NearestName.suggestions(for: "AddItemCommnad", among: ["AddItemCommand", "ListItemsCommand"]) == ["AddItemCommand"])
-        #expect(NearestName.suggestions(for: "additemcommand", among: ["AddItemCommand"]) == ["AddItemCommand"])
-        #expect(NearestName.suggestions(for: "Zebra", among: ["AddItemCommand"]).isEmpty)
-    }
 }
