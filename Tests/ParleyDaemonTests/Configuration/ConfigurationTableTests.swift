@@ -8,7 +8,7 @@ import Testing
 struct ConfigurationTableTests {
     /// The rows of the table headed `| File key | Environment | …`: each row's cells, without their backquotes.
     func documentedRows() throws -> [[String]] {
-        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/operations.md")
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../docs/operations.md")
         let lines = try String(contentsOf: docs, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         let header = try #require(lines.firstIndex { $0.hasPrefix("| File key | Environment |") }, "no key table in docs/operations.md")
         return lines[(header + 2)...].prefix { $0.hasPrefix("|") }.map { line in

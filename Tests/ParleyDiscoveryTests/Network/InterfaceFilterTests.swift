@@ -1,8 +1,4 @@
-import Logging
-@testable import Parley
 import ParleyDiscovery
-import ParleyTestSupport
-import Synchronization
 import Testing
 
 @Suite("Interface filter")
