@@ -154,7 +154,8 @@ struct DaemonBackedTests {
             let listed = (try? await daemon.ctl(["peers", "--json"]).stdout) ?? ""
             return listed.contains("\"listr\"") && listed.contains("\"listr-2\"")
         })
-        // parleyd pages its peer list (#11): here one peer a page, ordered by id, the last page without a next.
+        // parleyd pages its peer list, so that a large LAN's list is never one huge reply: here one peer a page,
+        // ordered by id, the last page without a next.
         let pager = localTransceiver("pager")
         try await pager.start()
         let control = try await pager.connect(toUnixSocket: daemon.controlSocket)

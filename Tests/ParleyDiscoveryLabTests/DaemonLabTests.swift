@@ -3,7 +3,7 @@ import ParleyTestSupport
 import Synchronization
 import Testing
 
-/// parleyd, parleyctl and listr-example with discovery ON, inside the two-host lab (issue #4, "Tests"): each host
+/// parleyd, parleyctl and listr-example with discovery ON, inside the two-host lab, as on a real LAN: each host
 /// has its own avahi-daemon, and the products find each other through it. Sockets, data directories and config
 /// files live under /run/pd inside the host (a private tmpfs per host). Every process runs inside the lab and
 /// dies with it; every wait polls.

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import ParleyTestSupport
 
-/// The interface filter where parleyd accepts connections (issue #16, "Interfaces"): a connection that arrives on a
-/// denied interface is closed at accept (ListenInterfaceGate), before a byte of it is read. Loopback is always
-/// accepted, so this needs a second host: parleyd on A denies A's veth, and B connects to A's address on it.
+/// The interface filter where parleyd accepts connections, so that a denied network cannot reach it: a connection that
+/// arrives on a denied interface is closed at accept (ListenInterfaceGate), before a byte of it is read. Loopback is
+/// always accepted, so this needs a second host: parleyd on A denies A's veth, and B connects to A's address on it.
 @Suite("The listen interface filter in a two-host lab", .serialized, .timeLimit(.minutes(3)))
 struct ListenInterfaceLabTests {
     typealias Daemon = DaemonLabTests

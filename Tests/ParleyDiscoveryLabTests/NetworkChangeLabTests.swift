@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import ParleyTestSupport
 
-/// Network changes (issue #16): a link going down and up, an address moving, as a laptop waking or Wi-Fi
-/// roaming does. parleyd on host A and on host B of a two-host lab (a real avahi-daemon in each) are connected;
-/// the lab then changes A's network, and the test waits for what parleyd logs and for its peer gate.
+/// Network changes that parleyd must ride out without a restart: a link going down and up, an address moving, as a
+/// laptop waking or Wi-Fi roaming does. parleyd on host A and on host B of a two-host lab (a real avahi-daemon in each)
+/// are connected; the lab then changes A's network, and the test waits for what parleyd logs and for its peer gate.
 @Suite("Network changes in a two-host lab", .serialized, .timeLimit(.minutes(3)))
 struct NetworkChangeLabTests {
     typealias Daemon = DaemonLabTests

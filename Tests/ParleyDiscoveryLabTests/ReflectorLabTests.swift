@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import ParleyTestSupport
 
-/// The other recipe of docs/discovery.md for a few subnets (issue #16): avahi-daemon's reflector on the router.
-/// `parley-dns-lab.sh up --reflector` builds the same two routed subnets as the wide-area lab, but runs no DNS server:
-/// the router's avahi-daemon has `enable-reflector=yes` on both of its interfaces, and the hosts' avahi-daemons have
-/// wide-area off. parleyd runs as on one link (mDNS only, nothing configured for other subnets).
+/// The other recipe of docs/discovery.md for a few subnets, finding peers across a router without a DNS server:
+/// avahi-daemon's reflector on the router. `parley-dns-lab.sh up --reflector` builds the same two routed subnets as the
+/// wide-area lab, but runs no DNS server: the router's avahi-daemon has `enable-reflector=yes` on both of its
+/// interfaces, and the hosts' avahi-daemons have wide-area off. parleyd runs as on one link (mDNS only, nothing
+/// configured for other subnets).
 @Suite("mDNS across a router through avahi's reflector", .serialized, .timeLimit(.minutes(3)))
 struct ReflectorLabTests {
     @Test("parleyd on two subnets find each other by mDNS through the router's reflector, connect across it and message each other")

@@ -3,9 +3,10 @@ import Synchronization
 import Testing
 import ParleyTestSupport
 
-/// Wide-area DNS-SD against a real DNS server (issue #16): scripts/netns/parley-dns-lab.sh builds two subnets joined
-/// by a router that forwards no multicast, with BIND 9 on the router authoritative for parley.test and accepting
-/// TSIG-signed updates. parleyd on each subnet registers itself by DNS UPDATE and browses parley.test.
+/// Wide-area DNS-SD against a real DNS server, so that peers find each other across subnets:
+/// scripts/netns/parley-dns-lab.sh builds two subnets joined by a router that forwards no multicast, with BIND 9 on the
+/// router authoritative for parley.test and accepting TSIG-signed updates. parleyd on each subnet registers itself by
+/// DNS UPDATE and browses parley.test.
 @Suite("Wide-area DNS-SD through BIND, across a router", .serialized, .timeLimit(.minutes(3)))
 struct WideAreaLabTests {
     typealias LabProcess = DaemonLabTests.LabProcess

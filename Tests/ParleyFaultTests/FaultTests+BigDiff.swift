@@ -4,10 +4,10 @@ import ParleyTestSupport
 import Testing
 
 extension FaultTests {
-    /// Heavy work off the event loops (issue #11, item 2): an app records two states of 15 MB each, then a person
-    /// asks parleyd to diff them. Every element differs in its bytes (the members are in another order) but not
-    /// in value, so the diff visits all of them and finds nothing — seconds of CPU. It runs on NIO's
-    /// blocking-work pool; normal peers' round trips through parleyd go on meanwhile (printed: the bystander's
+    /// Heavy work stays off the event loops, so that one slow request stalls no one else: an app records two states of
+    /// 15 MB each, then a person asks parleyd to diff them. Every element differs in its bytes (the members are in
+    /// another order) but not in value, so the diff visits all of them and finds nothing — seconds of CPU. It runs on
+    /// NIO's blocking-work pool; normal peers' round trips through parleyd go on meanwhile (printed: the bystander's
     /// gap is the slowest of them).
     @Test("a diff of two 15 MB states runs off the event loops: normal round trips through parleyd continue while it runs")
     func bigDiff() async throws {

@@ -4,7 +4,7 @@ import ParleyTestSupport
 import Testing
 
 extension FaultTests {
-    /// Heavy work off the event loops (issue #11, item 2), for apps in the original framing: reading the JSON of a
+    /// Heavy work stays off the event loops for apps in the original framing too: reading the JSON of a
     /// large `0xCE` record (the whole body is scanned, the screenshot decoded, the record re-encoded) takes tens
     /// of milliseconds per megabyte. It runs on the blocking-work pool, so normal peers' round trips through
     /// parleyd go on while an app sends records of about 30 MB (printed: the bystander's gap is the slowest of them).

@@ -8,12 +8,12 @@ import Testing
 extension FaultTests {
     static let slowFrameAttackers = 40
 
-    /// Memory by slow frames (issue #11): 40 connections complete the hello, announce a frame of the maximum size
-    /// and send 1 MiB of it, then nothing. parleyd runs with small limits (a 16 MiB budget, 8 MiB frames, a 2 s
-    /// frame stall timeout) so that a regression fails here instead of taking the machine down. The 40 MiB the
+    /// Memory is bounded against frames that arrive slowly: 40 connections complete the hello, announce a frame of the
+    /// maximum size and send 1 MiB of it, then nothing. parleyd runs with small limits (a 16 MiB budget, 8 MiB frames,
+    /// a 2 s frame stall timeout) so that a regression fails here instead of taking the machine down. The 40 MiB the
     /// attackers push cannot all be held: the connections holding the most are closed with `memory-budget` as the
-    /// budget fills, the rest with `stalled-frame` once their frame stops; normal peers' round trips through
-    /// parleyd keep completing throughout (their latency is printed, not asserted).
+    /// budget fills, the rest with `stalled-frame` once their frame stops; normal peers' round trips through parleyd
+    /// keep completing throughout (their latency is printed, not asserted).
     @Test("slow frames: 40 unfinished 8 MiB frames cannot take parleyd past its memory budget; holders are closed with memory-budget or stalled-frame while normal peers are served")
     func slowFrames() async throws {
         let budget = 16 << 20

@@ -5,7 +5,7 @@ import ParleyTestSupport
 import ParleyWire
 import Testing
 
-/// The connection limits of issue #6 in parleyd's configuration: defaults, every layer's spelling, what 0 means,
+/// The connection limits in parleyd's configuration: defaults, every layer's spelling, what 0 means,
 /// bad values, and (with the real binary) that a configured limit reaches the transceiver.
 @Suite("parleyd limits configuration")
 struct LimitsConfigurationTests {

@@ -4,7 +4,7 @@ import Parley
 import Testing
 
 /// The web debugger's keys as parleyd loads them: the default, `off`, any free port, and the rule that an address
-/// beyond loopback needs a token file (issue #12).
+/// beyond loopback needs a token file, so that nobody on the network reads or changes anything without one.
 @Suite("parleyd web debugger configuration")
 struct WebConfigurationTests {
     func load(flags: [String], files: (String) throws -> Void = { _ in }) throws -> DaemonConfiguration {

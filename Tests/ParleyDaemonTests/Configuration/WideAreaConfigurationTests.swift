@@ -3,7 +3,8 @@ import ParleyDiscovery
 @testable import ParleyDaemon
 import Testing
 
-/// The wide-area and interface keys of issue #16 in parleyd's configuration.
+/// The wide-area DNS-SD and network interface keys in parleyd's configuration: what each layer may say, and what
+/// reaches discovery and the listener.
 @Suite("parleyd wide-area and interface configuration")
 struct WideAreaConfigurationTests {
     func load(file: String = "{}", environment: [String: String] = [:], flags: [String] = []) throws -> DaemonConfiguration {

@@ -8,8 +8,9 @@ import ParleyWire
 import Synchronization
 import Testing
 
-/// Each limit of issue #6: the connection that goes past it is closed or refused with the limit's close code
-/// and a logged reason, while a peer connected before keeps working and a peer connecting after is served.
+/// Each connection limit (docs/security.md, "Bounded resources"): the connection that goes past it is closed or refused
+/// with the limit's close code and a logged reason, while a peer connected before keeps working and a peer connecting
+/// after is served.
 @Suite("Connection limits", .timeLimit(.minutes(3)))
 struct LimitsTests {
     /// Starts a server with `adjust`ed limits and a peer connected to it, runs `attack`, then checks that the
