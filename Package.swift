@@ -175,9 +175,8 @@ let package = Package(
         .executableTarget(
             name: "ParleyCtl",
             dependencies: [
-                "Parley", "ParleyCommandLine", "ParleyControl", "ParleyDiscovery", "ParleyAvahi", "ParleyDebugger", "ParleyDrawer", "ParleyJSON", nioCore,
-                logging,
-                argumentParser, unixSignals,
+                "Parley", "ParleyCommandLine", "ParleyControl", "ParleyDiscovery", "ParleyAvahi", "ParleyDebugger", "ParleyDrawer", "ParleyJSON",
+                "ParleyTelemetry", nioCore, logging, argumentParser, unixSignals,
             ],
             swiftSettings: strict
         ),
@@ -188,8 +187,8 @@ let package = Package(
             name: "ParleyDaemon",
             dependencies: [
                 "CMallocTuning", "Parley", "ParleyAvahi", "ParleyCommandLine", "ParleyDNSUpdate", "ParleyControl", "ParleyDebugger",
-                "ParleyDrawer", "ParleyHistory", "ParleyJSON", "ParleyWeb", nioCore, nioPosix, logging, metrics, prometheus,
-                argumentParser, serviceLifecycle, unixSignals,
+                "ParleyDrawer", "ParleyHistory", "ParleyJSON", "ParleyTelemetry", "ParleyBlocking", "ParleyWeb", nioCore, nioPosix, logging, metrics,
+                prometheus, argumentParser, serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict
         ),
@@ -253,7 +252,7 @@ let package = Package(
             name: "ParleyCtlTests",
             dependencies: [
                 "ParleyCtl", "ParleyCommandLine", "ParleyControl", "ListrExample", "ListrCommands", "ParleyTestSupport", "ParleyTestPeer", "Parleyd", "ParleyDebugger",
-                "ParleyRemoteDebugger", "ParleyDrawer", "ParleyRemoteDrawer", nioCore,
+                "ParleyRemoteDebugger", "ParleyDrawer", "ParleyRemoteDrawer", "ParleyTelemetry", nioCore,
             ],
             swiftSettings: strict
         ),
@@ -282,8 +281,8 @@ let package = Package(
         .testTarget(
             name: "ParleyDaemonTests",
             dependencies: [
-                "ParleyDaemon", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyRemoteDrawer", "ParleyHistory", "ParleyWeb", "Parleyd",
-                "ParleyTestSupport",
+                "ParleyDaemon", "ParleyControl", "ParleyDebugger", "ParleyDrawer", "ParleyRemoteDrawer", "ParleyHistory", "ParleyTelemetry", "ParleyWeb",
+                "Parleyd", "ParleyTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],

@@ -140,7 +140,7 @@ public struct DaemonService: Sendable {
             )
         }
         web.maxConnections = share
-        let metrics = DaemonMetrics(transceiver: transceiver, store: store)
+        let metrics = DaemonMetrics(transceiver: transceiver, store: store, telemetry: debugger.telemetryCounts)
         let backend = DaemonWebBackend(
             debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: configuration.sharedSecret != nil
         )

@@ -11,13 +11,14 @@ import Synchronization
 
 /// parleyd as the remote state debugger: records the states apps send (`parley.debugger.record` messages, which is
 /// also what the frames of apps in the original framing arrive as) into the history store, one session per app connection, and answers the
-/// `parley.debugger.*` control requests of parleyctl: sessions, history, show, diff, replay, export, import.
+/// `parley.debugger.*` control requests of parleyctl: sessions, history, show, diff, replay, export, import. The
+/// same sessions hold the apps' log records and spans (DebuggerService+Telemetry.swift).
 final class DebuggerService: Sendable {
-    private let transceiver: Transceiver
+    let transceiver: Transceiver
     let store: HistoryStore
     /// The named action filters of the configuration; a reload replaces them.
     private let filters: Mutex<[String: ActionTextFilter]>
-    private let logger: Logger
+    let logger: Logger
     /// The open session of each connected app, and the connection it arrives on: a later connection with the same
     /// peer id (a reconnect, or someone claiming the id) gets a session of its own.
     private let openSessions = Mutex<[PeerID: OpenSession]>([:])
@@ -28,6 +29,10 @@ final class DebuggerService: Sendable {
     }
     /// Local clients following the history (`parleyctl history --follow`), with what they follow.
     private let followers = Mutex<[PeerID: DebuggerControl.Follow]>([:])
+    /// Local clients following log records (`parleyctl logs --follow`), with what they follow.
+    let logFollowers = Mutex<[PeerID: LogQuery]>([:])
+    /// What came of the apps' log records and spans, for the metrics.
+    let telemetryCounts = TelemetryCounts()
 
     /// `diffMaxBytes`: the two states of a diff together.
     private let diffMaxBytes: Int
@@ -62,6 +67,7 @@ final class DebuggerService: Sendable {
             try await self.record(record, from: peer)
         }
         installControl()
+        installTelemetry()
     }
 
     /// A reload: new named filters and retention limits take effect at once (the limits may drop old entries).
@@ -73,6 +79,7 @@ final class DebuggerService: Sendable {
     /// Ends the session of an app whose connection ended.
     func peerDisconnected(_ peer: Peer) async {
         _ = followers.withLock { $0.removeValue(forKey: peer.id) }
+        _ = logFollowers.withLock { $0.removeValue(forKey: peer.id) }
         // Only the session of the connection that ended: a newer connection of the same peer keeps its own.
         guard let session = openSessions.withLock({ sessions -> Int64? in
             guard let open = sessions[peer.id], open.connection == peer.connectionID else { return nil }
@@ -153,7 +160,9 @@ final class DebuggerService: Sendable {
         }
     }
 
-    private func sessionID(for peer: Peer) async throws -> Int64 {
+    /// The open session of `peer`'s connection, begun now if it has none: its states, log records and spans go
+    /// there.
+    func sessionID(for peer: Peer) async throws -> Int64 {
         let open = openSessions.withLock { $0[peer.id] }
         if let open, open.connection == peer.connectionID { return open.id }
         if let open {
@@ -247,7 +256,7 @@ final class DebuggerService: Sendable {
 
     /// A control request answered only on the control socket (to LAN peers the type does not exist). `heavy`:
     /// its request or reply can be megabytes, so it is decoded and encoded on the shared blocking pool.
-    private func local<Request: Decodable & Sendable & NamedMessage, Reply: Encodable & Sendable>(
+    func local<Request: Decodable & Sendable & NamedMessage, Reply: Encodable & Sendable>(
         _ type: Request.Type, heavy: Bool = false, _ answer: @escaping @Sendable (Request) async throws -> Reply
     ) {
         transceiver.respond(to: type, localOnly: true, codingOn: heavy ? .shared : nil) { request, _ in

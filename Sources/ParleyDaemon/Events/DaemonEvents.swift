@@ -7,6 +7,8 @@ import Synchronization
 enum DaemonEvent: Sendable, Hashable {
     /// An entry the history has just stored.
     case entry(EntrySummary)
+    /// Log records and spans the history has just stored in one session, from one batch of its app.
+    case telemetry(session: Int64, logs: [StoredLogRecord], spans: [StoredSpan])
     /// An app connected and records into this new session.
     case sessionStarted(SessionSummary)
     /// A session's app went away, or an import finished.
@@ -24,7 +26,7 @@ enum DaemonEvent: Sendable, Hashable {
 final class DaemonEvents: Sendable {
     static let bufferLimit = 1024
 
-    /// One subscriber's stream, behind the closure that translates each event for it.
+    /// One subscriber's stream, behind the closure that translates each event for it (nil: not one for it).
     private struct Subscriber: Sendable {
         /// False once the subscriber's buffer is full (the event was dropped).
         let deliver: @Sendable (DaemonEvent) -> Bool
@@ -41,12 +43,14 @@ final class DaemonEvents: Sendable {
     init() {}
 
     /// A new stream of every event published from now on, each as `translate` makes it (the web layer's own event
-    /// type, for one): the translation happens as it is published, so the stream buffers what its reader reads.
-    func subscribe<Event: Sendable>(_ translate: @escaping @Sendable (DaemonEvent) -> Event) -> AsyncStream<Event> {
+    /// type, for one), but those it translates to nil: the translation happens as it is published, so the stream
+    /// buffers what its reader reads.
+    func subscribe<Event: Sendable>(_ translate: @escaping @Sendable (DaemonEvent) -> Event?) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
         let subscriber = Subscriber(
             deliver: { event in
-                if case .dropped = continuation.yield(translate(event)) { return false }
+                guard let translated = translate(event) else { return true }
+                if case .dropped = continuation.yield(translated) { return false }
                 return true
             },
             finish: { continuation.finish() }

@@ -12,12 +12,14 @@ final class DaemonMetrics: Sendable {
     let factory: PrometheusMetricsFactory
     private let transceiver: Transceiver
     private let store: HistoryStore
+    private let telemetry: TelemetryCounts
     /// The counts at the previous scrape.
     private let reported = Mutex<[String: Int]>([:])
 
-    init(transceiver: Transceiver, store: HistoryStore) {
+    init(transceiver: Transceiver, store: HistoryStore, telemetry: TelemetryCounts = TelemetryCounts()) {
         self.transceiver = transceiver
         self.store = store
+        self.telemetry = telemetry
         factory = PrometheusMetricsFactory(registry: registry)
     }
 
@@ -42,6 +44,10 @@ final class DaemonMetrics: Sendable {
             ("parley_closed_connections_total", [("reason", "silent")], statistics.silentConnectionsClosed),
             ("parley_closed_connections_total", [("reason", "no-sealed-close")], statistics.endsWithoutSealedClose),
             ("parley_refused_connections_total", [], statistics.connectionsRefused),
+            ("parley_telemetry_stored_total", [("kind", "log")], telemetry.logsStored.load(ordering: .relaxed)),
+            ("parley_telemetry_stored_total", [("kind", "span")], telemetry.spansStored.load(ordering: .relaxed)),
+            ("parley_telemetry_refused_total", [("unit", "record")], telemetry.recordsRefused.load(ordering: .relaxed)),
+            ("parley_telemetry_refused_total", [("unit", "batch")], telemetry.batchesRefused.load(ordering: .relaxed)),
         ]
         let deltas = reported.withLock { reported in
             counters.map { counter -> Int in
