@@ -1,6 +1,7 @@
 import NIOCore
 import ParleyDebugger
 import ParleyDrawer
+import ParleyTelemetry
 
 /// What the web debugger shows and does, supplied by parleyd: the history, the diff, replay, the peers. The web
 /// layer turns HTTP requests into these calls and their answers into JSON; it never reaches the store or the
@@ -33,6 +34,23 @@ public protocol WebDebuggerBackend: Sendable {
     func diff(from: Int64?, to: Int64) async throws -> DebuggerControl.DiffResult
     /// Sends the entry's state to its session's app (`to` nil and `all` false), to the app `to` names, or to all.
     func replay(_ sequence: Int64, to: String?, all: Bool) async throws -> DebuggerControl.ReplayResult
+
+    /// A session's timeline: its states, log records and spans merged by time, those `query` selects, paged by
+    /// position; `total` counts every one selected.
+    func timeline(_ query: TimelineQuery) async throws -> HistoryPage<TimelineItem>
+    /// Where the item of `kind` with `id` is among the items `query` selects (its offset and limit aside), and
+    /// whether it is selected itself (when not, the offset counts the selected items before it); nil if it is not
+    /// an item of `query`'s session.
+    func timelinePosition(kind: TimelineItem.Kind, id: Int64, query: TimelineQuery) async throws -> (offset: Int, matches: Bool)?
+    func logRecord(_ id: Int64) async throws -> StoredLogRecord
+    func span(_ id: Int64) async throws -> StoredSpan
+    /// Recent traces, newest first: those with spans from `session`, or from any session when nil.
+    func traces(session: Int64?, limit: Int) async throws -> [TraceSummary]
+    /// Every stored span of the trace whose id is `idOrPrefix` or starts with it.
+    func trace(_ idOrPrefix: String) async throws -> [StoredSpan]
+    /// The newest state `session` recorded at or before `time` (the app's state when a log line was written or a
+    /// span began); nil when it recorded none that early.
+    func state(before time: UnixNanos, session: Int64) async throws -> EntrySummary?
 
     /// Writes the session in the export format, piece by piece.
     func export(session: Int64, into write: (ByteBuffer) async throws -> Void) async throws

@@ -5,6 +5,7 @@ import ParleyControl
 import ParleyDebugger
 import ParleyDrawer
 import ParleyHistory
+import ParleyTelemetry
 import ParleyWeb
 import Synchronization
 
@@ -68,6 +69,52 @@ struct DaemonWebBackend: WebDebuggerBackend {
     func replay(_ sequence: Int64, to: String?, all: Bool) async throws -> DebuggerControl.ReplayResult {
         try await debugger.replay(DebuggerControl.Replay(sequence: sequence, to: to, all: all))
     }
+
+    func timeline(_ query: TimelineQuery) async throws -> HistoryPage<TimelineItem> {
+        try await store.timeline(query)
+    }
+
+    func timelinePosition(kind: TimelineItem.Kind, id: Int64, query: TimelineQuery) async throws -> (offset: Int, matches: Bool)? {
+        if let offset = try await store.timelinePosition(kind: kind, id: id, query: query) { return (offset, true) }
+        // Left out by the filter, or not in the session: where it would be is the count of selected items before its
+        // time (selected items at its very time are counted after it).
+        guard let time = try await time(of: kind, id: id, session: query.session) else { return nil }
+        var all = query
+        (all.offset, all.limit) = (0, 0)
+        var from = all
+        from.since = time
+        let before = try await store.timeline(all).total - store.timeline(from).total
+        return (max(0, before), false)
+    }
+
+    /// Where an item of `session` sits on its timeline; nil when there is no such item in it.
+    private func time(of kind: TimelineItem.Kind, id: Int64, session: Int64) async throws -> UnixNanos? {
+        do {
+            switch kind {
+            case .state:
+                let entry = try await store.entry(id, includeScreenshot: false).summary
+                return entry.session == session ? UnixNanos(UInt64(max(0, (entry.time.timeIntervalSince1970 * 1000).rounded())) * 1_000_000) : nil
+            case .log:
+                let log = try await store.logRecord(id)
+                return log.session == session ? log.record.time : nil
+            case .span:
+                let span = try await store.span(id)
+                return span.session == session ? span.span.start : nil
+            }
+        } catch .noSuchEntry, .noSuchLogRecord, .noSuchSpan {
+            return nil
+        }
+    }
+
+    func logRecord(_ id: Int64) async throws -> StoredLogRecord { try await store.logRecord(id) }
+
+    func span(_ id: Int64) async throws -> StoredSpan { try await store.span(id) }
+
+    func traces(session: Int64?, limit: Int) async throws -> [TraceSummary] { try await store.traces(session: session, limit: limit) }
+
+    func trace(_ idOrPrefix: String) async throws -> [StoredSpan] { try await store.trace(idOrPrefix) }
+
+    func state(before time: UnixNanos, session: Int64) async throws -> EntrySummary? { try await store.state(before: time, session: session) }
 
     func export(session: Int64, into write: (ByteBuffer) async throws -> Void) async throws {
         var cursor: HistoryExportCursor?

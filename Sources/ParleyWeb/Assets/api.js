@@ -81,6 +81,18 @@ export const api = {
     getJSON(`/api/sessions/${id}/entries${query({ offset, limit, ...filterParameters(filter) })}`, { signal }),
   position: (id, sequence, filter, signal) =>
     getJSON(`/api/sessions/${id}/position${query({ sequence, ...filterParameters(filter) })}`, { signal }),
+  /** A page of the session's timeline: {items: [{kind, time, item}], total, offset}; `filter` as items.js's
+   *  timelineParameters gives it ({kinds, level, label, q}). */
+  timeline: (id, { offset = 0, limit = 200, ...filter } = {}, signal) =>
+    getJSON(`/api/sessions/${id}/timeline${query({ offset, limit, ...filter })}`, { signal }),
+  timelinePosition: (id, kind, itemId, filter, signal) =>
+    getJSON(`/api/sessions/${id}/timeline/position${query({ kind, id: itemId, ...filter })}`, { signal }),
+  /** {entry}: the newest state the session recorded before `time` (ns), or null. */
+  stateAt: (id, time, signal) => getJSON(`/api/sessions/${id}/state-at${query({ time })}`, { signal }),
+  log: (id, signal) => getJSON(`/api/logs/${id}`, { signal }),
+  span: (id, signal) => getJSON(`/api/spans/${id}`, { signal }),
+  traces: ({ session, limit } = {}, signal) => getJSON(`/api/traces${query({ session, limit })}`, { signal }),
+  trace: (traceId, signal) => getJSON(`/api/traces/${encodeURIComponent(traceId)}`, { signal }),
   entry: (seq, signal) => getJSON(`/api/entries/${seq}`, { signal }),
   /** The state exactly as the app sent it, as text. */
   stateText: async (seq, signal) => (await request(`/api/entries/${seq}/state`, { signal })).text(),

@@ -63,7 +63,9 @@ export class EntryPane {
       h('div', { class: 'tree-box' }, this.tree.element),
     );
     this.body = h('div', { class: 'entry-body' }, this.shot, this.stateColumn);
-    this.element = h('section', { class: 'entry-pane' }, this.head, this.body);
+    // Beside a log line or a span: which state this is (the newest recorded before it).
+    this.context = h('div', { class: 'state-context', role: 'note', hidden: true });
+    this.element = h('section', { class: 'entry-pane' }, this.context, this.head, this.body);
 
     let searchTimer = null;
     this.searchInput.addEventListener('input', () => {
@@ -83,7 +85,23 @@ export class EntryPane {
 
   showPlaceholder() {
     this.seq = null;
-    clear(this.head).appendChild(h('p', { class: 'placeholder', text: 'Select an entry in the timeline (click, ↑/↓ or j/k, Home/End).' }));
+    clear(this.head).appendChild(h('p', { class: 'placeholder', text: 'Select an entry, a log line or a span in the timeline (click, ↑/↓ or j/k, Home/End).' }));
+    this.body.hidden = true;
+  }
+
+  /** A note above the entry saying why this state is shown (null: none). */
+  setContext(content) {
+    clear(this.context);
+    this.context.hidden = !content;
+    if (content) this.context.append(content);
+  }
+
+  /** No entry to show, and why. */
+  showNone(text) {
+    this.destroy();
+    this.seq = null;
+    this.info = null;
+    clear(this.head).appendChild(h('p', { class: 'placeholder', text }));
     this.body.hidden = true;
   }
 

@@ -8,6 +8,7 @@ import { SessionsView } from './sessions.js';
 import { SessionView } from './session.js';
 import { PeersView } from './peers.js';
 import { DrawerView } from './drawer.js';
+import { TracesView, TraceView } from './traces.js';
 
 const container = document.getElementById('view');
 let current = null;
@@ -23,7 +24,8 @@ function notFound(route) {
 
 function show(route) {
   for (const link of document.querySelectorAll('[data-nav]')) {
-    const active = link.dataset.nav === (route.name === 'peers' || route.name === 'drawers' ? route.name : 'sessions');
+    const section = { peers: 'peers', drawers: 'drawers', traces: 'traces', trace: 'traces' }[route.name] ?? 'sessions';
+    const active = link.dataset.nav === section;
     link.classList.toggle('active', active);
     if (active) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -39,7 +41,15 @@ function show(route) {
       break;
     case 'session':
     case 'entry':
+    case 'log':
+    case 'span':
       current = new SessionView(route);
+      break;
+    case 'traces':
+      current = new TracesView(route);
+      break;
+    case 'trace':
+      current = new TraceView(route);
       break;
     case 'peers':
       current = new PeersView();

@@ -2,6 +2,10 @@
 //   /                                     sessions
 //   /sessions/{id}                        a session's timeline
 //   /sessions/{id}/entries/{seq}?diff=N   an entry (diffed against N, else the previous entry)
+//   /sessions/{id}/logs/{log}             a log record, beside the state the app had then
+//   /sessions/{id}/spans/{span}           a span, beside the state the app had when it started
+//   /traces?session=N                     recent traces (of one session)
+//   /traces/{traceID}?span=N              a trace as a waterfall (span N selected)
 //   /peers                                peers
 //   /drawers                              connected apps' debug drawers
 
@@ -9,14 +13,18 @@ import routes from './routes.js';
 
 const listeners = new Set();
 
-// Each view's path as a pattern: its `:name` parts are numbers.
-const views = routes.views.map((view) => ({
-  name: view.name,
-  path: view.path,
-  keys: Array.from(view.path.matchAll(/:(\w+)/g), (match) => match[1]),
-  query: view.query ?? [],
-  pattern: new RegExp(`^${view.path.replace(/:\w+/g, '(\\d+)')}$`),
-}));
+// Each view's path as a pattern: its `:name` parts are numbers, or hexadecimal text for those listed in `hex`.
+const views = routes.views.map((view) => {
+  const hex = new Set(view.hex ?? []);
+  return {
+    name: view.name,
+    path: view.path,
+    keys: Array.from(view.path.matchAll(/:(\w+)/g), (match) => match[1]),
+    hex,
+    query: view.query ?? [],
+    pattern: new RegExp(`^${view.path.replace(/:(\w+)/g, (_, key) => (hex.has(key) ? '([0-9A-Fa-f]+)' : '(\\d+)'))}$`),
+  };
+});
 
 const number = (text) => (text !== null && /^\d+$/.test(text) ? Number(text) : null);
 
@@ -27,7 +35,7 @@ export function parse(location = window.location) {
     const match = view.pattern.exec(path);
     if (!match) continue;
     const route = { name: view.name };
-    view.keys.forEach((key, index) => (route[key] = Number(match[index + 1])));
+    view.keys.forEach((key, index) => (route[key] = view.hex.has(key) ? match[index + 1].toLowerCase() : Number(match[index + 1])));
     for (const key of view.query) route[key] = number(query.get(key));
     route.query = query;
     return route;

@@ -1,6 +1,8 @@
-// A session: its header (app, host, peer, times, counts, export, delete), the timeline on the left and the
-// selected entry on the right. Serves /sessions/{id} and /sessions/{id}/entries/{seq}?diff=N; moving between
-// entries of the same session keeps the view (and the timeline's place).
+// A session: its header (app, host, peer, times, counts, export, traces, delete), the timeline on the left and
+// what is selected on the right: an entry (its screenshot and state), or a log line or span above the state the app
+// had at that moment. Serves /sessions/{id}, /sessions/{id}/entries/{seq}?diff=N, /sessions/{id}/logs/{log} and
+// /sessions/{id}/spans/{span}, each with the timeline's filter in its query; moving between items of the same
+// session keeps the view (and the timeline's place).
 import { h, clear, isEditable } from './dom.js';
 import { api } from './api.js';
 import { bytes, dateTime, timeTitle, shortID, count, pathText } from './format.js';
@@ -8,7 +10,18 @@ import { navigate, urls } from './router.js';
 import { subscribe, connected, staleMark } from './live.js';
 import { Timeline } from './timeline.js';
 import { EntryPane } from './entry.js';
+import { ItemPane } from './detail.js';
+import { itemKey, filterFromQuery, withFilter, sameFilter } from './items.js';
+import { formatDuration, nanos, isoNanos } from './telemetry.js';
 import { toast, showError, errorPanel, confirmAction } from './notify.js';
+
+/** The timeline row a route selects: an entry, a log record or a span; null for the session alone. */
+function routeKey(route) {
+  if (route.name === 'entry') return itemKey('state', route.seq);
+  if (route.name === 'log') return itemKey('log', route.log);
+  if (route.name === 'span') return itemKey('span', route.span);
+  return null;
+}
 
 function pinStorageKey(id) {
   return `parley.pin.${id}`;
@@ -18,6 +31,8 @@ export class SessionView {
   constructor(route) {
     this.id = route.id;
     this.route = route;
+    this.filter = filterFromQuery(route.query);
+    this.itemRequest = 0;
     this.session = null;
     this.unsubscribe = [];
     this.element = h('div', { class: 'session-view' }, h('p', { class: 'placeholder', text: 'Loading the session…' }));
@@ -26,29 +41,28 @@ export class SessionView {
   }
 
   matches(route) {
-    return (route.name === 'session' || route.name === 'entry') && route.id === this.id;
+    return ['session', 'entry', 'log', 'span'].includes(route.name) && route.id === this.id;
   }
 
   async load() {
     // The first page of entries is fetched while the session is: neither waits for the other.
     const timeline = new Timeline({
       sessionId: this.id,
-      onActivate: (entry, { replace }) => this.go(entry.sequence, this.route.diff ?? null, { replace }),
+      filter: this.filter,
+      onActivate: (row, { replace }) => this.goTo(row, { replace }),
       onPickDiff: (entry) => {
-        if (this.route.seq === undefined) {
+        if (this.route.name !== 'entry') {
           toast('Select an entry first, then pick the one to compare it with (⇄).');
           return;
         }
         this.go(this.route.seq, entry.sequence === this.route.seq ? null : entry.sequence);
       },
-      onTotal: (total, filtered) => {
-        if (!filtered && this.session && this.header && total > this.session.entryCount) {
-          this.session.entryCount = total;
-          this.renderHeader();
-        }
+      onFilter: (filter) => {
+        this.filter = filter;
+        navigate(withFilter(window.location.pathname + window.location.search, filter), { replace: true });
       },
     });
-    timeline.selectedSeq = this.route.seq ?? null;
+    timeline.selectedKey = routeKey(this.route);
     const started = timeline.start();
     const filters = api.filters();
     filters.catch(() => {}); // reported below, once the view is there
@@ -82,12 +96,17 @@ export class SessionView {
       pin,
       onDiffBase: (seq) => this.timeline.setDiffBase(seq),
     });
+    this.itemPane = new ItemPane();
     this.header = h('header', { class: 'session-head' });
     this.renderHeader();
-    clear(this.element).append(this.header, h('div', { class: 'session-body' }, this.timeline.element, this.entryPane.element));
+    clear(this.element).append(
+      this.header,
+      h('div', { class: 'session-body' }, this.timeline.element, h('div', { class: 'detail-column' }, this.itemPane.element, this.entryPane.element)),
+    );
     document.addEventListener('keydown', this.keydown);
     this.unsubscribe.push(
       subscribe('entry', (entry) => this.liveEntry(entry)),
+      subscribe('telemetry', (event) => this.liveTelemetry(event)),
       subscribe('session', (event) => this.liveSession(event)),
       subscribe('resync', () => this.resync()),
       subscribe('connection', () => {
@@ -103,17 +122,95 @@ export class SessionView {
   }
 
   go(seq, diff, { replace = false } = {}) {
-    navigate(urls.entry(this.id, seq, diff), { replace });
+    navigate(withFilter(urls.entry(this.id, seq, diff), this.filter), { replace });
+  }
+
+  /** The timeline's row chosen: an entry keeps the diff asked for; a log line or span opens beside its state. */
+  goTo(row, { replace = false } = {}) {
+    if (row.kind === 'state') this.go(row.id, this.route.name === 'entry' ? (this.route.diff ?? null) : null, { replace });
+    else navigate(withFilter(urls[row.kind](this.id, row.id), this.filter), { replace }); // the views 'log' and 'span'
   }
 
   update(route) {
     this.route = route;
     if (!this.timeline) return; // still loading; load() applies the route
+    const filter = filterFromQuery(route.query);
+    if (!sameFilter(filter, this.filter)) {
+      this.filter = filter;
+      this.timeline.setFilter(filter);
+    }
+    this.timeline.select(routeKey(route));
+    if (route.name === 'log' || route.name === 'span') {
+      this.showItem(route.name, route.name === 'log' ? route.log : route.span);
+      document.title = `${route.name} ${route.name === 'log' ? route.log : route.span} · ${this.session.appName} · Parley`;
+      return;
+    }
+    this.itemRequest += 1;
+    this.itemPane.hide();
+    this.entryPane.setContext(null);
+    this.timeline.setShownState(null);
     const seq = route.name === 'entry' ? route.seq : null;
-    this.timeline.select(seq);
     this.entryPane.show(seq, route.name === 'entry' ? route.diff : null);
     if (seq === null) this.timeline.setDiffBase(null);
     document.title = seq !== null ? `#${seq} · ${this.session.appName} · Parley` : `${this.session.appName} · session ${this.id} · Parley`;
+  }
+
+  /** A log line or a span, above the newest state the app recorded before it (the state it was in then). */
+  async showItem(kind, id) {
+    const request = ++this.itemRequest;
+    const current = () => request === this.itemRequest && !this.destroyed;
+    const row = this.timeline.rowByKey(itemKey(kind, id));
+    let stored = row ? row.item : null;
+    if (!stored) {
+      this.itemPane.loading(kind, id);
+      try {
+        stored = await (kind === 'log' ? api.log(id) : api.span(id));
+      } catch (error) {
+        if (!current() || error.name === 'AbortError') return;
+        this.itemPane.error(error, `${kind === 'log' ? 'Log record' : 'Span'} ${id}`);
+        this.entryPane.setContext(null);
+        this.entryPane.showNone('Nothing to show beside it.');
+        return;
+      }
+      if (!current()) return;
+    }
+    if (stored.session !== this.id) {
+      this.itemPane.elsewhere(kind, stored);
+      this.entryPane.setContext(null);
+      this.entryPane.showNone('');
+      return;
+    }
+    this.itemPane.show(kind, stored);
+    const time = kind === 'log' ? stored.record.timeUnixNano : stored.span.startTimeUnixNano;
+    const what = kind === 'log' ? 'this log line was written' : 'this span started';
+    let answer;
+    try {
+      answer = await api.stateAt(this.id, time);
+    } catch (error) {
+      if (!current()) return;
+      this.entryPane.setContext(errorPanel(error, 'Could not find the state at that moment'));
+      this.entryPane.showNone('');
+      return;
+    }
+    if (!current()) return;
+    const entry = answer.entry;
+    this.timeline.setShownState(entry ? entry.sequence : null);
+    if (!entry) {
+      this.entryPane.setContext(null);
+      this.entryPane.showNone(`No state was recorded before ${what}: the app had not sent one yet.`);
+      return;
+    }
+    const before = (nanos(time) ?? 0n) - (isoNanos(entry.time) ?? 0n);
+    this.entryPane.setContext(
+      h(
+        'p',
+        null,
+        h('strong', { text: `The app’s state when ${what}: ` }),
+        h('a', { href: withFilter(urls.entry(this.id, entry.sequence, null), this.filter), 'data-link': '', text: `#${entry.sequence}` }),
+        `, the newest state recorded before it (${before > 0n ? `${formatDuration(before)} earlier` : 'at the same millisecond'}).`,
+      ),
+    );
+    this.entryPane.show(entry.sequence, null);
   }
 
   setPin(path) {
@@ -161,10 +258,13 @@ export class SessionView {
         h('dd', { title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : stale ? '?' : '—' }),
         h('dt', { text: 'entries' }),
         h('dd', { class: 'entry-count', text: `${s.entryCount.toLocaleString()} (${bytes(s.bytes)})` }),
+        typeof s.logCount === 'number' ? [h('dt', { text: 'logs' }), h('dd', { class: 'log-count', text: s.logCount.toLocaleString() })] : null,
+        typeof s.spanCount === 'number' ? [h('dt', { text: 'spans' }), h('dd', { class: 'span-count', text: s.spanCount.toLocaleString() })] : null,
       ),
       h(
         'div',
         { class: 'session-actions' },
+        h('a', { class: 'button small', href: `${urls.traces(s.id)}`, 'data-link': '', title: 'The traces this app took part in', text: 'Traces' }),
         h('a', { class: 'button small', href: api.exportURL(s.id), download: `parley-session-${s.id}.jsonl`, title: 'Download the session (JSON lines)', text: 'Export' }),
         h('button', {
           type: 'button',
@@ -203,6 +303,18 @@ export class SessionView {
     const cell = this.header.querySelector('.entry-count');
     if (cell) cell.textContent = `${this.session.entryCount.toLocaleString()} (${bytes(this.session.bytes)})`;
     this.timeline.liveEntry(entry);
+  }
+
+  liveTelemetry(event) {
+    if (event.session !== this.id) return;
+    for (const [key, added] of [['logCount', event.logCount], ['spanCount', event.spanCount]]) {
+      if (typeof this.session[key] === 'number') this.session[key] += added || 0;
+    }
+    const logs = this.header.querySelector('.log-count');
+    if (logs) logs.textContent = this.session.logCount.toLocaleString();
+    const spans = this.header.querySelector('.span-count');
+    if (spans) spans.textContent = this.session.spanCount.toLocaleString();
+    this.timeline.liveTelemetry(event);
   }
 
   liveSession(event) {

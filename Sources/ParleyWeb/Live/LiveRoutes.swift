@@ -52,6 +52,7 @@ extension WebEvent {
         let data: ByteBuffer =
             switch self {
             case .entry(let entry): try WebJSON.encode(entry)
+            case .telemetry(let telemetry): try WebJSON.encode(TelemetryArrival(telemetry))
             case .sessionStarted(let session): try WebJSON.encode(SessionChange(change: "started", session: session))
             case .sessionEnded(let session): try WebJSON.encode(SessionChange(change: "ended", session: session))
             case .sessionDeleted(let id): try WebJSON.encode(SessionDeleted(session: .init(id: id)))
@@ -66,15 +67,41 @@ extension WebEvent {
     }
 }
 
+/// `telemetry`'s data: `{"session", "logCount", "spanCount", "items"}`, the items as the timeline lists them (in
+/// time order), or `null` past ``WebTelemetry/itemsSentLive``.
+struct TelemetryArrival: Encodable {
+    let telemetry: WebTelemetry
+
+    init(_ telemetry: WebTelemetry) { self.telemetry = telemetry }
+
+    private enum CodingKeys: String, CodingKey { case session, logCount, spanCount, items }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(telemetry.session, forKey: .session)
+        try container.encode(telemetry.logs.count, forKey: .logCount)
+        try container.encode(telemetry.spans.count, forKey: .spanCount)
+        guard telemetry.logs.count + telemetry.spans.count <= WebTelemetry.itemsSentLive else {
+            try container.encodeNil(forKey: .items)
+            return
+        }
+        let items = (telemetry.logs.map { WebTimelineItem(item: .log($0)) } + telemetry.spans.map { WebTimelineItem(item: .span($0)) })
+        // Stable: records of one time keep the order the app sent them in.
+        let ordered = items.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        try container.encode(ordered, forKey: .items)
+    }
+}
+
 extension WebEvent {
     /// The names pages listen for, listed in Assets/routes.js (``WebPageManifest``).
     enum Name: String, Sendable, Decodable, CaseIterable {
-        case entry, session, peers, drawer
+        case entry, telemetry, session, peers, drawer
     }
 
     var name: Name {
         switch self {
         case .entry: .entry
+        case .telemetry: .telemetry
         case .sessionStarted, .sessionEnded, .sessionDeleted: .session
         case .peersChanged: .peers
         case .drawer: .drawer

@@ -36,13 +36,15 @@ public struct WebAssets: Sendable {
     public static let builtIn: [String: WebAsset] = Dictionary(
         uniqueKeysWithValues: [
             ("api.js", PackageResources.api_js), ("app.css", PackageResources.app_css), ("clipboard.js", PackageResources.clipboard_js),
-            ("diffview.js", PackageResources.diffview_js), ("dom.js", PackageResources.dom_js), ("drawer.js", PackageResources.drawer_js),
-            ("entry.js", PackageResources.entry_js), ("favicon.svg", PackageResources.favicon_svg), ("format.js", PackageResources.format_js),
-            ("index.html", PackageResources.index_html), ("json.js", PackageResources.json_js), ("live.js", PackageResources.live_js),
-            ("main.js", PackageResources.main_js), ("notify.js", PackageResources.notify_js), ("peers.js", PackageResources.peers_js),
-            ("router.js", PackageResources.router_js), ("routes.js", PackageResources.routes_js), ("search.js", PackageResources.search_js),
-            ("session.js", PackageResources.session_js), ("sessions.js", PackageResources.sessions_js),
-            ("timeline.js", PackageResources.timeline_js), ("tree.js", PackageResources.tree_js),
+            ("detail.js", PackageResources.detail_js), ("diffview.js", PackageResources.diffview_js), ("dom.js", PackageResources.dom_js),
+            ("drawer.js", PackageResources.drawer_js), ("entry.js", PackageResources.entry_js), ("favicon.svg", PackageResources.favicon_svg),
+            ("format.js", PackageResources.format_js), ("index.html", PackageResources.index_html), ("items.js", PackageResources.items_js),
+            ("json.js", PackageResources.json_js), ("live.js", PackageResources.live_js), ("main.js", PackageResources.main_js),
+            ("notify.js", PackageResources.notify_js), ("peers.js", PackageResources.peers_js), ("router.js", PackageResources.router_js),
+            ("routes.js", PackageResources.routes_js), ("search.js", PackageResources.search_js), ("session.js", PackageResources.session_js),
+            ("sessions.js", PackageResources.sessions_js), ("telemetry.js", PackageResources.telemetry_js),
+            ("timeline.js", PackageResources.timeline_js), ("traces.js", PackageResources.traces_js), ("tree.js", PackageResources.tree_js),
+            ("waterfall.js", PackageResources.waterfall_js),
         ].map { name, bytes in (name, WebAsset(name: name, bytes: bytes)) }
     )
 

@@ -32,7 +32,7 @@ struct LiveRoutesTests {
                     data: {"action":"add","screenshotSize":0,"sequence":42,"session":7,"stateSize":10,"time":"2025-11-24T16:00:00.000Z"}
 
                     event: session
-                    data: {"change":"started","session":{"appName":"Listr","bytes":0,"ended":null,"entryCount":0,"host":null,"id":3,"imported":false,"kind":"parley","live":true,"peerID":"p","started":"2025-11-24T16:00:00.000Z"}}
+                    data: {"change":"started","session":{"appName":"Listr","bytes":0,"ended":null,"entryCount":0,"host":null,"id":3,"imported":false,"kind":"parley","live":true,"logCount":0,"peerID":"p","spanCount":0,"started":"2025-11-24T16:00:00.000Z"}}
 
                     event: session
                     data: {"change":"deleted","session":{"id":3}}
@@ -58,6 +58,25 @@ struct LiveRoutesTests {
         #expect(text.hasPrefix("event: session\ndata: {\"change\":\"ended\",\"session\":{"))
         #expect(text.contains("\"live\":false"))
         #expect(text.hasSuffix("}\n\n"))
+    }
+
+    @Test("stored log records and spans are one `telemetry` event: the counts, and the items in time order as the timeline lists them; past the cap, the counts alone")
+    func telemetry() throws {
+        let text = String(buffer: try WebEvent.telemetry(WebTelemetry(session: 1, logs: FakeBackend.logs, spans: FakeBackend.spans)).serverSentEvent())
+        #expect(text.hasPrefix("event: telemetry\ndata: "))
+        #expect(text.hasSuffix("}\n\n"))
+        let data = try #require(text.split(separator: "\n").first { $0.hasPrefix("data: ") }?.dropFirst(6))
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any])
+        #expect(event["session"] as? Int == 1)
+        #expect(event["logCount"] as? Int == 3)
+        #expect(event["spanCount"] as? Int == 2)
+        let items = try #require(event["items"] as? [[String: Any]])
+        #expect(TimelineRoutesTests.keys(items) == ["log:3", "span:1", "span:2", "log:1", "log:2"])
+        #expect(items[3]["time"] as? String == "1764000010500000123")
+
+        let many = (0...WebTelemetry.itemsSentLive).map { StoredLogRecord(id: Int64($0), session: 1, record: FakeBackend.logs[0].record) }
+        let flood = String(buffer: try WebEvent.telemetry(WebTelemetry(session: 1, logs: many, spans: [])).serverSentEvent())
+        #expect(flood == "event: telemetry\ndata: {\"items\":null,\"logCount\":201,\"session\":1,\"spanCount\":0}\n\n")
     }
 
     /// A feed over events the test sends, counting how often it subscribed.

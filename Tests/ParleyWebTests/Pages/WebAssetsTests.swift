@@ -24,7 +24,11 @@ struct WebAssetsTests {
     @Test("routes.js lists the views parleyd serves the page at and every live event it sends")
     func manifest() throws {
         let manifest = WebPageManifest.builtIn
-        #expect(manifest.views.map(\.path) == ["/", "/peers", "/drawers", "/sessions/:id", "/sessions/:id/entries/:seq"])
+        #expect(
+            manifest.views.map(\.path) == [
+                "/", "/peers", "/drawers", "/traces", "/traces/:trace", "/sessions/:id", "/sessions/:id/entries/:seq", "/sessions/:id/logs/:log",
+                "/sessions/:id/spans/:span",
+            ])
         #expect(Set(manifest.liveEvents) == Set(WebEvent.Name.allCases))
         #expect(throws: WebPageManifest.ManifestError.self) {
             _ = try WebPageManifest(module: Array("// routes\nexport default {\"views\": [], \"liveEvents\": [\"entry\"]};\n".utf8))
@@ -35,7 +39,10 @@ struct WebAssetsTests {
     func pages() async throws {
         let web = WebTestServer()
         try await web.test { client in
-            for path in ["/", "/peers", "/drawers", "/sessions/1", "/sessions/1/entries/10?diff=9"] {
+            for path in [
+                "/", "/peers", "/drawers", "/sessions/1", "/sessions/1/entries/10?diff=9", "/sessions/1/logs/2?level=warning", "/sessions/1/spans/1",
+                "/traces?session=1", "/traces/4bf92f3577b34da6a3ce929d0e0e4736?span=1",
+            ] {
                 try await client.execute(uri: path, method: .get) { response throws in
                     #expect(response.status == .ok, "\(path)")
                     #expect(response.headers[.contentType] == "text/html; charset=utf-8")

@@ -3,6 +3,7 @@ import NIOCore
 import ParleyDebugger
 import ParleyDrawer
 import ParleyJSON
+import ParleyTelemetry
 import ParleyWeb
 import Synchronization
 
@@ -12,7 +13,7 @@ import Synchronization
 final class FakeBackend: WebDebuggerBackend {
     /// The backend's own errors, which ``problem(for:)`` turns into statuses; `.broken` it does not know.
     enum Failure: Error {
-        case noSuchSession, noSuchEntry, sessionLive, noApps, noSuchApp, broken
+        case noSuchSession, noSuchEntry, sessionLive, noApps, noSuchApp, noSuchLogRecord, noSuchSpan, noSuchTrace, broken
     }
 
     struct Changes {
@@ -21,6 +22,7 @@ final class FakeBackend: WebDebuggerBackend {
         var drawerValues: [(app: String, item: String, value: DrawerValue)] = []
         var imported: [String] = []
         var lastFilter: ActionTextFilter?
+        var lastTimelineQuery: TimelineQuery?
     }
 
     static let started = Date(timeIntervalSince1970: 1_764_000_000)
@@ -173,6 +175,9 @@ final class FakeBackend: WebDebuggerBackend {
         case .noSuchSession: WebProblem.notFound("no session")
         case .noSuchEntry: WebProblem.notFound("no entry")
         case .noSuchApp: WebProblem.notFound("no app")
+        case .noSuchLogRecord: WebProblem.notFound("no log record")
+        case .noSuchSpan: WebProblem.notFound("no span")
+        case .noSuchTrace: WebProblem.notFound("no trace")
         case .sessionLive: WebProblem.conflict("the session is live")
         case .noApps: WebProblem(.conflict, "No app to replay to", detail: "no debugger app is connected")
         case .broken, nil: nil
