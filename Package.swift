@@ -19,6 +19,8 @@ let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
 let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
 let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
+let tracing = Target.Dependency.product(name: "Tracing", package: "swift-distributed-tracing")
+let instrumentation = Target.Dependency.product(name: "Instrumentation", package: "swift-distributed-tracing")
 
 let package = Package(
     name: "Parley",
@@ -36,10 +38,14 @@ let package = Package(
         .library(name: "ParleyJSON", targets: ["ParleyJSON"]),
         .library(name: "ParleyDebugger", targets: ["ParleyDebugger"]),
         .library(name: "ParleyTelemetry", targets: ["ParleyTelemetry"]),
+        .library(name: "ParleyLogging", targets: ["ParleyLogging"]),
+        .library(name: "ParleyTracing", targets: ["ParleyTracing"]),
         .executable(name: "parley-example", targets: ["ParleyExample"]),
         .executable(name: "parley-test-peer", targets: ["ParleyTestPeer"]),
         .executable(name: "parley-bench", targets: ["ParleyBench"]),
         .executable(name: "parley-debugger-bench", targets: ["DebuggerBench"]),
+        .executable(name: "parley-telemetry-bench", targets: ["TelemetryBench"]),
+        .executable(name: "parley-traced-http", targets: ["ParleyTracedHTTP"]),
         .executable(name: "listr-example", targets: ["ListrExample"]),
         .executable(name: "parleyctl", targets: ["ParleyCtl"]),
         .executable(name: "parleyd", targets: ["Parleyd"]),
@@ -57,6 +63,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // Only for parley-traced-http, the example and test tool of a traced HTTP client (AsyncHTTPClient traces its
+        // requests through InstrumentationSystem). Its one trait (an unstable HTTP API) is off by default.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // OTLP's protobuf messages; the Swift code is generated once from Protos/ (scripts/generate-otlp) and committed.
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         // gzip for OTLP request bodies (zlib, inflated within a size limit).
@@ -135,9 +145,14 @@ let package = Package(
         // parleyd through the discovery backend the app passes, as a transceiver does, so it links no C library.
         .target(
             name: "ParleyRemoteDebugger",
-            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", nioCore, nioPosix, logging],
+            dependencies: ["Parley", "ParleyDebugger", "ParleyWire", "ParleyDiscovery", "ParleyTelemetry", nioCore, nioPosix, logging, instrumentation],
             swiftSettings: strict
         ),
+        // The app's logs and traced requests on the debugger's timeline: a swift-log handler and a
+        // swift-distributed-tracing tracer, both sending through ParleyRemoteDebugger's TelemetryExporter (which
+        // finds parleyd as RemoteDebugger does). No C, no Avahi: the app passes its discovery backend.
+        .target(name: "ParleyLogging", dependencies: ["ParleyRemoteDebugger", "ParleyTelemetry", logging, instrumentation], swiftSettings: strict),
+        .target(name: "ParleyTracing", dependencies: ["ParleyRemoteDebugger", "ParleyTelemetry", tracing, instrumentation], swiftSettings: strict),
 
         // The debug drawer. ParleyDrawer: its vocabulary — items, messages, the rules a value set from outside
         // must meet — shared by apps, parleyd, parleyctl and the web debugger. ParleyRemoteDrawer: the API apps use
@@ -206,6 +221,22 @@ let package = Package(
             path: "Benchmarks/ParleyBench",
             swiftSettings: strict
         ),
+        // A Hummingbird server and an AsyncHTTPClient request, each bootstrapped with ParleyTracer and
+        // ParleyLogHandler: the integration tests' traced apps, and an example of the two bootstrap lines.
+        .executableTarget(
+            name: "ParleyTracedHTTP",
+            dependencies: [
+                "ParleyLogging", "ParleyTracing", hummingbird, .product(name: "AsyncHTTPClient", package: "async-http-client"), argumentParser,
+                logging, tracing,
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "TelemetryBench",
+            dependencies: ["ParleyLogging", "ParleyTracing", logging, tracing],
+            path: "Benchmarks/TelemetryBench",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "DebuggerBench",
             dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyJSON", nioCore],
@@ -265,11 +296,26 @@ let package = Package(
         .testTarget(name: "ParleyCommandLineTests", dependencies: ["ParleyCommandLine"], swiftSettings: strict),
         .testTarget(name: "ParleyControlTests", dependencies: ["ParleyControl", "Parley"], swiftSettings: strict),
         .testTarget(name: "ParleyDrawerTests", dependencies: ["ParleyDrawer"], swiftSettings: strict),
+        .testTarget(
+            name: "ParleyLoggingTests",
+            dependencies: ["ParleyLogging", "ParleyTracing", "ParleyRemoteDebugger", "ParleyTelemetry", "Parley", "ParleyTestSupport", logging, tracing],
+            swiftSettings: strict
+        ),
+        // Unit tests of the tracer, and the integration tests: real parleyd, a traced Hummingbird server and a traced
+        // AsyncHTTPClient client, each in its own process.
+        .testTarget(
+            name: "ParleyTracingTests",
+            dependencies: [
+                "ParleyTracing", "ParleyLogging", "ParleyRemoteDebugger", "ParleyTelemetry", "ParleyDebugger", "Parley", "ParleyTestSupport",
+                "ParleyTracedHTTP", "Parleyd", tracing,
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(
             name: "ParleyRemoteDebuggerTests",
-            dependencies: ["ParleyRemoteDebugger", "ParleyDebugger", "ParleyTestSupport", "Parley", nioCore, logging],
+            dependencies: ["ParleyRemoteDebugger", "ParleyDebugger", "ParleyTelemetry", "ParleyTestSupport", "Parley", nioCore, logging],
             swiftSettings: strict
         ),
         .testTarget(

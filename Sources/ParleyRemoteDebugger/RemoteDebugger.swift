@@ -128,6 +128,12 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
     /// Whether a debugger is connected (and, on Parley's protocol, accepts records) right now.
     public var isConnected: Bool { transport.hasDebugger }
 
+    /// The transceiver that carries the records on Parley's protocol (nil on the original framing). Other traffic
+    /// for parleyd can share it — `TelemetryExporter(sharing:)` sends the app's logs and spans over it — so that
+    /// parleyd, which keeps one session per peer, shows them in the same session as the states. Its lifecycle
+    /// stays this client's: ``start()`` runs it and ``stop()`` stops it.
+    public var transceiver: Transceiver? { (transport as? ParleyDebuggerTransport)?.transceiver }
+
     // MARK: - Lifecycle
 
     /// Runs the client in a task it owns and returns at once, so that it can be called from synchronous app code.

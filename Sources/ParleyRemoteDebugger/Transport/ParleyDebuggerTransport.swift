@@ -16,6 +16,26 @@ final class ParleyDebuggerTransport: DebuggerTransport {
         appName: String, location: DebuggerLocation, identity: TransceiverConfiguration.Identity?, sharedSecret: SharedSecret?,
         logger: Logger, events: TransportEvents
     ) {
+        let configuration = Self.transceiverConfiguration(
+            appName: appName, location: location, identity: identity, sharedSecret: sharedSecret, logger: logger
+        )
+        self.transceiver = Transceiver(configuration: configuration)
+        self.events = events
+        self.logger = logger
+        (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream()
+        // Registered before the transceiver starts, so that the hello lists the type and parleyd knows this app
+        // can travel in time.
+        transceiver.receiveRaw(typeName: StateRestore.messageType) { message, peer in
+            await events.stateReceived(message.payload, peer.description)
+        }
+    }
+
+    /// A transceiver that finds and keeps the debugger connected: dials out only, to a static peer for a known
+    /// endpoint or to what discovery finds (both reconnect with backoff). The telemetry exporter's own connection
+    /// is made the same way.
+    static func transceiverConfiguration(
+        appName: String, location: DebuggerLocation, identity: TransceiverConfiguration.Identity?, sharedSecret: SharedSecret?, logger: Logger
+    ) -> TransceiverConfiguration {
         var configuration = TransceiverConfiguration(
             name: appName,
             identity: identity,
@@ -35,15 +55,7 @@ final class ParleyDebuggerTransport: DebuggerTransport {
             // TXT record carries a Parley peer id, which parleyd's advertisement does.
             configuration.discovery = DiscoveryConfiguration(backend: backend, serviceType: serviceType, advertise: false, autoConnect: .all)
         }
-        self.transceiver = Transceiver(configuration: configuration)
-        self.events = events
-        self.logger = logger
-        (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream()
-        // Registered before the transceiver starts, so that the hello lists the type and parleyd knows this app
-        // can travel in time.
-        transceiver.receiveRaw(typeName: StateRestore.messageType) { message, peer in
-            await events.stateReceived(message.payload, peer.description)
-        }
+        return configuration
     }
 
     func run() async throws {

@@ -1,0 +1,23 @@
+import ArgumentParser
+import Logging
+import ParleyLogging
+import ParleyRemoteDebugger
+import ParleyTracing
+import Tracing
+
+extension TelemetryOptions {
+    /// The two bootstrap lines: log lines at `level` and above, and every span, to parleyd (the log lines to
+    /// standard error as well).
+    func bootstrap(defaultName: String, level: Logger.Level) {
+        let appName = appName ?? defaultName
+        let location = DebuggerLocation.endpoint(host: debugger.host, port: debugger.port)
+        LoggingSystem.bootstrap { label in
+            var standardError = StreamLogHandler.standardError(label: label)
+            standardError.logLevel = level
+            return MultiplexLogHandler([standardError, ParleyLogHandler(label: label, appName: appName, debugger: location, level: level)])
+        }
+        InstrumentationSystem.bootstrap(ParleyTracer(appName: appName, debugger: location))
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
