@@ -202,7 +202,7 @@ let package = Package(
             name: "ParleyDaemon",
             dependencies: [
                 "CMallocTuning", "Parley", "ParleyAvahi", "ParleyCommandLine", "ParleyDNSUpdate", "ParleyControl", "ParleyDebugger",
-                "ParleyDrawer", "ParleyHistory", "ParleyJSON", "ParleyTelemetry", "ParleyBlocking", "ParleyWeb", nioCore, nioPosix, logging, metrics,
+                "ParleyDrawer", "ParleyHistory", "ParleyJSON", "ParleyOTLP", "ParleyTelemetry", "ParleyBlocking", "ParleyWeb", nioCore, nioPosix, logging, metrics,
                 prometheus, argumentParser, serviceLifecycle, unixSignals,
             ],
             swiftSettings: strict

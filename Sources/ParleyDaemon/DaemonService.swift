@@ -87,14 +87,22 @@ public struct DaemonService: Sendable {
         let web = makeWebServer(
             transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router, descriptors: descriptors
         )
+        let otlpSink = OTLPHistorySink(store: store, events: debugger.events, logger: logger)
+        let otlp = configuration.otlpListen.map { listen in
+            OTLPReceiver(
+                configuration: OTLPConfiguration(
+                    host: listen.host, port: listen.port, token: configuration.webToken,
+                    extraHostNames: DaemonConfiguration.hostNames(name: configuration.name)),
+                sink: otlpSink, logger: logger)
+        }
 
         // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down
         // in reverse order: first the supervisor (STOPPING=1), then the transceiver drains (replies being computed
         // go out, peers are told, queues flush); the history is closed after both.
         let supervisor = SystemdSupervisor(
             notifier: notifier, logger: logger, waitsForDiscovery: configuration.discovery, transceiver: transceiver,
-            events: events, router: router, debugger: debugger, drawer: drawer, web: web, hangups: hangups, reloader: reloader,
-            announceReady: { webURL in self.announceReady(transceiver, webURL: webURL) }
+            events: events, router: router, debugger: debugger, drawer: drawer, web: web, otlp: otlp, hangups: hangups,
+            reloader: reloader, announceReady: { webURL, otlpEndpoint in self.announceReady(transceiver, webURL: webURL, otlpEndpoint: otlpEndpoint) }
         )
         // The web server after the transceiver: it shuts down first (its pages' live streams end), while the
         // transceiver still answers what they asked.
@@ -102,6 +110,8 @@ public struct DaemonService: Sendable {
             .init(service: transceiver, successTerminationBehavior: .gracefullyShutdownGroup)
         ]
         if let web { services.append(.init(service: web, successTerminationBehavior: .gracefullyShutdownGroup)) }
+        // A receiver that could not listen returns, having said why; parleyd goes on without it.
+        if let otlp { services.append(.init(service: otlp, successTerminationBehavior: .ignore)) }
         services.append(.init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -113,9 +123,11 @@ public struct DaemonService: Sendable {
         do {
             try await group.run()
         } catch {
+            await otlpSink.endAll()
             await debugger.close()
             throw error
         }
+        await otlpSink.endAll()
         await debugger.close()
         withExtendedLifetime(lock) {}
         logger.notice("parleyd stopped")
@@ -127,8 +139,8 @@ public struct DaemonService: Sendable {
         descriptors budget: DescriptorBudget
     ) -> WebServer? {
         guard let listen = configuration.webListen else { return nil }
-        let names = [DaemonConfiguration.defaultName(), DaemonConfiguration.defaultName() + ".local", configuration.name, configuration.name + ".local"]
-        var web = WebConfiguration(host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: names)
+        var web = WebConfiguration(
+            host: listen.host, port: listen.port, token: configuration.webToken, extraHostNames: DaemonConfiguration.hostNames(name: configuration.name))
         web.signInURLHint = WebConfiguration.parleydSignInURLHint
         let share = budget.webConnections(
             wanted: web.maxConnections, parleyConnections: configuration.maxConnections, pendingConnections: configuration.maxPendingConnections
@@ -153,7 +165,7 @@ public struct DaemonService: Sendable {
     }
 
     /// The `parleyd ready` notice for people, then the readiness line on standard output for programs.
-    private func announceReady(_ transceiver: Transceiver, webURL: String?) {
+    private func announceReady(_ transceiver: Transceiver, webURL: String?, otlpEndpoint: String?) {
         let port = transceiver.listeningPort ?? configuration.port
         let discovery = "\(transceiver.discoveryStatus)"
         logAuthenticationMode(port: port)
@@ -167,11 +179,12 @@ public struct DaemonService: Sendable {
                 "data-directory": "\(configuration.dataDirectory)",
                 "control-socket": "\(configuration.controlSocket)",
                 "web": "\(webURL ?? "off")",
+                "otlp": "\(otlpEndpoint ?? "off")",
             ]
         )
         ReadinessLine(
             pid: getpid(), port: port, peerID: transceiver.localPeerID?.description, name: configuration.name,
-            controlSocket: configuration.controlSocket, web: webURL, dataDirectory: configuration.dataDirectory, discovery: discovery
+            controlSocket: configuration.controlSocket, web: webURL, otlp: otlpEndpoint, dataDirectory: configuration.dataDirectory, discovery: discovery
         ).write()
     }
 

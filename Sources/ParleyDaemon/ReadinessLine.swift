@@ -12,6 +12,8 @@ struct ReadinessLine: Sendable, Equatable {
     var controlSocket: String
     /// The web debugger's address without its token; nil when the web debugger is off.
     var web: String?
+    /// The OTLP/HTTP receiver's endpoint (`http://127.0.0.1:4318`); nil when it is off or its port was taken.
+    var otlp: String?
     var dataDirectory: String
     var discovery: String
 
@@ -24,6 +26,7 @@ struct ReadinessLine: Sendable, Equatable {
             ("name", Self.quoted(name)),
             ("controlSocket", Self.quoted(controlSocket)),
             ("web", web.map(Self.quoted) ?? "null"),
+            ("otlp", otlp.map(Self.quoted) ?? "null"),
             ("dataDirectory", Self.quoted(dataDirectory)),
             ("discovery", Self.quoted(discovery)),
         ]

@@ -1,5 +1,6 @@
 import Foundation
 import ParleyJSON
+import ParleyTelemetry
 import GRDB
 import NIOCore
 import ParleyDebugger
@@ -88,11 +89,15 @@ struct SessionSummaryRecord: Decodable, FetchableRecord {
     var bytes: Int64
     var logCount: Int
     var spanCount: Int
+    /// JSON of the resource's attributes, or empty.
+    var resource: String
 
     var summary: SessionSummary {
         SessionSummary(
             id: id, peerID: peerID, appName: appName, kind: kind, host: host.isEmpty ? nil : host, imported: imported,
-            started: started.date, ended: ended?.date, entryCount: entryCount, bytes: bytes, logCount: logCount, spanCount: spanCount
+            started: started.date, ended: ended?.date, entryCount: entryCount, bytes: bytes, logCount: logCount, spanCount: spanCount,
+            // Written by beginSession from attributes it encoded itself; unreadable text would mean another writer.
+            resource: resource.isEmpty ? [:] : (try? JSONDecoder().decode(TelemetryAttributes.self, from: Data(resource.utf8))) ?? [:]
         )
     }
 }

@@ -181,6 +181,10 @@ enum HistorySchema {
                     """
             )
         }
+        migrator.registerMigration("v6: the resource attributes of an OpenTelemetry session") { db in
+            // JSON of the resource's attributes (`service.name`, …) for sessions of kind otlp; empty for the others.
+            try db.execute(sql: "ALTER TABLE session ADD COLUMN resource TEXT NOT NULL DEFAULT ''")
+        }
         return migrator
     }
 }

@@ -5,6 +5,7 @@ import NIOCore
 import ParleyBlocking
 import ParleyDebugger
 import ParleyJSON
+import ParleyTelemetry
 import Synchronization
 
 /// parleyd's debugger history: sessions (one per app connection) and their entries (action, state JSON,
@@ -143,17 +144,23 @@ public final class HistoryStore: Sendable {
 
     // MARK: - Sessions
 
-    /// Starts a session for an app that has just connected.
+    /// Starts a session for an app that has just connected (or, of kind otlp, a service instance that has just
+    /// exported, with its resource's attributes).
     public func beginSession(
-        peerID: String, appName: String, kind: SessionSummary.Kind, host: String? = nil, at start: Date = Date()
+        peerID: String, appName: String, kind: SessionSummary.Kind, host: String? = nil, resource: TelemetryAttributes = [:],
+        at start: Date = Date()
     ) async throws(HistoryStoreError) -> SessionSummary {
         let started = Timestamp(start)
+        let resourceText = resource.isEmpty ? "" : ((try? JSONEncoder().encode(resource)).map { String(decoding: $0, as: UTF8.self) } ?? "")
         let record = try await write("begin a session") { db -> SessionRecord in
             var record = SessionRecord(peerID: peerID, appName: appName, kind: kind, host: host ?? "", started: started)
             try record.insert(db)
+            if !resourceText.isEmpty, let id = record.id {
+                try db.execute(sql: "UPDATE session SET resource = ? WHERE id = ?", arguments: [resourceText, id])
+            }
             return record
         }
-        return SessionSummary(id: record.id ?? 0, peerID: peerID, appName: appName, kind: kind, host: host, started: started.date)
+        return SessionSummary(id: record.id ?? 0, peerID: peerID, appName: appName, kind: kind, host: host, started: started.date, resource: resource)
     }
 
     /// Deletes an ended session with all its entries. A session still recording is refused
@@ -236,7 +243,7 @@ public final class HistoryStore: Sendable {
 
     /// Sessions with their entry count and size, as ``SessionSummaryRecord``s; callers add conditions and GROUP BY.
     static let sessionQuery = """
-        SELECT s.id, s.peerID, s.appName, s.kind, s.host, s.imported, s.started, s.ended,
+        SELECT s.id, s.peerID, s.appName, s.kind, s.host, s.imported, s.started, s.ended, s.resource,
                COUNT(e.sequence) AS entryCount, COALESCE(SUM(e.stateSize + e.screenshotSize), 0) AS bytes,
                (SELECT COUNT(*) FROM logRecord WHERE logRecord.session = s.id) AS logCount,
                (SELECT COUNT(*) FROM span WHERE span.session = s.id) AS spanCount

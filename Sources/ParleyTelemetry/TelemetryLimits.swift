@@ -123,6 +123,11 @@ extension TelemetryLimits {
         for index in span.links.indices { _ = limit(&span.links[index].attributes, depth: 0, cuts: &cuts) }
     }
 
+    /// Cuts a set of attributes of their own (a resource's) to the limits; returns how many were dropped.
+    public func apply(to attributes: inout TelemetryAttributes, cuts: inout TelemetryCuts) -> Int {
+        limit(&attributes, depth: 0, cuts: &cuts)
+    }
+
     /// Keeps the first ``maximumAttributes`` keys in key order (so the same record always keeps the same ones);
     /// returns how many it dropped.
     func limit(_ attributes: inout TelemetryAttributes, depth: Int, cuts: inout TelemetryCuts) -> Int {

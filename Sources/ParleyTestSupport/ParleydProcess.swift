@@ -13,6 +13,8 @@ public struct ParleydReadiness: Decodable, Sendable, Equatable {
     public var controlSocket: String
     /// The web debugger's address without its token; nil when it is off.
     public var web: String?
+    /// The OTLP/HTTP receiver's endpoint; nil when it is off or its port was taken.
+    public var otlp: String?
     public var dataDirectory: String
     public var discovery: String
 
@@ -81,6 +83,7 @@ public final class ParleydProcess: Sendable {
         var environment = environment
         environment["HOME"] = environment["HOME"] ?? directory.path
         environment["PARLEY_WEB_LISTEN"] = environment["PARLEY_WEB_LISTEN"] ?? "127.0.0.1:0"
+        environment["PARLEY_OTLP_LISTEN"] = environment["PARLEY_OTLP_LISTEN"] ?? "127.0.0.1:0"
         child = try ChildProcess(executable, arguments, environment: environment, inheritingEnvironment: false)
         self.directory = directory
     }

@@ -290,7 +290,7 @@ struct ParleydTests {
         let keys = daemon.stdout.split(separator: "\n").first.map { line in
             line.matches(of: /"(\w+)":/).map { String($0.1) }
         }
-        #expect(keys == ["parleyd", "pid", "port", "peerId", "name", "controlSocket", "web", "dataDirectory", "discovery"])
+        #expect(keys == ["parleyd", "pid", "port", "peerId", "name", "controlSocket", "web", "otlp", "dataDirectory", "discovery"])
         #expect(try await daemon.stop() == 0)
         #expect(daemon.stdout.split(separator: "\n").count == 1, "standard output: \(daemon.stdout)")
     }

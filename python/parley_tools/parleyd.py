@@ -3,7 +3,7 @@
 Once parleyd listens (and discovery has settled, and the web debugger listens when it is on), it logs
 "parleyd ready" and writes one JSON line to stdout (docs/operations.md, Logs):
 
-    {"parleyd":"ready","pid":1234,"port":41235,"peerId":"…","name":"…","controlSocket":"…","web":"http://…"|null,
+    {"parleyd":"ready","pid":1234,"port":41235,"peerId":"…","name":"…","controlSocket":"…","web":"http://…"|null,"otlp":"http://…"|null,
      "dataDirectory":"…","discovery":"…"}
 
 `Parleyd` starts the process in a process group of its own, collects its log (stderr) line by line in a thread,
@@ -43,6 +43,8 @@ def clean_environment(**overrides: str) -> dict[str, str]:
     environment = {key: value for key, value in os.environ.items()
                    if not key.startswith("PARLEY_") and key not in ("JOURNAL_STREAM", "NOTIFY_SOCKET")}
     environment.update(overrides)
+    # Tests run side by side: the OTLP receiver on a free port, not on OTLP's default one, which only one could have.
+    environment.setdefault("PARLEY_OTLP_LISTEN", "127.0.0.1:0")
     return environment
 
 
@@ -77,6 +79,7 @@ class Parleyd:
         self.peer_id: str = self.ready["peerId"]
         self.web: str | None = self.ready["web"].rstrip("/") if self.ready["web"] else None
         self.control_socket: str = self.ready["controlSocket"]
+        self.otlp: str | None = self.ready.get("otlp")  # the OTLP/HTTP endpoint; None when off or its port was taken
         self.executable = Path(executable)
 
     def sign_in_url(self, path: str = "/") -> str:

@@ -125,6 +125,9 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("Serve the web debugger's pages from this folder (for working on them).", valueName: "dir"))
     public var webAssetsDirectory: String?
 
+    @Option(name: .long, help: ArgumentHelp("Where parleyd receives OpenTelemetry over HTTP (OTLP), or off (default 127.0.0.1:4318).", valueName: "host:port"))
+    public var otlpListen: String?
+
     public init() {}
 
     /// The values given on the command line, by key.
@@ -165,6 +168,7 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.webListen] = webListen.map(ConfigurationValue.string)
         values[.webTokenFile] = webTokenFile.map(ConfigurationValue.string)
         values[.webAssetsDirectory] = webAssetsDirectory.map(ConfigurationValue.string)
+        values[.otlpListen] = otlpListen.map(ConfigurationValue.string)
         return values
     }
 }

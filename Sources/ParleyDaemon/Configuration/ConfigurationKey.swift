@@ -39,6 +39,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case webListen
     case webTokenFile
     case webAssetsDirectory
+    case otlpListen
 
     public var description: String { rawValue }
 
@@ -120,6 +121,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .webListen: "HOST:PORT ([v6]:PORT for IPv6; port 0: any free port) or off"
         case .webTokenFile: "an absolute path to a file only its owner can access, holding the web debugger's access token (parleyctl secret generate)"
         case .webAssetsDirectory: "an absolute path to a folder holding the web debugger's pages (for working on them; default: the pages built into parleyd)"
+        case .otlpListen: "HOST:PORT ([v6]:PORT for IPv6; port 0: any free port) or off: where parleyd receives OpenTelemetry (OTLP over HTTP)"
         }
     }
 

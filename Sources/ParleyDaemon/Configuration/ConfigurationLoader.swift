@@ -52,6 +52,9 @@ public struct ConfigurationLoader: Sendable {
         {
             throw .conflict("webListen \(web) (from \(configuration.sources[.webListen] ?? .defaults)): \(problem.descriptionNamingSettings)")
         }
+        if let otlp = configuration.otlpListen, configuration.webToken == nil, let problem = OTLPConfiguration(host: otlp.host, port: otlp.port).problem {
+            throw .conflict("otlpListen \(otlp) (from \(configuration.sources[.otlpListen] ?? .defaults)): \(problem)")
+        }
         // Compared as keys: the same 32 bytes in hex in one file and in base64 in the other are the same secret.
         if let token = configuration.webToken, token == configuration.sharedSecret?.fileText.trimmingCharacters(in: .whitespacesAndNewlines) {
             throw .conflict(
@@ -258,13 +261,9 @@ public struct ConfigurationLoader: Sendable {
             guard let on = Self.boolean(value) else { throw bad }
             configuration.allowOriginalFramingWithoutSecret = on
         case .webListen:
-            guard case .string(let text) = value else { throw bad }
-            if text.lowercased() == "off" {
-                configuration.webListen = nil
-            } else {
-                guard let endpoint = Endpoint(text) ?? Self.anyPortEndpoint(text) else { throw bad }
-                configuration.webListen = endpoint
-            }
+            configuration.webListen = try Self.listenAddress(value, bad: bad)
+        case .otlpListen:
+            configuration.otlpListen = try Self.listenAddress(value, bad: bad)
         case .webTokenFile:
             guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
             do {
@@ -280,6 +279,14 @@ public struct ConfigurationLoader: Sendable {
             configuration.webAssetsDirectory = path
         }
         configuration.sources[key] = source
+    }
+
+    /// `HOST:PORT` (port 0: any free port), or nil for `off`.
+    private static func listenAddress(_ value: ConfigurationValue, bad: ConfigurationError) throws(ConfigurationError) -> Endpoint? {
+        guard case .string(let text) = value else { throw bad }
+        if text.lowercased() == "off" { return nil }
+        guard let endpoint = Endpoint(text) ?? Self.anyPortEndpoint(text) else { throw bad }
+        return endpoint
     }
 
     /// Named filters from the file's object, or from the environment's JSON text; every name they use must exist.

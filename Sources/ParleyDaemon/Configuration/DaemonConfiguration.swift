@@ -72,6 +72,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The token read from ``webTokenFile``. Not part of equality: a reload compares the path.
     public var webToken: String?
     public var webAssetsDirectory: String?
+    /// Where the OTLP/HTTP receiver listens; nil: off. Beyond loopback it needs the web debugger's token.
+    public var otlpListen: Endpoint?
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -132,6 +134,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .webListen: webListen != other.webListen
             case .webTokenFile: webTokenFile != other.webTokenFile
             case .webAssetsDirectory: webAssetsDirectory != other.webAssetsDirectory
+            case .otlpListen: otlpListen != other.otlpListen
             }
         }
     }
@@ -177,6 +180,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .webListen: webListen?.description ?? "off"
         case .webTokenFile: webTokenFile ?? "none"
         case .webAssetsDirectory: webAssetsDirectory ?? "built in"
+        case .otlpListen: otlpListen?.description ?? "off"
         }
     }
 
@@ -278,8 +282,15 @@ extension DaemonConfiguration {
             webTokenFile: nil,
             webToken: nil,
             webAssetsDirectory: nil,
+            otlpListen: Endpoint(host: "127.0.0.1", port: 4318),
             sources: Dictionary(uniqueKeysWithValues: ConfigurationKey.allCases.map { ($0, .defaults) })
         )
+    }
+
+    /// The names a request to parleyd's HTTP faces may carry in `Host` besides loopback and addresses: this
+    /// machine's short name and parleyd's name, each also under `.local`.
+    static func hostNames(name: String) -> [String] {
+        [defaultName(), defaultName() + ".local", name, name + ".local"]
     }
 
     /// The short host name (up to the first dot), or `parleyd`.

@@ -19,10 +19,11 @@ struct SystemdSupervisor: Service {
     let debugger: DebuggerService
     let drawer: DrawerService
     let web: WebServer?
+    let otlp: OTLPReceiver?
     let hangups: UnixSignalsSequence
     let reloader: ConfigurationReloader
-    /// Logs that parleyd is ready, with the web debugger's address (nil: off).
-    let announceReady: @Sendable (_ webURL: String?) -> Void
+    /// Logs that parleyd is ready, with the web debugger's address and the OTLP receiver's endpoint (nil: off).
+    let announceReady: @Sendable (_ webURL: String?, _ otlpEndpoint: String?) -> Void
 
     func run() async throws {
         try await transceiver.waitUntilListening()
@@ -35,8 +36,10 @@ struct SystemdSupervisor: Service {
             webURL = web.configuration.url(port: port, includingToken: false)
             router.webURL.withLock { $0 = web.configuration.url(port: port, includingToken: true) }
         }
+        // nil: it could not listen (another program has the port), which it has said; parleyd goes on without it.
+        let otlpEndpoint = await otlp?.waitUntilListening().flatMap { port in otlp?.configuration.endpoint(port: port) }
         notifier.notify("READY=1\nSTATUS=\(Self.status(peerCount: 0))\nMAINPID=\(getpid())", logger: logger)
-        announceReady(webURL)
+        announceReady(webURL, otlpEndpoint)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await reportPeerCount() }
             if let interval = notifier.watchdogInterval {

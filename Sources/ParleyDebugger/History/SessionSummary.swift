@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTelemetry
 
 /// One app connection as the history remembers it (parleyd ⇄ parleyctl).
 public struct SessionSummary: Sendable, Hashable, Codable {
@@ -8,6 +9,8 @@ public struct SessionSummary: Sendable, Hashable, Codable {
         case parley
         /// The original Swift Talk debugger framing (`0xCE`, JSON).
         case original
+        /// OpenTelemetry over HTTP (OTLP): a service instance's exports, from any language.
+        case otlp
 
         public var description: String { rawValue }
 
@@ -38,11 +41,15 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public var logCount: Int
     /// The app's spans still in the history. Read as 0 from a peer that does not send it.
     public var spanCount: Int
+    /// An OpenTelemetry session's resource attributes (`service.name`, `service.instance.id`, `telemetry.sdk.*`);
+    /// empty for the others. Read as empty from a peer that does not send it.
+    public var resource: TelemetryAttributes
 
     public init(
         id: Int64, peerID: String, appName: String, kind: Kind, host: String? = nil, imported: Bool = false, started: Date, ended: Date? = nil,
-        entryCount: Int = 0, bytes: Int64 = 0, logCount: Int = 0, spanCount: Int = 0
+        entryCount: Int = 0, bytes: Int64 = 0, logCount: Int = 0, spanCount: Int = 0, resource: TelemetryAttributes = [:]
     ) {
+        self.resource = resource
         self.id = id
         self.peerID = peerID
         self.appName = appName
@@ -60,7 +67,7 @@ public struct SessionSummary: Sendable, Hashable, Codable {
     public var isOpen: Bool { ended == nil }
 
     private enum CodingKeys: String, CodingKey {
-        case id, peerID, appName, kind, host, imported, started, ended, entryCount, bytes, logCount, spanCount
+        case id, peerID, appName, kind, host, imported, started, ended, entryCount, bytes, logCount, spanCount, resource
     }
 
     public init(from decoder: any Decoder) throws {
@@ -77,6 +84,7 @@ public struct SessionSummary: Sendable, Hashable, Codable {
         bytes = try container.decode(Int64.self, forKey: .bytes)
         logCount = try container.decodeIfPresent(Int.self, forKey: .logCount) ?? 0
         spanCount = try container.decodeIfPresent(Int.self, forKey: .spanCount) ?? 0
+        resource = try container.decodeIfPresent(TelemetryAttributes.self, forKey: .resource) ?? [:]
     }
 
     /// Every key, always: an open session's `ended` and an unknown `host` are `null`, as docs/web.md shows, so a
@@ -95,5 +103,6 @@ public struct SessionSummary: Sendable, Hashable, Codable {
         try container.encode(bytes, forKey: .bytes)
         try container.encode(logCount, forKey: .logCount)
         try container.encode(spanCount, forKey: .spanCount)
+        if !resource.isEmpty { try container.encode(resource, forKey: .resource) }
     }
 }
