@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|drawer|set|invoke|secret|web|help)
+    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|logs|traces|trace|drawer|set|invoke|secret|web|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters drawer set invoke secret web help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters logs traces trace drawer set invoke secret web help' -- "${cur}"))
         ;;
     esac
 }
@@ -524,13 +524,16 @@ _parleyctl_replay() {
 
 _parleyctl_export() {
     repeating_flags=()
-    non_repeating_flags=(--force --verbose --no-color --no-pager --version -h --help)
+    non_repeating_flags=(--har --force --verbose --no-color --no-pager --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(-o --output --socket)
     __parleyctl_offer_flags_options 2
 
     # Offer option value completions
     case "${prev}" in
+    '-o'|'--output')
+        return
+        ;;
     '--socket')
         return
         ;;
@@ -566,6 +569,93 @@ _parleyctl_filters() {
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_logs() {
+    repeating_flags=()
+    non_repeating_flags=(-f --follow --json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--session --level --label --grep --since -n --lines --socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--session')
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion logs -- --session "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    '--level')
+        return
+        ;;
+    '--label')
+        return
+        ;;
+    '--grep')
+        return
+        ;;
+    '--since')
+        return
+        ;;
+    '-n'|'--lines')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion logs -- positional@0 "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_parleyctl_traces() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--session -n --limit --socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--session')
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion traces -- --session "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    '-n'|'--limit')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __parleyctl_add_completions -W "$(__parleyctl_custom_complete ---completion traces -- positional@0 "${COMP_CWORD}" "$(__parleyctl_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_parleyctl_trace() {
+    repeating_flags=()
+    non_repeating_flags=(-v --attributes --json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in

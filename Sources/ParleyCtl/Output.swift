@@ -35,11 +35,17 @@ enum Output {
     enum Style {
         case heading
         case error
+        /// Log lines by level (`parleyctl logs`): trace and debug faint, notice bold, warning yellow, error red,
+        /// critical as ``error``.
+        case faint, bold, yellow, red
 
         private var code: String {
             switch self {
-            case .heading: "1"
+            case .heading, .bold: "1"
             case .error: "1;31"
+            case .faint: "2"
+            case .yellow: "33"
+            case .red: "31"
             }
         }
 

@@ -14,7 +14,8 @@ struct ParleyCtl: AsyncParsableCommand {
         discussion: """
             Without --direct, send, listen, peers, status and reload go through parleyd,
             the Parley daemon, over its control socket (--socket), as do the debugger's
-            sessions, history, show, diff, replay, export, import and filters. With --direct, send,
+            sessions, history, show, diff, replay, export, import and filters, and the
+            apps' logs, traces and trace. With --direct, send,
             listen and peers run their own transceiver: they discover peers through
             avahi-daemon (or connect to --peer HOST:PORT), wait for a connected peer,
             act and exit. browse needs no daemon at all.
@@ -32,6 +33,7 @@ struct ParleyCtl: AsyncParsableCommand {
         subcommands: [
             Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self,
             Sessions.self, History.self, Show.self, Diff.self, Replay.self, Export.self, Import.self, Filters.self,
+            Logs.self, Traces.self, Trace.self,
             Drawer.self, SetDrawerValue.self, InvokeDrawerAction.self, Secret.self, Web.self,
         ]
     )

@@ -20,7 +20,7 @@ extension Sessions {
                 Each session is an app connection parleyd recorded states from (or an
                 imported file): its id, app name, kind (parley, or original for apps of the
                 original Swift Talk debugger), when it started and ended, how many entries
-                it keeps and their size.
+                (states), log records and spans it keeps, and the size of its states.
 
                 Examples:
                   parleyctl sessions
@@ -57,10 +57,12 @@ extension Sessions {
                 [
                     String(session.id), session.appName, session.host ?? "-",
                     session.imported ? "\(session.kind) (imported)" : session.kind.rawValue, Table.time(session.started),
-                    session.ended.map(Table.time) ?? "open", String(session.entryCount), Table.bytes(session.bytes),
+                    session.ended.map(Table.time) ?? "open", String(session.entryCount), String(session.logCount), String(session.spanCount),
+                    Table.bytes(session.bytes),
                 ]
             }
-            Table.print(["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"], rows, caps: [8, 32, 40, 20, 25, 25, 8])
+            Table.print(
+                ["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "LOGS", "SPANS", "SIZE"], rows, caps: [8, 32, 40, 20, 25, 25, 8, 9, 9])
         }
     }
 

@@ -494,7 +494,7 @@ struct DebuggerTests {
         // The table stays in columns with the original framing's long app name and the imported kind.
         let table = try await daemon.ctl(["sessions"]).stdout
         #expect(table.contains("debugger app at 127.0.0.1:") && table.contains("original (imported)"), "\(table)")
-        #expect(columnsLineUp(table, headings: ["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "SIZE"]), "\(table)")
+        #expect(columnsLineUp(table, headings: ["SESSION", "APP", "HOST", "KIND", "STARTED", "ENDED", "ENTRIES", "LOGS", "SPANS", "SIZE"]), "\(table)")
 
         // The same file again: nothing new, and parleyctl says where it already is.
         let again = try await daemon.ctl(["import", file.path])
