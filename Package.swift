@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "ParleySecurity", targets: ["ParleySecurity"]),
         .library(name: "ParleyDiscovery", targets: ["ParleyDiscovery"]),
         .library(name: "ParleyAvahi", targets: ["ParleyAvahi"]),
+        .library(name: "ParleyDNSSD", targets: ["ParleyDNSSD"]),
         .library(name: "ParleyRemoteDebugger", targets: ["ParleyRemoteDebugger"]),
         .library(name: "ParleyRemoteDrawer", targets: ["ParleyRemoteDrawer"]),
         // Products so that the fuzz package can reach the JSON reader and the debugger's record formats.
@@ -105,6 +106,15 @@ let package = Package(
             providers: [.apt(["libavahi-client-dev"])]
         ),
         .target(name: "ParleyAvahi", dependencies: ["CAvahi", "ParleyDiscovery", logging], swiftSettings: strict),
+        // The system's DNS-SD API (dns_sd.h), and the backend over it that apps on Apple platforms use. There the
+        // module is the system's own `dnssd`; on Linux it is Avahi's compatibility library (libdns_sd), whose header
+        // lives in a directory of its own. No pkgConfig, as for CAvahi (avahi-compat-libdns_sd.pc adds -D_REENTRANT).
+        .systemLibrary(name: "CDNSSD", providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
+        .target(
+            name: "ParleyDNSSD",
+            dependencies: [.target(name: "CDNSSD", condition: .when(platforms: [.linux])), "ParleyDiscovery", logging],
+            swiftSettings: strict
+        ),
         // Registration in a unicast DNS zone by DNS UPDATE (nsupdate as a subprocess), for wide-area DNS-SD.
         .target(name: "ParleyDNSUpdate", dependencies: ["ParleyDiscovery", "ParleyBlocking", logging], swiftSettings: strict),
         // What parleyctl speaks: parleyd's control protocol (the `@<target>/<Type>` routing prefix, the
@@ -118,7 +128,7 @@ let package = Package(
         // A CLI over ParleyDiscovery printing JSON-lines events; the discovery tests run it inside network namespaces.
         .executableTarget(
             name: "ParleyDiscoveryProbe",
-            dependencies: ["ParleyDiscovery", "ParleyAvahi", logging],
+            dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDNSSD", logging],
             swiftSettings: strict
         ),
 
@@ -212,7 +222,7 @@ let package = Package(
         .target(name: "ParleyTestSupport", dependencies: ["Parley", "ParleyWire", nioCore, nioPosix, logging], swiftSettings: strict),
         .executableTarget(
             name: "ParleyTestPeer",
-            dependencies: ["Parley", "ParleyAvahi", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
+            dependencies: ["Parley", "ParleyAvahi", "ParleyDNSSD", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -269,6 +279,7 @@ let package = Package(
         .testTarget(name: "ParleyBlockingTests", dependencies: ["ParleyBlocking", nioCore, nioPosix], swiftSettings: strict),
         .testTarget(name: "ParleyDiscoveryTests", dependencies: ["ParleyDiscovery"], swiftSettings: strict),
         .testTarget(name: "ParleyAvahiTests", dependencies: ["ParleyAvahi", "ParleyDiscovery"], swiftSettings: strict),
+        .testTarget(name: "ParleyDNSSDTests", dependencies: ["ParleyDNSSD", "ParleyDiscovery", logging], swiftSettings: strict),
         .testTarget(
             name: "ParleyDNSUpdateTests", dependencies: ["ParleyDNSUpdate", "ParleyDiscovery", "ParleyTestSupport", logging], swiftSettings: strict
         ),
@@ -276,7 +287,7 @@ let package = Package(
         // inside them; needs root, skips elsewhere.
         .testTarget(
             name: "ParleyDiscoveryLabTests",
-            dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDNSUpdate", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
+            dependencies: ["ParleyDiscovery", "ParleyAvahi", "ParleyDNSSD", "ParleyDNSUpdate", "ParleyDiscoveryProbe", logging, "ParleyTestPeer", "Parleyd", "ParleyCtl", "ListrExample", "ParleyTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -34,7 +34,7 @@ public final class AvahiDiscovery: DiscoveryBackend {
 
     private enum Lifecycle {
         /// Not started: what to do once started.
-        case idle(advertisement: Advertisement?, subtypes: [String], browsed: [AvahiSession.BrowseScope])
+        case idle(DiscoveryWishes)
         case running(Runtime)
         case stopped
     }
@@ -59,7 +59,7 @@ public final class AvahiDiscovery: DiscoveryBackend {
     public init(logger: Logger) {
         self.logger = logger
         (events, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
-        state = Mutex(.idle(advertisement: nil, subtypes: [], browsed: []))
+        state = Mutex(.idle(DiscoveryWishes()))
     }
 
     deinit {
@@ -71,7 +71,7 @@ public final class AvahiDiscovery: DiscoveryBackend {
     /// - Throws: `AvahiError` if Avahi's event loop cannot be created, `DiscoveryError.stopped` after `stop()`.
     public func start() throws {
         try state.withLock { (lifecycle: inout Lifecycle) throws in
-            guard case .idle(let advertisement, let subtypes, let browsed) = lifecycle else {
+            guard case .idle(let wishes) = lifecycle else {
                 if case .stopped = lifecycle { throw DiscoveryError.stopped }
                 return
             }
@@ -81,11 +81,11 @@ public final class AvahiDiscovery: DiscoveryBackend {
             let session = AvahiSession(
                 pollAPI: avahi_threaded_poll_get(poll), logger: logger, continuation: continuation)
             // The poll thread is not running yet: the session may be used without the lock.
-            if let advertisement {
+            if let advertisement = wishes.advertisement {
                 // Validated by `advertise`; the daemon is not connected yet so this cannot fail.
-                try? session.setAdvertisement(advertisement, subtypes: subtypes)
+                try? session.setAdvertisement(advertisement, subtypes: wishes.subtypes)
             }
-            for scope in browsed { session.browse(scope) }
+            for scope in wishes.browsed { session.browse(scope) }
             session.connect()
             let started = avahi_threaded_poll_start(poll)
             guard started >= 0 else {
@@ -105,8 +105,9 @@ public final class AvahiDiscovery: DiscoveryBackend {
         let subtypes = try advertisement.validated()
         try state.withLock { (lifecycle: inout Lifecycle) throws in
             switch lifecycle {
-            case .idle(_, _, let browsed):
-                lifecycle = .idle(advertisement: advertisement, subtypes: subtypes, browsed: browsed)
+            case .idle(var wishes):
+                wishes.advertise(advertisement, subtypes: subtypes)
+                lifecycle = .idle(wishes)
             case .running(let runtime):
                 try runtime.withPollLock { (session) throws(AvahiError) in
                     try session.setAdvertisement(advertisement, subtypes: subtypes)
@@ -121,7 +122,9 @@ public final class AvahiDiscovery: DiscoveryBackend {
     public func withdraw() {
         state.withLock { lifecycle in
             switch lifecycle {
-            case .idle(_, _, let browsed): lifecycle = .idle(advertisement: nil, subtypes: [], browsed: browsed)
+            case .idle(var wishes):
+                wishes.withdraw()
+                lifecycle = .idle(wishes)
             case .running(let runtime): runtime.withPollLock { $0.clearAdvertisement() }
             case .stopped: break
             }
@@ -132,12 +135,12 @@ public final class AvahiDiscovery: DiscoveryBackend {
     /// `enable-wide-area=yes` in avahi-daemon.conf and a DNS server in /etc/resolv.conf) and resolves what it finds,
     /// until `stopBrowsing` or `stop`. Browsing the same type and domain twice is harmless.
     public func browse(_ type: ServiceType, domain: String?) {
-        let scope = AvahiSession.BrowseScope(type, domain: domain)
+        let scope = BrowseScope(type, domain: domain)
         state.withLock { lifecycle in
             switch lifecycle {
-            case .idle(let advertisement, let subtypes, var browsed):
-                if !browsed.contains(scope) { browsed.append(scope) }
-                lifecycle = .idle(advertisement: advertisement, subtypes: subtypes, browsed: browsed)
+            case .idle(var wishes):
+                wishes.browse(scope)
+                lifecycle = .idle(wishes)
             case .running(let runtime): runtime.withPollLock { $0.browse(scope) }
             case .stopped: break
             }
@@ -146,12 +149,12 @@ public final class AvahiDiscovery: DiscoveryBackend {
 
     /// Stops browsing `type` in `domain`; its known services are reported removed.
     public func stopBrowsing(_ type: ServiceType, domain: String?) {
-        let scope = AvahiSession.BrowseScope(type, domain: domain)
+        let scope = BrowseScope(type, domain: domain)
         state.withLock { lifecycle in
             switch lifecycle {
-            case .idle(let advertisement, let subtypes, var browsed):
-                browsed.removeAll { $0 == scope }
-                lifecycle = .idle(advertisement: advertisement, subtypes: subtypes, browsed: browsed)
+            case .idle(var wishes):
+                wishes.stopBrowsing(scope)
+                lifecycle = .idle(wishes)
             case .running(let runtime): runtime.withPollLock { $0.stopBrowsing(scope) }
             case .stopped: break
             }

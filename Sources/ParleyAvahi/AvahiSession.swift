@@ -8,6 +8,13 @@ import Glibc
 import Musl
 #endif
 
+/// Where Avahi saw a service: it reports (and resolves) each service once per interface and mDNS protocol.
+/// `family` is the protocol the result came on, not the address family.
+struct AvahiSlot: Hashable, Sendable {
+    var interfaceIndex: Int32
+    var family: ResolvedAddress.Family
+}
+
 /// Every Avahi C object Parley owns, and the Swift state that goes with them.
 ///
 /// Confinement: an `AvahiSession` is reached only (a) from Avahi callbacks, which the threaded poll runs on its own
@@ -24,8 +31,7 @@ final class AvahiSession {
     private var reconnectTimer: OpaquePointer?
     private var consecutiveConnectFailures = 0
 
-    /// nil until the first state is known; then whether the daemon was last reported available.
-    private var daemonAvailable: Bool?
+    private var presence = DaemonPresence(daemonName: "avahi-daemon")
 
     // Advertising.
     private var advertisement: Advertisement?
@@ -37,24 +43,12 @@ final class AvahiSession {
     private var published: Advertisement?
 
     // Browsing.
-    /// What one browser looks for: a type in one domain ("local" for the link, else a unicast DNS domain).
-    struct BrowseScope: Hashable {
-        var type: ServiceType
-        var domain: String
-
-        init(_ type: ServiceType, domain: String?) {
-            self.type = type
-            self.domain = domain ?? "local"
-        }
-
-        var isWideArea: Bool { !ServiceMergeState.sameDomain(domain, "local") }
-    }
     private var browsedScopes: [BrowseScope] = []
     private var browsers: [BrowseScope: OpaquePointer] = [:]
     private var browserScopes: [OpaquePointer: BrowseScope] = [:]
     private struct ResolverKey: Hashable {
-        var service: ServiceMergeState.ServiceKey
-        var slot: ServiceMergeState.Slot
+        var service: ServiceKey
+        var slot: AvahiSlot
     }
     private struct ResolverInfo {
         var key: ResolverKey
@@ -68,10 +62,10 @@ final class AvahiSession {
     static let wideAreaRefresh: UInt32 = 10_000
     private var wideAreaTimer: OpaquePointer?
     /// Per wide-area scope, the services the current round has listed so far.
-    private var wideAreaRounds: [BrowseScope: Set<ServiceMergeState.ServiceKey>] = [:]
+    private var wideAreaRounds: [BrowseScope: Set<ServiceKey>] = [:]
     private var resolvers: [ResolverKey: OpaquePointer] = [:]
     private var resolverInfo: [OpaquePointer: ResolverInfo] = [:]
-    private var merge = ServiceMergeState()
+    private var merge = ServiceMergeState<AvahiSlot>()
 
     init(pollAPI: UnsafePointer<AvahiPoll>, logger: Logger, continuation: AsyncStream<DiscoveryEvent>.Continuation) {
         self.pollAPI = pollAPI
@@ -152,15 +146,12 @@ final class AvahiSession {
     }
 
     private func daemonRunning(_ client: OpaquePointer) {
-        if daemonAvailable != true {
+        if presence.isAvailable != true {
             let version = avahi_client_get_version_string(client).map { String(cString: $0) } ?? "avahi"
             let host = avahi_client_get_host_name_fqdn(client).map { String(cString: $0) } ?? "?"
-            logger.info(
-                "avahi-daemon is available; advertising and browsing",
-                metadata: ["avahi": "\(version)", "host": "\(host)"]
-            )
-            daemonAvailable = true
-            continuation.yield(.daemonAvailable)
+            if let event = presence.available(logger: logger, metadata: ["avahi": "\(version)", "host": "\(host)"]) {
+                continuation.yield(event)
+            }
         }
         if advertisement != nil, published == nil {
             if let error = publish() { reportAdvertisementFailure(error) }
@@ -202,20 +193,7 @@ final class AvahiSession {
     }
 
     private func daemonLost(reason: String) {
-        let firstReport = daemonAvailable == nil
-        if daemonAvailable != false {
-            daemonAvailable = false
-            if firstReport {
-                logger.warning(
-                    "LAN discovery is off: \(reason). Parley keeps running, discovery starts by itself when avahi-daemon comes back, and static peers still work."
-                )
-            } else {
-                logger.warning(
-                    "LAN discovery paused: \(reason). It will re-advertise and re-browse by itself when avahi-daemon is back; static peers and open connections are unaffected."
-                )
-            }
-            continuation.yield(.daemonUnavailable(reason))
-        }
+        if let event = presence.unavailable(reason, logger: logger) { continuation.yield(event) }
         freeServiceObjects()
         emit(merge.removeAll())
     }
@@ -430,7 +408,7 @@ final class AvahiSession {
 
     private func freeResolvers(of scope: BrowseScope) {
         for key in resolvers.keys
-        where key.service.type == scope.type && ServiceMergeState.sameDomain(key.service.domain, scope.domain) {
+        where key.service.type == scope.type && sameDomain(key.service.domain, scope.domain) {
             freeResolver(key)
         }
     }
@@ -534,8 +512,8 @@ final class AvahiSession {
         if event == AVAHI_RESOLVER_FOUND, let hostName, let address,
             let resolved = Self.resolvedAddress(address, interface: interface)
         {
-            let resolution = ServiceMergeState.Resolution(
-                hostName: String(cString: hostName), address: resolved, port: port, txt: Self.txtRecord(txt))
+            let resolution = ServiceResolution(
+                hostName: String(cString: hostName), addresses: [resolved], port: port, txt: Self.txtRecord(txt))
             emit(merge.resolved(key.service, on: key.slot, resolution))
             return
         }

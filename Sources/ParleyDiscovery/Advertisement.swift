@@ -8,8 +8,8 @@ import Darwin
 
 /// What to advertise: one DNS-SD service instance.
 public struct Advertisement: Sendable, Hashable {
-    /// The instance name users see ("Living room"), at most 63 bytes. On a collision Avahi's alternative name
-    /// (`Name #2`) is used instead and reported as `DiscoveryEvent.renamed`.
+    /// The instance name users see ("Living room"), at most 63 bytes. On a collision the daemon's alternative name
+    /// (Avahi's `Name #2`, mDNSResponder's `Name (2)`) is used instead and reported as `DiscoveryEvent.renamed`.
     public var instanceName: String
     public var type: ServiceType
     /// Subtypes, short (`_relay`) or full (`_relay._sub._debug._tcp`).

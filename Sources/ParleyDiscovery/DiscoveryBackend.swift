@@ -2,8 +2,9 @@ import Logging
 
 /// What Parley needs from a DNS-SD implementation: advertise one service, browse types, and report what it sees
 /// as ``DiscoveryEvent``s. The transceiver's `DiscoveryCoordinator` is written against this protocol only, so the
-/// `Parley` library links no C discovery library; `ParleyAvahi` implements it with avahi-daemon, and tests drive
-/// the coordinator with a scripted backend.
+/// `Parley` library links no C discovery library; `ParleyAvahi` implements it with avahi-daemon's client library,
+/// `ParleyDNSSD` with the system's `dns_sd.h` (mDNSResponder on Apple platforms), and tests drive the coordinator
+/// with a scripted backend.
 ///
 /// A backend is started once and stopped once. Calls may come from any thread; events are delivered in order on
 /// ``events`` (one consumer). A backend that cannot reach its daemon still starts: it reports
@@ -43,7 +44,7 @@ extension DiscoveryBackend {
 }
 
 /// Makes the backend a transceiver uses each time it runs: `DiscoveryConfiguration(backend: .avahi)` with
-/// `import ParleyAvahi`.
+/// `import ParleyAvahi`, or `.dnssd` with `import ParleyDNSSD`.
 public struct DiscoveryBackendFactory: Sendable {
     /// Shown in logs and status ("avahi").
     public let name: String

@@ -1,11 +1,14 @@
 // parley-discovery-probe: advertise and/or browse through ParleyDiscovery and print every event as one JSON object
 // per line on stdout (logs go to stderr). The discovery tests run it inside network namespaces; it is also handy by
 // hand:  parley-discovery-probe --advertise Kitchen --port 7000 --txt id=42 --browse _debug._tcp
+// `--backend dnssd` runs the same through dns_sd.h (ParleyDNSSD) instead of Avahi's client library.
 //
-// stdin, one command per line: `withdraw`, `advertise NAME`, `quit` (end of input also quits).
+// stdin, one command per line: `withdraw`, `advertise NAME`, `txt KEY=VALUE` (advertise again with that TXT entry
+// changed), `quit` (end of input also quits).
 import Foundation
 import Logging
 import ParleyAvahi
+import ParleyDNSSD
 import ParleyDiscovery
 
 struct Options {
@@ -17,11 +20,13 @@ struct Options {
     var browse: [ServiceType] = []
     var exitAfter: Double?
     var logLevel = Logger.Level.info
+    var backend = DiscoveryBackendFactory.avahi
 }
 
 let usage = """
     usage: parley-discovery-probe [--advertise NAME|-] [--type _x._tcp] [--subtype _s]... [--port N] [--txt k=v]...
                                   [--browse _x._tcp|-]... [--exit-after SECONDS] [--log-level LEVEL]
+                                  [--backend avahi|dnssd]
     """
 
 func fail(_ message: String) -> Never {
@@ -64,6 +69,12 @@ func parse(_ arguments: [String]) -> Options {
         case "--log-level":
             guard let level = Logger.Level(rawValue: value(argument)) else { fail("bad log level") }
             options.logLevel = level
+        case "--backend":
+            switch value(argument) {
+            case "avahi": options.backend = .avahi
+            case "dnssd": options.backend = .dnssd
+            case let other: fail("unknown backend \(other): avahi or dnssd")
+            }
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -151,9 +162,9 @@ LoggingSystem.bootstrap { label in
 }
 let logger = Logger(label: "parley.discovery")
 
-let discovery = AvahiDiscovery(logger: logger)
-func advertisement(named name: String) -> Advertisement {
-    Advertisement(instanceName: name, type: options.type, subtypes: options.subtypes, port: options.port, txt: options.txt)
+let discovery = options.backend.makeBackend(logger: logger)
+func advertisement(named name: String, txt: TXTRecord = options.txt) -> Advertisement {
+    Advertisement(instanceName: name, type: options.type, subtypes: options.subtypes, port: options.port, txt: txt)
 }
 
 do {
@@ -170,6 +181,8 @@ emit("started", [("pid", String(getpid()))])
 let (done, finish) = AsyncStream.makeStream(of: Void.self)
 
 let stdinReader = Thread {
+    var name = options.advertise
+    var txt = options.txt
     while let line = readLine() {
         let words = line.split(separator: " ", maxSplits: 1).map(String.init)
         switch words.first {
@@ -177,7 +190,14 @@ let stdinReader = Thread {
             discovery.withdraw()
             emit("withdrawn")
         case "advertise" where words.count == 2:
-            do { try discovery.advertise(advertisement(named: words[1])) } catch {
+            name = words[1]
+            do { try discovery.advertise(advertisement(named: words[1], txt: txt)) } catch {
+                emit("error", [("message", quoted("\(error)"))])
+            }
+        case "txt" where words.count == 2 && words[1].contains("=") && name != nil:
+            let pair = words[1].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            txt[String(pair[0])] = String(pair[1])
+            do { try discovery.advertise(advertisement(named: name!, txt: txt)) } catch {
                 emit("error", [("message", quoted("\(error)"))])
             }
         case "quit": finish.yield(); return

@@ -1,9 +1,12 @@
 import Foundation
 import ParleyAvahi
+import ParleyDNSSD
+import ParleyDiscovery
 import ParleyRemoteDebugger
 
-/// `debugger-app NAME COUNT [--original]`: an app that reports its states through ``RemoteDebugger`` with discovery,
-/// as apps do, and prints what the debugger sends back. Runs until killed.
+/// `debugger-app NAME COUNT [--original] [--dnssd]`: an app that reports its states through ``RemoteDebugger`` with
+/// discovery, as apps do (through dns_sd.h with `--dnssd`, as apps on Apple platforms do), and prints what the
+/// debugger sends back. Runs until killed.
 func runDebuggerApp(_ arguments: [String]) async throws {
     struct AppState: Codable, Sendable {
         var step: Int
@@ -11,12 +14,13 @@ func runDebuggerApp(_ arguments: [String]) async throws {
     let name = arguments.first ?? "debugger-app"
     let count = arguments.dropFirst().first.flatMap(Int.init) ?? 3
     let original = arguments.contains("--original")
+    let backend: DiscoveryBackendFactory = arguments.contains("--dnssd") ? .dnssd : .avahi
     @Sendable func emit(_ fields: [String: any Sendable]) {
         let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
     let debugger = RemoteDebugger<AppState, String>(
-        configuration: .init(appName: name, debugger: .discover(backend: .avahi), wireProtocol: original ? .originalFraming : .parley)
+        configuration: .init(appName: name, debugger: .discover(backend: backend), wireProtocol: original ? .originalFraming : .parley)
     )
     debugger.onRestore { state in emit(["event": "restored", "step": state.step]) }
     try debugger.start()

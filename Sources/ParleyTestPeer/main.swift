@@ -3,17 +3,19 @@ import Logging
 import NIOCore
 import Parley
 import ParleyAvahi
+import ParleyDNSSD
 import ParleyTestSupport
 
 // A Parley peer in its own process, for the two-process tests and the benchmarks.
 //
 //   parley-test-peer serve                      listen on 127.0.0.1 (any port); answer Echo, Blob, ProgressQuery, SlowRequest
 //   parley-test-peer stream HOST:PORT [COUNT]    connect and send Sequenced messages (forever when COUNT is absent)
-//   parley-test-peer discover NAME [HOST:PORT…] [--no-connect]
+//   parley-test-peer discover NAME [HOST:PORT…] [--no-connect] [--dnssd]
 //                                               advertise as NAME on _debug._tcp, browse, auto-connect (unless
 //                                               --no-connect) and keep static peers connected; on each connection
-//                                               exchange an Echo; print JSON-lines events
-//   parley-test-peer debugger-app NAME COUNT [--original]
+//                                               exchange an Echo; print JSON-lines events. --dnssd: discovery through
+//                                               dns_sd.h (ParleyDNSSD) instead of Avahi's client library
+//   parley-test-peer debugger-app NAME COUNT [--original] [--dnssd]
 //                                               an app using RemoteDebugger: finds the debugger on _debug._tcp,
 //                                               writes COUNT states {"step": i} (action step.i, a small PNG),
 //                                               prints each state sent back as a JSON "restored" event
@@ -52,7 +54,7 @@ if discovering {
     configuration.port = TransceiverConfiguration.defaultPort
     let options = arguments.dropFirst(2)
     configuration.discovery = DiscoveryConfiguration(
-        backend: .avahi,
+        backend: options.contains("--dnssd") ? .dnssd : .avahi,
         instanceName: configuration.name,
         autoConnect: options.contains("--no-connect") ? .none : .all
     )

@@ -1,14 +1,13 @@
 import Foundation
-import ParleyAvahi
 import ParleyDiscovery
 import ParleyTestSupport
 
-/// Collects an `AvahiDiscovery`'s events in the background so a test can wait for them (an ``EventRecord``: a
+/// Collects a discovery backend's events in the background so a test can wait for them (an ``EventRecord``: a
 /// wait is woken by the event it waits for).
 final class EventLog: Sendable {
     private let record = EventRecord<DiscoveryEvent>()
 
-    init(_ discovery: AvahiDiscovery) {
+    init(_ discovery: any DiscoveryBackend) {
         Task.detached { [record] in
             for await event in discovery.events { record.append(event) }
             record.finish()

@@ -97,6 +97,7 @@ final class NetnsLab: Sendable {
 
     func tearDown() async {
         _ = try? await Self.run([Self.script, "down", name])
+        try? FileManager.default.removeItem(atPath: Self.systemBusLink)
     }
 
     /// The name of host `host`'s end of the veth pair (the interface services are seen on).
@@ -158,13 +159,23 @@ final class NetnsLab: Sendable {
     }
 
     /// A D-Bus address for host `host`'s system bus, usable from this process (through /proc/PID/root), so that
-    /// an in-process `AvahiDiscovery` can talk to the lab's avahi-daemon without leaving the lab's network.
+    /// an in-process discovery backend can talk to the lab's avahi-daemon without leaving the lab's network.
+    ///
+    /// The address is the same for every lab of this process: a link, pointed at this lab's socket. libdbus reads
+    /// DBUS_SYSTEM_BUS_ADDRESS once per process and keeps it, so a second lab's bus (the next backend's in-process
+    /// test) can only be reached under the first one's name.
     func systemBusAddress(_ host: Host) throws -> String {
-        let stateRoot = ProcessInfo.processInfo.environment["PARLEY_NETNS_STATE"] ?? "/tmp/parley-netns"
-        let pidFile = "\(stateRoot)/\(name)/\(host.rawValue).pid"
+        let pidFile = "\(Self.stateRoot)/\(name)/\(host.rawValue).pid"
         let pid = try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        return "unix:path=/proc/\(pid)/root/run/dbus/system_bus_socket"
+        let link = Self.systemBusLink
+        try? FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/proc/\(pid)/root/run/dbus/system_bus_socket")
+        return "unix:path=\(link)"
     }
+
+    private static let stateRoot = ProcessInfo.processInfo.environment["PARLEY_NETNS_STATE"] ?? "/tmp/parley-netns"
+    private static let systemBusLink = FileManager.default.temporaryDirectory
+        .appendingPathComponent("parley-lab-system-bus-\(getpid())").path
 
     /// Starts any command inside `host`, its output collected as JSON-lines events.
     func spawn(_ host: Host, _ command: [String]) throws -> Probe {

@@ -1,24 +1,38 @@
 import Foundation
 import Logging
 import ParleyAvahi
+import ParleyDNSSD
 import ParleyDiscovery
 import Testing
 
-/// Discovery against real avahi-daemons, one per lab host, inside network namespaces (see NetnsLab).
+/// A discovery backend the lab runs its behaviours against: Avahi's client library (`ParleyAvahi`), or `dns_sd.h`
+/// through Avahi's compatibility library (`ParleyDNSSD`, what apps on Apple platforms use with mDNSResponder).
+enum LabBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case avahi
+    case dnssd
+
+    var testDescription: String { rawValue }
+    var factory: DiscoveryBackendFactory { self == .avahi ? .avahi : .dnssd }
+    /// The probe's option choosing it.
+    var probeArguments: [String] { ["--backend", rawValue] }
+}
+
+/// Discovery against real avahi-daemons, one per lab host, inside network namespaces (see NetnsLab), through each
+/// backend: the same behaviours, the same expectations (the dns_sd.h backend words its events and logs as Avahi's
+/// does, and renames by Avahi's rule on Linux).
 /// Serialized: each test builds its own two-host lab, and the timings below assume the machine is not busy with
 /// several labs at once.
-@Suite("Avahi discovery in a two-host lab", .serialized, .timeLimit(.minutes(2)))
-struct AvahiDiscoveryLabTests {
+@Suite("Discovery backends in a two-host lab", .serialized, .timeLimit(.minutes(2)))
+struct DiscoveryBackendLabTests {
     static let parleyTXT = ["--txt", "id=4f0c7a3e-1d2b-4c5d-8e9f-a0b1c2d3e4f5", "--txt", "pv=1", "--txt", "nm=Ann",
         "--txt", "auth=0"]
 
-    @Test("A advertises, B finds it with port, TXT and every address; A recognises its own advertisement")
-    func advertiseAndBrowse() async throws {
+    @Test("A advertises, B finds it with port, TXT and every address; A recognises its own advertisement", arguments: LabBackend.allCases)
+    func advertiseAndBrowse(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
-            let browser = try lab.probe(.b, ["--browse", "-"])
+            let browser = try lab.probe(.b, backend.probeArguments + ["--browse", "-"])
             try await browser.waitFor(event: "daemonAvailable")
-            let advertiser = try lab.probe(
-                .a, ["--advertise", "Kitchen", "--port", "7000", "--subtype", "_relay", "--browse", "-"] + Self.parleyTXT)
+            let advertiser = try lab.probe(.a, backend.probeArguments + ["--advertise", "Kitchen", "--port", "7000", "--subtype", "_relay", "--browse", "-"] + Self.parleyTXT)
             let available = try await advertiser.waitFor(event: "daemonAvailable")
             let advertised = try await advertiser.waitFor(event: "advertised")
             #expect(advertised.name == "Kitchen")
@@ -68,11 +82,11 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("Removal is reported once: when A withdraws, and when an advertiser is killed")
-    func removalIsReportedOnce() async throws {
+    @Test("Removal is reported once: when A withdraws, and when an advertiser is killed", arguments: LabBackend.allCases)
+    func removalIsReportedOnce(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
-            let browser = try lab.probe(.b, ["--browse", "-"])
-            let advertiser = try lab.probe(.a, ["--advertise", "Leaving", "--port", "7001"])
+            let browser = try lab.probe(.b, backend.probeArguments + ["--browse", "-"])
+            let advertiser = try lab.probe(.a, backend.probeArguments + ["--advertise", "Leaving", "--port", "7001"])
             try await browser.waitFor("Leaving found") { $0.event == "found" && $0.service?.name == "Leaving" }
             advertiser.send("withdraw")
             let mark = browser.events.count
@@ -80,7 +94,7 @@ struct AvahiDiscoveryLabTests {
                 $0.event == "removed" && $0.name == "Leaving"
             }
 
-            let doomed = try lab.probe(.a, ["--advertise", "Doomed", "--port", "7002"])
+            let doomed = try lab.probe(.a, backend.probeArguments + ["--advertise", "Doomed", "--port", "7002"])
             let started = try await doomed.waitFor(event: "started")
             try await browser.waitFor("Doomed found") { $0.event == "found" && $0.service?.name == "Doomed" }
             // SIGKILL: no goodbye from the process; avahi-daemon notices the client is gone and withdraws.
@@ -104,13 +118,13 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("A name taken on the network is replaced by Avahi's alternative name and reported")
-    func remoteNameCollision() async throws {
+    @Test("A name taken on the network is replaced by Avahi's alternative name and reported", arguments: LabBackend.allCases)
+    func remoteNameCollision(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
-            let first = try lab.probe(.a, ["--advertise", "Clash", "--port", "7003"])
+            let first = try lab.probe(.a, backend.probeArguments + ["--advertise", "Clash", "--port", "7003"])
             try await first.waitFor("Clash advertised") { $0.event == "advertised" && $0.name == "Clash" }
-            let second = try lab.probe(.b, ["--advertise", "Clash", "--port", "7004"])
-            let watcher = try lab.probe(.b, ["--browse", "-"])
+            let second = try lab.probe(.b, backend.probeArguments + ["--advertise", "Clash", "--port", "7004"])
+            let watcher = try lab.probe(.b, backend.probeArguments + ["--browse", "-"])
             // mDNS decides which side yields (normally the newcomer; Avahi sometimes makes the established side
             // yield when the newcomer's announcement wins). Exactly one side must move to "Clash #2" and say so.
             // Whichever reports it first: both wait on their events, the first to come wins.
@@ -141,12 +155,12 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("Two advertisements of one name on the same host: the second is renamed")
-    func localNameCollision() async throws {
+    @Test("Two advertisements of one name on the same host: the second is renamed", arguments: LabBackend.allCases)
+    func localNameCollision(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
-            let first = try lab.probe(.a, ["--advertise", "Twin", "--port", "7005"])
+            let first = try lab.probe(.a, backend.probeArguments + ["--advertise", "Twin", "--port", "7005"])
             try await first.waitFor("Twin advertised") { $0.event == "advertised" && $0.name == "Twin" }
-            let second = try lab.probe(.a, ["--advertise", "Twin", "--port", "7006"])
+            let second = try lab.probe(.a, backend.probeArguments + ["--advertise", "Twin", "--port", "7006"])
             let renamed = try await second.waitFor(event: "renamed")
             #expect(renamed.from == "Twin" && renamed.to == "Twin #2")
             try await second.waitFor("Twin #2 advertised") { $0.event == "advertised" && $0.name == "Twin #2" }
@@ -155,11 +169,11 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("avahi-daemon restarted on B: B re-browses and re-advertises by itself")
-    func daemonRestart() async throws {
+    @Test("avahi-daemon restarted on B: B re-browses and re-advertises by itself", arguments: LabBackend.allCases)
+    func daemonRestart(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
-            let a = try lab.probe(.a, ["--advertise", "Ay", "--port", "7007", "--browse", "-"])
-            let b = try lab.probe(.b, ["--advertise", "Bee", "--port", "7008", "--browse", "-"])
+            let a = try lab.probe(.a, backend.probeArguments + ["--advertise", "Ay", "--port", "7007", "--browse", "-"])
+            let b = try lab.probe(.b, backend.probeArguments + ["--advertise", "Bee", "--port", "7008", "--browse", "-"])
             try await b.waitFor("Ay found on B") { $0.event == "found" && $0.service?.name == "Ay" }
             try await b.waitFor("Bee advertised") { $0.event == "advertised" && $0.name == "Bee" }
             try await a.waitFor("Bee found on A") { $0.event == "found" && $0.service?.name == "Bee" }
@@ -182,12 +196,12 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("avahi-daemon absent: one clear log line, the process keeps running, discovery starts when it appears")
-    func daemonAbsent() async throws {
+    @Test("avahi-daemon absent: one clear log line, the process keeps running, discovery starts when it appears", arguments: LabBackend.allCases)
+    func daemonAbsent(backend: LabBackend) async throws {
         var options = NetnsLab.Options()
         options.avahi = false
         try await NetnsLab.with(options) { lab in
-            let probe = try lab.probe(.a, ["--advertise", "Patient", "--port", "7009", "--browse", "-"])
+            let probe = try lab.probe(.a, backend.probeArguments + ["--advertise", "Patient", "--port", "7009", "--browse", "-"])
             let unavailable = try await probe.waitFor(event: "daemonUnavailable")
             #expect(unavailable.reason?.contains("avahi-daemon is not running") == true)
             try await probe.waitForLog("static peers still work")
@@ -196,19 +210,20 @@ struct AvahiDiscoveryLabTests {
             try await lab.avahi(.a, "start")
             try await probe.waitFor(event: "daemonAvailable")
             // Over the whole outage, however long it was, one line and one event: Avahi's client waits for the daemon
-            // on D-Bus without retrying, and nothing else may have repeated them.
+            // on D-Bus, the dns_sd.h backend tries again and again; neither may have repeated them.
             #expect(probe.stderr.components(separatedBy: "LAN discovery is off").count == 2, "exactly one line")
             #expect(probe.events.filter { $0.event == "daemonUnavailable" }.count == 1)
             try await probe.waitFor("advertised once the daemon is there") { $0.event == "advertised" && $0.name == "Patient" }
             try await probe.waitFor("own service found") { $0.event == "found" && $0.service?.name == "Patient" }
 
-            // No system D-Bus at all: the client cannot even be created. Same single line; it keeps retrying.
-            let noBus = try lab.probe(
-                .b, ["--advertise", "NoBus", "--port", "7010", "--log-level", "debug"],
+            // No system D-Bus at all: the client cannot even be created. Same single line; it keeps retrying. (Avahi's
+            // compatibility library gives the same answer for this as for a missing daemon: its reason names both.)
+            let noBus = try lab.probe(.b, backend.probeArguments + ["--advertise", "NoBus", "--port", "7010", "--log-level", "debug"],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/run/parley-no-such-bus"])
             let noBusEvent = try await noBus.waitFor(event: "daemonUnavailable")
             #expect(noBusEvent.reason?.contains("D-Bus") == true)
-            // Two retries (1 s, then 2 s apart), traced at debug; the info line must not have come again.
+            // Two retries (Avahi's client: 1 s, then 2 s apart; dns_sd.h: 0.5 s, then 1 s), traced at debug; the
+            // warning must not have come again.
             try await noBus.waitForLog("attempt=3", timeout: .seconds(10))
             #expect(noBus.isRunning)
             #expect(noBus.stderr.components(separatedBy: "LAN discovery is off").count == 2, "exactly one line")
@@ -217,8 +232,8 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("IPv6-only link: the link-local address resolves with its interface, and connecting to it works")
-    func ipv6Only() async throws {
+    @Test("IPv6-only link: the link-local address resolves with its interface, and connecting to it works", arguments: LabBackend.allCases)
+    func ipv6Only(backend: LabBackend) async throws {
         var options = NetnsLab.Options()
         options.ipv6Only = true
         try await NetnsLab.with(options) { lab in
@@ -226,8 +241,8 @@ struct AvahiDiscoveryLabTests {
             // A listener on A's port, to prove the scoped address is connectable from B.
             let listener = try lab.spawn(.a, [python, "-c", Interop.listenerScript, "7011"])
             try await listener.waitFor(event: "listening")
-            let advertiser = try lab.probe(.a, ["--advertise", "Six", "--port", "7011"])
-            let browser = try lab.probe(.b, ["--browse", "-"])
+            let advertiser = try lab.probe(.a, backend.probeArguments + ["--advertise", "Six", "--port", "7011"])
+            let browser = try lab.probe(.b, backend.probeArguments + ["--browse", "-"])
             let found = try await browser.waitFor("Six found") { $0.event == "found" && $0.service?.name == "Six" }
             let service = try #require(found.service)
             #expect(!service.addresses.isEmpty)
@@ -244,13 +259,13 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("Interop: python-zeroconf sees Parley's advertisement with its TXT keys")
-    func zeroconfSeesParley() async throws {
+    @Test("Interop: python-zeroconf sees Parley's advertisement with its TXT keys", arguments: LabBackend.allCases)
+    func zeroconfSeesParley(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
             let python = try Interop.python()
             let zeroconf = try lab.spawn(.b, [python, Interop.peerScript, "browse"])
             try await zeroconf.waitFor(event: "browsing")
-            let advertiser = try lab.probe(.a, ["--advertise", "Parley Peer", "--port", "7012"] + Self.parleyTXT)
+            let advertiser = try lab.probe(.a, backend.probeArguments + ["--advertise", "Parley Peer", "--port", "7012"] + Self.parleyTXT)
             let found = try await zeroconf.waitFor("Parley Peer found by python-zeroconf", timeout: .seconds(15)) {
                 $0.event == "found" && $0.service?.name == "Parley Peer"
             }
@@ -266,11 +281,11 @@ struct AvahiDiscoveryLabTests {
         }
     }
 
-    @Test("Interop: Parley's browser reports python-zeroconf's _debug._tcp advertisement with port and TXT")
-    func parleySeesZeroconf() async throws {
+    @Test("Interop: Parley's browser reports python-zeroconf's _debug._tcp advertisement with port and TXT", arguments: LabBackend.allCases)
+    func parleySeesZeroconf(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
             let python = try Interop.python()
-            let browser = try lab.probe(.b, ["--browse", "-"])
+            let browser = try lab.probe(.b, backend.probeArguments + ["--browse", "-"])
             let address = try await lab.ipv4(.a)
             let zeroconf = try lab.spawn(
                 .a, [python, Interop.peerScript, "advertise", "ZC Peer", "5151", address, "id=zc-1", "pv=1", "nm=Zed"])
@@ -292,15 +307,15 @@ struct AvahiDiscoveryLabTests {
 
     /// The library itself, in this process, talking to host B's avahi-daemon over B's system bus (reached through
     /// /proc/PID/root). Only the daemon sends multicast, and it runs inside the lab.
-    @Test("In-process: advertise, browse, update TXT, withdraw, stop twice")
-    func inProcess() async throws {
+    @Test("In-process: advertise, browse, update TXT, withdraw, stop twice", arguments: LabBackend.allCases)
+    func inProcess(backend: LabBackend) async throws {
         try await NetnsLab.with { lab in
-            let remote = try lab.probe(.a, ["--advertise", "Remote", "--port", "7020", "--browse", "-"])
+            let remote = try lab.probe(.a, backend.probeArguments + ["--advertise", "Remote", "--port", "7020", "--browse", "-"])
             try await remote.waitFor(event: "advertised")
 
             setenv("DBUS_SYSTEM_BUS_ADDRESS", try lab.systemBusAddress(.b), 1)
             defer { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
-            let discovery = AvahiDiscovery(logger: Logger(label: "parley.discovery.test"))
+            let discovery = backend.factory.makeBackend(logger: Logger(label: "parley.discovery.test"))
             let log = EventLog(discovery)
             try discovery.start()
             try discovery.start()  // harmless

@@ -1,15 +1,18 @@
+import ParleyDiscovery
 import Testing
 
-@testable import ParleyAvahi
-import ParleyDiscovery
-
-@Suite("Merging Avahi's per-interface results")
+@Suite("Merging a backend's per-slot results")
 struct ServiceMergeStateTests {
-    typealias State = ServiceMergeState
-    let key = State.ServiceKey(instanceName: "Kitchen", type: .debug, domain: "local")
-    let eth0v4 = State.Slot(interfaceIndex: 2, family: .ipv4)
-    let eth0v6 = State.Slot(interfaceIndex: 2, family: .ipv6)
-    let wlan0v4 = State.Slot(interfaceIndex: 3, family: .ipv4)
+    /// A slot as Avahi's backend keys it: the interface and the mDNS protocol a result came on.
+    struct Slot: Hashable, Sendable {
+        var interfaceIndex: Int32
+        var family: ResolvedAddress.Family
+    }
+    typealias State = ServiceMergeState<Slot>
+    let key = ServiceKey(instanceName: "Kitchen", type: .debug, domain: "local")
+    let eth0v4 = Slot(interfaceIndex: 2, family: .ipv4)
+    let eth0v6 = Slot(interfaceIndex: 2, family: .ipv6)
+    let wlan0v4 = Slot(interfaceIndex: 3, family: .ipv4)
 
     func address(_ host: String, _ index: Int32) -> ResolvedAddress {
         let v6 = host.contains(":")
@@ -18,8 +21,8 @@ struct ServiceMergeStateTests {
             isLinkLocal: v6 && host.hasPrefix("fe80"))
     }
 
-    func resolution(_ host: String, _ index: Int32, txt: TXTRecord = ["id": "1"], port: UInt16 = 7000) -> State.Resolution {
-        State.Resolution(hostName: "hosta.local", address: address(host, index), port: port, txt: txt)
+    func resolution(_ host: String, _ index: Int32, txt: TXTRecord = ["id": "1"], port: UInt16 = 7000) -> ServiceResolution {
+        ServiceResolution(hostName: "hosta.local", addresses: [address(host, index)], port: port, txt: txt)
     }
 
     func service(_ addresses: [ResolvedAddress], txt: TXTRecord = ["id": "1"]) -> DiscoveredService {
@@ -90,8 +93,8 @@ struct ServiceMergeStateTests {
 
     @Test func daemonLossAndStopBrowsingRemoveWhatWasReported() throws {
         var state = State()
-        let other = State.ServiceKey(instanceName: "Printer", type: try ServiceType("_ipp._tcp"), domain: "local")
-        let unresolved = State.ServiceKey(instanceName: "Pending", type: .debug, domain: "local")
+        let other = ServiceKey(instanceName: "Printer", type: try ServiceType("_ipp._tcp"), domain: "local")
+        let unresolved = ServiceKey(instanceName: "Pending", type: .debug, domain: "local")
         for k in [key, other, unresolved] { state.appeared(k, on: eth0v4) }
         _ = state.resolved(key, on: eth0v4, resolution("10.0.0.1", 2))
         _ = state.resolved(other, on: eth0v4, resolution("10.0.0.2", 2))
@@ -103,9 +106,26 @@ struct ServiceMergeStateTests {
         #expect(state.resolved(key, on: eth0v4, resolution("10.0.0.1", 2)) == [.found(service([address("10.0.0.1", 2)]))])
     }
 
+    @Test func aSlotMayCarrySeveralAddressesAndTheSameAddressFromTwoSlotsIsListedOnce() {
+        // dns_sd.h backends resolve once per interface and query the host's A and AAAA records there: one slot,
+        // several addresses.
+        var state = State()
+        state.appeared(key, on: eth0v4)
+        state.appeared(key, on: wlan0v4)
+        let both = ServiceResolution(
+            hostName: "hosta.local", addresses: [address("fe80::1", 2), address("10.0.0.1", 2)], port: 7000, txt: ["id": "1"])
+        #expect(state.resolved(key, on: eth0v4, both) == [.found(service([address("10.0.0.1", 2), address("fe80::1", 2)]))])
+        // The second slot repeats one of them: nothing new.
+        #expect(state.resolved(key, on: wlan0v4, resolution("10.0.0.1", 2)) == [])
+        // The first loses its IPv6 address; the second still holds the IPv4 one.
+        #expect(
+            state.resolved(key, on: eth0v4, ServiceResolution(hostName: "hosta.local", addresses: [], port: 7000, txt: ["id": "1"]))
+                == [.updated(service([address("10.0.0.1", 2)]))])
+    }
+
     @Test func theSameNameInTwoDomainsIsTwoServicesAndStoppingOneDomainKeepsTheOther() throws {
         var state = State()
-        let wideArea = State.ServiceKey(instanceName: "Kitchen", type: .debug, domain: "parley.test")
+        let wideArea = ServiceKey(instanceName: "Kitchen", type: .debug, domain: "parley.test")
         state.appeared(key, on: eth0v4)
         state.appeared(wideArea, on: eth0v4)
         #expect(state.resolved(key, on: eth0v4, resolution("10.0.0.1", 2)).count == 1)
