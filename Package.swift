@@ -193,7 +193,10 @@ let package = Package(
         .target(name: "ListrCommands", dependencies: ["Parley"], swiftSettings: strict),
         .executableTarget(
             name: "ListrExample",
-            dependencies: ["Parley", "ParleyAvahi", "ParleyControl", "ParleyRemoteDrawer", "ListrCommands", logging, argumentParser, unixSignals],
+            dependencies: [
+                "Parley", "ParleyAvahi", "ParleyControl", "ParleyLogging", "ParleyRemoteDebugger", "ParleyRemoteDrawer", "ParleyTracing", "ListrCommands",
+                logging, tracing, argumentParser, unixSignals, .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: strict
         ),
         // parleyctl: the command-line tool (browse, send, listen, peers, status); --direct runs without parleyd.
@@ -227,7 +230,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ParleyBench",
-            dependencies: ["Parley", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
+            dependencies: ["Parley", "ParleyControl", "ParleyDebugger", "ParleyTelemetry", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
             path: "Benchmarks/ParleyBench",
             swiftSettings: strict
         ),
@@ -304,9 +307,6 @@ let package = Package(
             dependencies: ["ParleyOTLP", "ParleyTelemetry", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: strict
         ),
-        .testTarget(name: "ParleyCommandLineTests", dependencies: ["ParleyCommandLine"], swiftSettings: strict),
-        .testTarget(name: "ParleyControlTests", dependencies: ["ParleyControl", "Parley"], swiftSettings: strict),
-        .testTarget(name: "ParleyDrawerTests", dependencies: ["ParleyDrawer"], swiftSettings: strict),
         .testTarget(
             name: "ParleyLoggingTests",
             dependencies: ["ParleyLogging", "ParleyTracing", "ParleyRemoteDebugger", "ParleyTelemetry", "Parley", "ParleyTestSupport", logging, tracing],
@@ -322,6 +322,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ParleyCommandLineTests", dependencies: ["ParleyCommandLine"], swiftSettings: strict),
+        .testTarget(name: "ParleyControlTests", dependencies: ["ParleyControl", "Parley"], swiftSettings: strict),
+        .testTarget(name: "ParleyDrawerTests", dependencies: ["ParleyDrawer"], swiftSettings: strict),
         .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(

@@ -10,7 +10,7 @@ import Synchronization
 // (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted. The latency rows end with a
 // bare SwiftNIO echo of the same bytes (`parley-bench bare-echo`, BareEcho.swift), the floor under Parley's.
 //
-//   parley-bench [--quick | --long] [--encrypted] [--nio-executor] [--json] [--only typed,raw,latency,roundtrip,large,big,daemon,stall]
+//   parley-bench [--quick | --long] [--encrypted] [--nio-executor] [--json] [--only typed,raw,latency,roundtrip,large,big,daemon,telemetry,stall]
 //
 // --encrypted: both sides share a secret, so every frame is sealed (ChaCha20-Poly1305) after the handshake.
 // --nio-executor: this process installs NIO's event loops as Swift's global executor (NIOSingletons) before it
@@ -217,7 +217,7 @@ struct Bench {
 }
 
 /// What `--only` can name.
-let measurementNames: Set<Substring> = ["typed", "raw", "latency", "roundtrip", "large", "big", "daemon", "stall"]
+let measurementNames: Set<Substring> = ["typed", "raw", "latency", "roundtrip", "large", "big", "daemon", "telemetry", "stall"]
 
 /// How many messages each measurement sends: `full` is the table in docs/performance.md.
 enum Scale {
@@ -372,7 +372,12 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
                 first: child, received: received, payload: rawPayload, messages: scale.of(200_000), report: &report)
         }
 
-        // 8. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.
+        // 8. Log records and spans stored by parleyd, with a bystander's status request timed meanwhile.
+        if runs("telemetry") {
+            try await telemetryIntoDaemon(scale: scale, report: &report)
+        }
+
+        // 9. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.
         if runs("stall") {
             let before = residentMemoryMiB()
             let chunk = ByteBuffer(repeating: 0x42, count: 1 << 20)

@@ -1,11 +1,16 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import ListrCommands
 import Logging
 import Parley
 import ParleyAvahi
 import ParleyControl
+import ParleyLogging
+import ParleyRemoteDebugger
 import ParleyRemoteDrawer
+import ParleyTracing
+import Tracing
 import UnixSignals
 
 // A to-do list in the spirit of the Listr app of the chibictl/listrctl article: it waits to be contacted and
@@ -69,7 +74,7 @@ struct ListrExample: AsyncParsableCommand {
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .warning
-        LoggingSystem.bootstrap { label in
+        @Sendable func terminal(_ label: String) -> any LogHandler {
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -77,6 +82,9 @@ struct ListrExample: AsyncParsableCommand {
 
         let store = try ItemStore(file: data)
         var configuration = TransceiverConfiguration(name: name, listenHost: host, port: port)
+        // The transceiver's own diagnostics go to the terminal only: its lines about the connection to parleyd are
+        // not the app's story, and it is made before the logging system below, which needs it.
+        configuration.logger = Logger(label: "parley", factory: terminal)
         if let secretFile {
             do {
                 configuration.sharedSecret = try SharedSecret(contentsOfFile: secretFile)
@@ -95,6 +103,15 @@ struct ListrExample: AsyncParsableCommand {
         configuration.discovery = noDiscovery ? nil : DiscoveryConfiguration(backend: .avahi, serviceType: serviceType, autoConnect: .none)
         let parley = Transceiver(configuration: configuration)
 
+        // The app's logs and traced requests on the debugger's timeline (docs/observability.md), over the
+        // connection parleyd already has to the app: the same session as its drawer. The terminal keeps its lines.
+        let telemetry = TelemetryExporter(configuration: .init(appName: name, destination: .transceiver(parley)))
+        LoggingSystem.bootstrap { label in
+            MultiplexLogHandler([terminal(label), ParleyLogHandler(label: label, exporter: telemetry, level: .info)])
+        }
+        InstrumentationSystem.bootstrap(ParleyTracer(exporter: telemetry))
+        let logger = Logger(label: "listr")
+
         // The debug drawer (docs/drawer.md): `parleyctl drawer listr`, `parleyctl set listr network.slow true`.
         let drawer = DebugDrawer(transceiver: parley)
         let slow = drawer.toggle("network.slow", "Simulate a slow network (answers take 2 s)", default: false, section: "Network", remember: true)
@@ -103,6 +120,22 @@ struct ListrExample: AsyncParsableCommand {
             let removed = try await store.replace(with: ListrDatabase())
             say("the list was emptied from the drawer")
             return "removed \(removed) \(removed == 1 ? "item" : "items")"
+        }
+        let requestURL = drawer.text("debug.url", "Address the traced request fetches", default: "http://127.0.0.1:7207/api/sessions", section: "Debug")
+        drawer.action("debug.request", "Make a traced HTTP request", section: "Debug") {
+            // A span of the app's own around AsyncHTTPClient's, which is the HTTP client span with method, URL and
+            // status: the trace view shows one inside the other.
+            let answer = try await withSpan("listr.fetch", ofKind: .internal) { span in
+                span.attributes["listr.items"] = await store.items.count
+                let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+                defer { _ = client.shutdown() }
+                let response = try await client.execute(HTTPClientRequest(url: requestURL.value), timeout: .seconds(10))
+                logger.info("fetched \(requestURL.value)", metadata: ["status": "\(response.status.code)"])
+                return "\(response.status.code) from \(requestURL.value)"
+            }
+            // After the span has ended, so that whoever sees this line in parleyd finds the whole trace there too.
+            logger.info("traced request done")
+            return answer
         }
         drawer.info("build", "Build", value: "listr-example, Parley protocol \(ProtocolVersion.current)")
         /// What the slow-network switch simulates: a real wait before each answer, by design.
@@ -113,8 +146,12 @@ struct ListrExample: AsyncParsableCommand {
         parley.respond(to: AddItemCommand.self) { command, peer in
             try await network()
             let title = command.title.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !title.isEmpty else { throw ListrError("nothing added: the title is empty") }
+            guard !title.isEmpty else {
+                logger.warning("refused an empty title", metadata: ["by": "\(peer.name)"])
+                throw ListrError("nothing added: the title is empty")
+            }
             let count = try await store.add(title)
+            logger.info("item added", metadata: ["title": "\(title)", "count": "\(count)", "by": "\(peer.name)"])
             say("\(peer.name) added \"\(title)\"")
             return CLIResponse.message("added \"\(title)\" (\(count) \(count == 1 ? "item" : "items") on the list)")
         }
@@ -137,15 +174,20 @@ struct ListrExample: AsyncParsableCommand {
                 throw ListrError("the data is not a Listr list ({\"items\": [{\"title\": …, \"done\": …}]}): \(error)")
             }
             try await store.replace(with: database)
+            logger.notice("list replaced", metadata: ["items": "\(database.items.count)", "by": "\(peer.name)"])
             say("\(peer.name) replaced the list (\(database.items.count) items)")
             return CLIResponse.message("replaced the list: \(database.items.count) \(database.items.count == 1 ? "item" : "items")")
         }
 
         try await parley.start()
+        try telemetry.start()
+        logger.info("listr started", metadata: ["port": "\(parley.listeningPort ?? port)"])
         say("listr ready on port \(parley.listeningPort ?? port) as \(name)")
         var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
         let signal = await signals.next().map { "\($0)" } ?? "end of signals"
         say("listr stopping (signal \(signal))")
+        logger.info("listr stopping", metadata: ["signal": "\(signal)"])
+        await telemetry.stop()
         await parley.stop()
     }
 }

@@ -87,7 +87,7 @@ public struct DaemonService: Sendable {
         let web = makeWebServer(
             transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router, descriptors: descriptors
         )
-        let otlpSink = OTLPHistorySink(store: store, events: debugger.events, logger: logger)
+        let otlpSink = OTLPHistorySink(store: store, debugger: debugger, logger: logger)
         let otlp = configuration.otlpListen.map { listen in
             OTLPReceiver(
                 configuration: OTLPConfiguration(

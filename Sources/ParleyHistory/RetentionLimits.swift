@@ -13,11 +13,12 @@ public struct RetentionLimits: Sendable, Hashable, Codable {
         self.maxBytes = maxBytes
     }
 
-    /// 10 000 entries, 1 GiB. A person debugging looks back minutes to hours: 10 000 state changes is hours
-    /// of interactive use, and the count limit keeps listings of small states short. 1 GiB is a modest share
-    /// of a developer machine's disk yet still holds about 200 entries of 5 MB states with screenshots, so for
-    /// large states the byte limit is the one that applies.
-    public static let `default` = RetentionLimits(maxEntries: 10_000, maxBytes: 1 << 30)
+    /// 1 000 000 entries, 1 GiB. A person debugging looks back minutes to hours. Log records and spans count as
+    /// entries, and an app that logs a few hundred lines a second would push its states out of a history of ten
+    /// thousand within a minute; a million is hours of such an app, and listings page whatever the count. 1 GiB is
+    /// a modest share of a developer machine's disk yet still holds about 200 entries of 5 MB states with
+    /// screenshots, so for large states, and for most apps' logs, the byte limit is the one that applies.
+    public static let `default` = RetentionLimits(maxEntries: 1_000_000, maxBytes: 1 << 30)
 
     /// Why limits cannot be used.
     public enum Problem: Sendable, Equatable, CustomStringConvertible {

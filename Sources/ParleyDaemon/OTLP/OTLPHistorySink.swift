@@ -16,14 +16,18 @@ actor OTLPHistorySink: OTLPSink {
     static let idleEnd = Duration.seconds(600)
 
     private let store: HistoryStore
+    /// Stores through the debugger service, so that OTLP records reach `parleyctl logs -f` and the metrics as an
+    /// app's do.
+    private let debugger: DebuggerService
     private let events: DaemonEvents
     private let logger: Logger
     private let clock = ContinuousClock()
     private var sessions: [String: (id: Int64, lastExport: ContinuousClock.Instant)] = [:]
 
-    init(store: HistoryStore, events: DaemonEvents, logger: Logger) {
+    init(store: HistoryStore, debugger: DebuggerService, logger: Logger) {
         self.store = store
-        self.events = events
+        self.debugger = debugger
+        self.events = debugger.events
         self.logger = logger
     }
 
@@ -38,9 +42,8 @@ actor OTLPHistorySink: OTLPSink {
                 logger.debug("OTLP records cut to the limits", metadata: ["client": "\(client)", "texts-cut": "\(cuts.textsCut)", "items-dropped": "\(cuts.itemsDropped)"])
             }
             do {
-                let session = try await sessionID(for: resource, client: client)
-                let (logs, spans) = try await store.appendTelemetry(batch, to: session)
-                events.publish(.telemetry(session: session, logs: logs, spans: spans))
+                let (session, appName, peerID) = try await session(for: resource, client: client)
+                _ = try await debugger.storeTelemetry(batch, session: session, appName: appName, peerID: peerID)
             } catch {
                 if case .database(_, let failure) = error, failure.kind == .diskFull || failure.kind == .busy {
                     // Nothing of this export is lost if the exporter sends it again later, which OTLP exporters do.
@@ -54,24 +57,26 @@ actor OTLPHistorySink: OTLPSink {
         return .stored(rejected: refused, reason: reason)
     }
 
-    /// The open session of the resource's instance, begun now if it has none.
-    private func sessionID(for resource: OTLPExport.Resource, client: String) async throws(HistoryStoreError) -> Int64 {
+    /// The open session of the resource's instance, begun now if it has none, with the name and peer id it is
+    /// recorded under.
+    private func session(for resource: OTLPExport.Resource, client: String) async throws(HistoryStoreError) -> (Int64, String, String) {
         let name = resource.serviceName
         let key = "\(name ?? "")/\(resource.instanceID ?? client)"
+        let appName = TelemetryLimits.cut(name ?? "OpenTelemetry \(client)", toBytes: 63)
         if let known = sessions[key] {
             sessions[key] = (known.id, clock.now)
-            return known.id
+            return (known.id, appName, "otlp:" + key)
         }
         var attributes = resource.attributes
         var cuts = TelemetryCuts()
         _ = TelemetryLimits.default.apply(to: &attributes, cuts: &cuts)
         let session = try await store.beginSession(
-            peerID: "otlp:" + key, appName: TelemetryLimits.cut(name ?? "OpenTelemetry \(client)", toBytes: 63), kind: .otlp, host: client,
+            peerID: "otlp:" + key, appName: appName, kind: .otlp, host: client,
             resource: attributes)
         sessions[key] = (session.id, clock.now)
         events.publish(.sessionStarted(session))
         logger.info("an OpenTelemetry service began a session", metadata: ["session": "\(session.id)", "service": "\(session.appName)", "client": "\(client)"])
-        return session.id
+        return (session.id, appName, "otlp:" + key)
     }
 
     /// Ends the sessions of instances silent for ``idleEnd``.
