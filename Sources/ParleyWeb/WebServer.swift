@@ -91,20 +91,9 @@ public final class WebServer: Service {
                 return
             }
         }
-        let count = connections
-        let stallTimeout = TimeAmount(configuration.stallTimeout)
-        let application = Application(
-            responder: makeResponder(),
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [WebConnectionGuard(count: count, stallTimeout: stallTimeout)],
-                    idleTimeout: TimeAmount(configuration.headerTimeout)
-                )
-            ),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
-            logger: logger
-        )
+        let application = guardedHTTPServer(
+            responder: makeResponder(), host: configuration.host, port: configuration.port, connections: connections,
+            headerTimeout: configuration.headerTimeout, stallTimeout: configuration.stallTimeout, bound: bound, logger: logger)
         let liveFeed = self.liveFeed
         /// Which of the two tasks below ended.
         enum Ended: Sendable { case server, shutdownBegan }
@@ -148,6 +137,26 @@ public final class WebServer: Service {
         default: return String(cString: strerror(error.errnoCode))
         }
     }
+}
+
+/// An HTTP/1 server as parleyd's HTTP faces (the web debugger, the OTLP receiver) run one: open connections
+/// counted against `connections`, a request head due within `headerTimeout`, a body or a reader that stalls for
+/// `stallTimeout` closed, and `bound` told the port once it listens.
+func guardedHTTPServer<Responder: HTTPResponder>(
+    responder: Responder, host: String, port: Int, connections: WebConnectionCount, headerTimeout: Duration, stallTimeout: Duration,
+    bound: BoundPort, logger: Logger
+) -> some ApplicationProtocol where Responder.Context: InitializableFromSource<ApplicationRequestContextSource> {
+    let stall = TimeAmount(stallTimeout)
+    return Application(
+        responder: responder,
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [WebConnectionGuard(count: connections, stallTimeout: stall)], idleTimeout: TimeAmount(headerTimeout))
+        ),
+        configuration: .init(address: .hostname(host, port: port), serverName: nil),
+        onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
+        logger: logger
+    )
 }
 
 extension String {

@@ -37,7 +37,7 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
             )
         }
         let hasSession = request.cookies[Self.cookieName].map { constantTimeEqual($0.value, sessionSecret) } ?? false
-        let hasToken = bearerToken(of: request).map { constantTimeEqual($0, signInToken) } ?? false
+        let hasToken = Self.bearerToken(of: request).map { constantTimeEqual($0, signInToken) } ?? false
 
         // The sign-in URL: trade the token for the cookie and take it out of the address bar.
         if request.method == .get, let offered = request.uri.queryParameters.get("token") {
@@ -76,7 +76,8 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
         WebProblem(.unauthorized, "Unauthorized", detail: "a valid access token is required: open \(signInURLHint)")
     }
 
-    private func bearerToken(of request: Request) -> String? {
+    /// The token of an `Authorization: Bearer …` header.
+    static func bearerToken(of request: Request) -> String? {
         guard let value = request.headers[.authorization], value.lowercased().hasPrefix("bearer ") else { return nil }
         return String(value.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
     }
@@ -113,8 +114,13 @@ struct WebAccess<Context: RequestContext>: RouterMiddleware {
 
     /// The names a request may carry in `Host`: loopback, the listen address, and the ones configured.
     static func allowedHosts(for configuration: WebConfiguration) -> Set<String> {
+        allowedHosts(host: configuration.host, extraHostNames: configuration.extraHostNames)
+    }
+
+    /// The names a request to a server listening on `host` may carry in `Host`: loopback's, `host`, and `extra`.
+    static func allowedHosts(host: String, extraHostNames: [String]) -> Set<String> {
         var names: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
-        for name in [configuration.host] + configuration.extraHostNames where !name.isEmpty {
+        for name in [host] + extraHostNames where !name.isEmpty {
             let lower = name.lowercased()
             names.insert(lower.contains(":") && !lower.hasPrefix("[") ? "[\(lower)]" : lower)
         }

@@ -26,7 +26,8 @@ public final class OTLPReceiver: Service {
     /// The routes behind the access check; tests drive it without a socket.
     func makeRouter() -> Router<OTLPRequestContext> {
         let router = Router(context: OTLPRequestContext.self)
-        router.add(middleware: OTLPAccess(token: configuration.token, allowedHosts: Self.allowedHosts(for: configuration)))
+        let hosts = WebAccess<OTLPRequestContext>.allowedHosts(host: configuration.host, extraHostNames: configuration.extraHostNames)
+        router.add(middleware: OTLPAccess(token: configuration.token, allowedHosts: hosts))
         router.addRoutes(OTLPRoutes(sink: sink, configuration: configuration, logger: logger).routes)
         return router
     }
@@ -35,21 +36,9 @@ public final class OTLPReceiver: Service {
     public func waitUntilListening() async -> Int? { await bound.wait() }
 
     public func run() async throws {
-        let bound = self.bound
-        let connections = self.connections
-        let stallTimeout = TimeAmount(configuration.stallTimeout)
-        let application = Application(
-            router: makeRouter(),
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [WebConnectionGuard(count: connections, stallTimeout: stallTimeout)],
-                    idleTimeout: TimeAmount(configuration.headerTimeout)
-                )
-            ),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? 0) },
-            logger: logger
-        )
+        let application = guardedHTTPServer(
+            responder: makeRouter().buildResponder(), host: configuration.host, port: configuration.port, connections: connections,
+            headerTimeout: configuration.headerTimeout, stallTimeout: configuration.stallTimeout, bound: bound, logger: logger)
         do {
             try await application.run()
         } catch {
@@ -64,14 +53,6 @@ public final class OTLPReceiver: Service {
         bound.set(nil)
     }
 
-    static func allowedHosts(for configuration: OTLPConfiguration) -> Set<String> {
-        var names: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
-        for name in [configuration.host] + configuration.extraHostNames where !name.isEmpty {
-            let lower = name.lowercased()
-            names.insert(lower.contains(":") && !lower.hasPrefix("[") ? "[\(lower)]" : lower)
-        }
-        return names
-    }
 }
 
 /// The web debugger's rules for the OTLP routes: `Host` a name parleyd answers to or an address (421), and with a
@@ -89,11 +70,7 @@ struct OTLPAccess: RouterMiddleware {
             throw OTLPProblem(.misdirectedRequest, encoding: encoding, "this receiver answers to \(allowedHosts.sorted().joined(separator: ", ")) and IP addresses only")
         }
         if let token {
-            let offered = request.headers[.authorization].flatMap { value -> String? in
-                guard value.lowercased().hasPrefix("bearer ") else { return nil }
-                return String(value.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-            }
-            guard let offered, constantTimeEqual(offered, token) else {
+            guard let offered = WebAccess<Context>.bearerToken(of: request), constantTimeEqual(offered, token) else {
                 throw OTLPProblem(
                     .unauthorized, encoding: encoding,
                     "this receiver needs its token: set OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20<token>")
