@@ -93,7 +93,13 @@ public struct DaemonService: Sendable {
                 configuration: OTLPConfiguration(
                     host: listen.host, port: listen.port, token: configuration.webToken,
                     extraHostNames: DaemonConfiguration.hostNames(name: configuration.name)),
-                sink: otlpSink, logger: logger)
+                sink: otlpSink, logger: logger,
+                // After the web debugger: if it cannot listen, parleyd stops, and a receiver already running would
+                // only add its own shutdown's lines to the one that matters.
+                startsAfter: {
+                    try await transceiver.waitUntilListening()
+                    if let web, await web.waitUntilListening() == nil { throw CancellationError() }
+                })
         }
 
         // parleyd's service group: the transceiver and the supervisor. On SIGTERM or SIGINT the group shuts them down

@@ -189,6 +189,9 @@ final class BoundPort: Sendable {
         for waiter in waiters { waiter.resume(returning: port) }
     }
 
+    /// Whether the server has listened (or been given up on) already.
+    var isSettled: Bool { state.withLock { $0.result != nil } }
+
     func wait() async -> Int? {
         await withCheckedContinuation { continuation in
             let result: Int?? = state.withLock { state in

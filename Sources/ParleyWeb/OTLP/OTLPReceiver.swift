@@ -15,8 +15,13 @@ public final class OTLPReceiver: Service {
     private let logger: Logger
     private let bound = BoundPort()
     private let connections: WebConnectionCount
+    private let startsAfter: (@Sendable () async throws -> Void)?
 
-    public init(configuration: OTLPConfiguration, sink: any OTLPSink, logger: Logger) {
+    /// - Parameter startsAfter: what must be up before the receiver listens (parleyd: its Parley port and its web
+    ///   debugger). If it throws, the receiver does not start: that failure is the one to report, and `run()`
+    ///   returns when the service group shuts down, in its turn.
+    public init(configuration: OTLPConfiguration, sink: any OTLPSink, logger: Logger, startsAfter: (@Sendable () async throws -> Void)? = nil) {
+        self.startsAfter = startsAfter
         self.configuration = configuration
         self.sink = sink
         self.logger = logger
@@ -36,18 +41,29 @@ public final class OTLPReceiver: Service {
     public func waitUntilListening() async -> Int? { await bound.wait() }
 
     public func run() async throws {
+        if let startsAfter {
+            do {
+                try await startsAfter()
+            } catch {
+                bound.set(nil)
+                try? await gracefulShutdown()
+                return
+            }
+        }
         let application = guardedHTTPServer(
             responder: makeRouter().buildResponder(), host: configuration.host, port: configuration.port, connections: connections,
             headerTimeout: configuration.headerTimeout, stallTimeout: configuration.stallTimeout, bound: bound, logger: logger)
         do {
             try await application.run()
-        } catch {
-            bound.set(nil)
+        } catch where !bound.isSettled {
             // Not a failure of parleyd: another program (an OpenTelemetry Collector, most likely) has the port, and
             // the rest of parleyd works without the receiver.
             logger.warning(
                 "the OTLP receiver is off: cannot listen on \(configuration.host):\(configuration.port): \(WebServer.reason(error)); set otlpListen to another HOST:PORT, or to off",
                 metadata: ["otlp-listen": "\(configuration.host):\(configuration.port)"])
+            // After the warning: whoever waits for the port (the readiness line) finds the reason already said.
+            bound.set(nil)
+            try? await gracefulShutdown()
             return
         }
         bound.set(nil)
