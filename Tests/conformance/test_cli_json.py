@@ -32,7 +32,8 @@ TIME_KEYS = {"time", "started", "ended", "connectedAt", "receivedAt"}
 RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 COMMANDS = {"browse", "send", "send --reply", "listen", "peers", "status", "reload", "sessions", "sessions delete",
-            "sessions prune", "history", "show", "diff", "replay", "import", "filters", "drawer", "set", "invoke", "web"}
+            "sessions prune", "history", "show", "diff", "replay", "import", "filters", "drawer", "set", "invoke", "web",
+            "logs", "traces", "trace"}
 
 
 # ---------------------------------------------------------------------------------------------- the doc
@@ -245,6 +246,23 @@ def test_sessions_of_an_open_app(daemon, recorder):
     sessions = ctl_json(daemon, "sessions")
     assert_documented("sessions", sessions)
     assert sessions[0]["ended"] is None and sessions[0]["host"] == "127.0.0.1"
+
+
+def test_logs_traces_and_trace(daemon, recorder):
+    """A log record and a span the recorder sends (protocol.md §14, parley.telemetry.Batch), listed as documented."""
+    trace_id, span_id = uuid.uuid4().hex, uuid.uuid4().hex[:16]
+    batch = {"logs": [{"timeUnixNano": "1764288000000000000", "severity": "warning", "label": "app.net", "message": "slow",
+                       "metadata": {"count": 3}, "traceId": trace_id, "spanId": span_id}],
+             "spans": [{"traceId": trace_id, "spanId": span_id, "name": "GET /items", "kind": "client",
+                        "startTimeUnixNano": "1764288000000000000", "endTimeUnixNano": "1764288000900000000",
+                        "attributes": {"http.request.method": "GET"}}]}
+    recorder.send_message("parley.telemetry.Batch", json.dumps(batch).encode())
+    wait_until(lambda: len(ctl_json(daemon, "logs", recorder.name)) >= 1, "the log record")
+    logs = ctl_json(daemon, "logs", recorder.name)
+    assert_documented("logs", logs)
+    traces = ctl_json(daemon, "traces", recorder.name)
+    assert_documented("traces", traces)
+    assert_documented("trace", ctl_json(daemon, "trace", trace_id))
 
 
 def test_history(daemon, recorder):
