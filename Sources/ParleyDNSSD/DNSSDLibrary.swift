@@ -47,6 +47,19 @@ final class DNSSDLibrary: DNSSDDriver {
     static let typeA: UInt16 = 1
     static let typeAAAA: UInt16 = 28
 
+    init() {
+        #if os(Linux)
+        _ = Self.zeroFilledAllocations
+        #endif
+    }
+
+    #if os(Linux)
+    /// Avahi's compatibility library leaves the reply callbacks of another kind than a reference's own unset, and
+    /// reads them when the daemon goes away (see shim.h): zero-filled allocations keep it from calling garbage. Once
+    /// per process, before the first reference.
+    private static let zeroFilledAllocations: Void = parley_cdnssd_zero_fill_allocations()
+    #endif
+
     /// The socket of each live operation, to wait on.
     var descriptors: [(operation: DNSSDOperationID, descriptor: Int32)] {
         operations.values.compactMap { operation in
