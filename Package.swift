@@ -222,7 +222,10 @@ let package = Package(
         ),
         .executableTarget(name: "Parleyd", dependencies: ["ParleyDaemon"], swiftSettings: strict),
         // Test support: shared message types, the peer process used by two-process tests and benchmarks.
-        .target(name: "ParleyTestSupport", dependencies: ["Parley", "ParleyWire", nioCore, nioPosix, logging], swiftSettings: strict),
+        .target(
+            name: "ParleyTestSupport", dependencies: ["Parley", "ParleyDebugger", "ParleyTelemetry", "ParleyWire", nioCore, nioPosix, logging],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "ParleyTestPeer",
             dependencies: ["Parley", "ParleyAvahi", "ParleyDNSSD", "ParleyTestSupport", "ParleyRemoteDebugger", nioCore, logging],
@@ -363,7 +366,7 @@ let package = Package(
         .testTarget(
             name: "ParleyFaultTests",
             dependencies: [
-                "Parley", "ParleyWire", "ParleyControl", "ParleyDebugger", "ParleyHistory", "ParleyTestSupport", "Parleyd", "ParleyCtl",
+                "Parley", "ParleyWire", "ParleyControl", "ParleyDebugger", "ParleyHistory", "ParleyTelemetry", "ParleyTestSupport", "Parleyd", "ParleyCtl",
                 nioCore, nioPosix, logging,
             ],
             swiftSettings: strict

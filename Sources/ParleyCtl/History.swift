@@ -27,7 +27,7 @@ struct History: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Only this session's entries.", completion: LiveCompletions.sessionIDs)
+    @Option(help: ArgumentHelp("Only the entries of the debugger session with this id (parleyctl sessions lists them).", valueName: "id"), completion: LiveCompletions.sessionIDs)
     var session: Int64?
 
     @Option(help: ArgumentHelp("A filter saved by name in parleyd's configuration (actionFilters).", valueName: "name"))

@@ -39,7 +39,7 @@ struct Logs: AsyncParsableCommand {
     @Argument(help: "Only this app's records: its name, or the start of its peer id.", completion: LiveCompletions.peerNames)
     var app: String?
 
-    @Option(help: "Only this session's records.", completion: LiveCompletions.sessionIDs)
+    @Option(help: ArgumentHelp("Only the records of the debugger session with this id (parleyctl sessions lists them).", valueName: "id"), completion: LiveCompletions.sessionIDs)
     var session: Int64?
 
     @Flag(name: [.short, .long], help: "After the last records, print records as parleyd stores them.")

@@ -24,7 +24,7 @@ struct Traces: AsyncParsableCommand {
     @Argument(help: "Only traces with spans of this app: its name, or the start of its peer id.", completion: LiveCompletions.peerNames)
     var app: String?
 
-    @Option(help: "Only traces with spans of this session.", completion: LiveCompletions.sessionIDs)
+    @Option(help: ArgumentHelp("Only traces with spans in the debugger session with this id.", valueName: "id"), completion: LiveCompletions.sessionIDs)
     var session: Int64?
 
     @Option(name: [.customShort("n"), .long], help: ArgumentHelp("At most this many traces (at most 200).", valueName: "N"))

@@ -161,44 +161,39 @@ extension HistoryStore {
             }
             let encoder = TelemetryRows.encoder()
             let decoder = JSONDecoder()
-            if !more, var logs = position.logs {
+            /// Writes the session's rows of `table` that `progress` has still to write, each as the line `line` makes
+            /// of it (nil: a row this version cannot read, skipped), while they fit in the chunk.
+            func writeTelemetry(
+                _ table: String, _ columns: String, _ progress: inout HistoryExportCursor.Progress, line: (Row) throws -> ByteBuffer?
+            ) throws {
                 let rows = try Row.fetchCursor(
-                    db, sql: "SELECT \(TelemetryRows.logColumns) FROM logRecord WHERE session = ? AND id > ? AND id <= ? ORDER BY id",
-                    arguments: [session, logs.after, logs.through])
+                    db, sql: "SELECT \(columns) FROM \(table) WHERE session = ? AND id > ? AND id <= ? ORDER BY id",
+                    arguments: [session, progress.after, progress.through])
                 while let row = try rows.next() {
-                    let log = TelemetryRows.log(row, decoder)
-                    let line = try HistoryExportFormat.telemetryLine(
-                        "log", log.record, received: Timestamp(milliseconds: row["received"]), encoder: encoder)
+                    let id: Int64 = row["id"]
+                    guard let line = try line(row) else { continue }
                     guard fits(line.readableBytes) else {
                         more = true
-                        break
+                        return
                     }
                     output.writeImmutableBuffer(line)
                     budget -= line.readableBytes
                     linesWritten += 1
-                    logs.after = log.id
-                    logs.written += 1
+                    progress.after = id
+                    progress.written += 1
+                }
+            }
+            if !more, var logs = position.logs {
+                try writeTelemetry("logRecord", TelemetryRows.logColumns, &logs) { row in
+                    try HistoryExportFormat.telemetryLine(
+                        "log", TelemetryRows.log(row, decoder).record, received: Timestamp(milliseconds: row["received"]), encoder: encoder)
                 }
                 position.logs = logs
             }
             if !more, var spans = position.spans {
-                let rows = try Row.fetchCursor(
-                    db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE session = ? AND id > ? AND id <= ? ORDER BY id",
-                    arguments: [session, spans.after, spans.through])
-                while let row = try rows.next() {
-                    let id: Int64 = row["id"]
-                    guard let span = TelemetryRows.span(row, decoder) else { continue }
-                    let line = try HistoryExportFormat.telemetryLine(
-                        "span", span.span, received: Timestamp(milliseconds: row["received"]), encoder: encoder)
-                    guard fits(line.readableBytes) else {
-                        more = true
-                        break
-                    }
-                    output.writeImmutableBuffer(line)
-                    budget -= line.readableBytes
-                    linesWritten += 1
-                    spans.after = id
-                    spans.written += 1
+                try writeTelemetry("span", TelemetryRows.spanColumns, &spans) { row in
+                    guard let span = TelemetryRows.span(row, decoder) else { return nil }
+                    return try HistoryExportFormat.telemetryLine("span", span.span, received: Timestamp(milliseconds: row["received"]), encoder: encoder)
                 }
                 position.spans = spans
             }

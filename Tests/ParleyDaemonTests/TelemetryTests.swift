@@ -11,68 +11,11 @@ import Testing
 /// tests' own sending `parley.telemetry.Batch` messages, a local client on the control socket asking for them.
 @Suite("parleyd: log records and spans", .serialized, .timeLimit(.minutes(3)))
 struct TelemetryTests {
-    /// An app connected to parleyd over TCP.
-    struct App {
-        let transceiver: Transceiver
-        let parleyd: Peer
-
-        static func connect(_ name: String, to daemon: ParleydProcess) async throws -> App {
-            let transceiver = Transceiver(configuration: TransceiverConfiguration(name: name, identity: .ephemeral, listenHost: nil))
-            try await transceiver.start()
-            return App(transceiver: transceiver, parleyd: try await transceiver.connect(to: daemon.endpoint))
-        }
-
-        func send(_ batch: TelemetryBatch) async throws {
-            try await send(ByteBuffer(bytes: try JSONEncoder().encode(batch)))
-        }
-
-        func send(_ payload: ByteBuffer) async throws {
-            try await transceiver.sendRaw(typeName: TelemetryBatch.messageType, payload: payload, to: parleyd.id)
-        }
-    }
-
-    /// A local client of parleyd following every log record it stores.
-    struct Watcher {
-        let transceiver: Transceiver
-        let parleyd: Peer
-        let appended: Inbox<StoredLogRecord>
-
-        static func start(on daemon: ParleydProcess, query: LogQuery = LogQuery()) async throws -> Watcher {
-            let transceiver = Transceiver(configuration: TransceiverConfiguration(name: "watcher", identity: .ephemeral, listenHost: nil, port: 0))
-            let appended = Inbox<StoredLogRecord>()
-            transceiver.receive(TelemetryControl.LogAppended.self) { message, _ in appended.put(message.record) }
-            try await transceiver.start()
-            let parleyd = try await transceiver.connect(toUnixSocket: daemon.controlSocket)
-            let watcher = Watcher(transceiver: transceiver, parleyd: parleyd, appended: appended)
-            _ = try await watcher.ask(TelemetryControl.FollowLogs(query: query), TelemetryControl.FollowingLogs.self)
-            return watcher
-        }
-
-        func ask<Request: Encodable & Sendable, Reply: Decodable & Sendable>(_ request: Request, _ reply: Reply.Type) async throws -> Reply {
-            try await transceiver.request(request, from: parleyd, expecting: reply)
-        }
-
-        /// Waits until a stored record whose message is `message` has been pushed; returns it.
-        func waitFor(message: String) async throws -> StoredLogRecord {
-            while true {
-                let next = try await appended.next()
-                if next.record.message == message { return next }
-            }
-        }
-
-        func logs(_ query: LogQuery = LogQuery()) async throws -> [StoredLogRecord] {
-            try await ask(TelemetryControl.Logs(query: query), TelemetryControl.LogPage.self).page.items
-        }
-    }
-
-    static func marker(_ text: String) -> LogRecord { LogRecord(time: .now, severity: .notice, label: "test", message: text) }
-
-    /// Waits for the `count`th line of parleyd's log that contains `text`; returns it.
+    typealias App = TelemetryApp
+    typealias Watcher = TelemetryWatcher
+    static func marker(_ text: String) -> LogRecord { TelemetryWatcher.marker(text) }
     static func logLine(_ daemon: ParleydProcess, containing text: String, count: Int) async throws -> String {
-        try await daemon.child.waitFor(in: \.stderr, timeout: .seconds(30)) { log in
-            let lines = log.split(separator: "\n").filter { $0.contains(text) }
-            return lines.count >= count ? String(lines[count - 1]) : nil
-        }
+        try await daemon.logLine(containing: text, count: count)
     }
 
     @Test("an app's log records and spans are stored in its session and come back through the control requests; parleyd's hello accepts the batch")
@@ -193,19 +136,12 @@ struct TelemetryTests {
         let trace = try await watcher.ask(TelemetryControl.Trace(traceID: "4bf92f3577b34da6a3ce929d0e0e4736"), TelemetryControl.TraceDetail.self)
         #expect(trace.spans.map(\.span.name) == ["good"])
 
-        // A message of 1 MiB is cut to 32 KiB; 200 000 metadata keys (a batch under 8 MiB) to 128, the rest counted.
+        // A message of 1 MiB is cut to 32 KiB (200 000 metadata keys are cut with the load tests: FaultTests).
         let long = String(repeating: "ü", count: 1 << 19)
-        var keys = ByteBuffer(string: #"{"logs":[{"timeUnixNano":7,"severity":"warning","message":"many keys","metadata":{"#)
-        for index in 0..<200_000 { keys.writeString((index == 0 ? "" : ",") + "\"k\(String(format: "%07d", index))\":\(index)") }
-        keys.writeString("}}]}")
-        #expect(keys.readableBytes < 8 << 20)
-        try await hostile.send(TelemetryBatch(logs: [LogRecord(time: .now, severity: .info, label: "t", message: long)]))
-        try await hostile.send(keys)
-        let manyKeys = try await watcher.waitFor(message: "many keys")
-        #expect(manyKeys.record.metadata.count == 128 && manyKeys.record.droppedMetadata == 199_872)
-        let cutLine = try await Self.logLine(daemon, containing: "telemetry records cut to the limits", count: 2)
-        #expect(cutLine.contains("items-dropped=199872"), "\(cutLine)")
-        let stored = try await watcher.logs(LogQuery(session: manyKeys.session))
+        try await hostile.send(TelemetryBatch(logs: [LogRecord(time: .now, severity: .info, label: "t", message: long), Self.marker("long sent")]))
+        let afterLong = try await watcher.waitFor(message: "long sent")
+        _ = try await Self.logLine(daemon, containing: "telemetry records cut to the limits", count: 1)
+        let stored = try await watcher.logs(LogQuery(session: afterLong.session))
         let cut = try #require(stored.first { $0.record.label == "t" })
         #expect(cut.record.message.utf8.count <= 32 * 1024 && cut.record.message.hasSuffix("…") && cut.record.message.hasPrefix("üüü"))
 

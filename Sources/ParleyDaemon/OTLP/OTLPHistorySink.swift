@@ -19,7 +19,6 @@ actor OTLPHistorySink: OTLPSink {
     /// Stores through the debugger service, so that OTLP records reach `parleyctl logs -f` and the metrics as an
     /// app's do.
     private let debugger: DebuggerService
-    private let events: DaemonEvents
     private let logger: Logger
     private let clock = ContinuousClock()
     private var sessions: [String: (id: Int64, lastExport: ContinuousClock.Instant)] = [:]
@@ -27,7 +26,6 @@ actor OTLPHistorySink: OTLPSink {
     init(store: HistoryStore, debugger: DebuggerService, logger: Logger) {
         self.store = store
         self.debugger = debugger
-        self.events = debugger.events
         self.logger = logger
     }
 
@@ -74,7 +72,7 @@ actor OTLPHistorySink: OTLPSink {
             peerID: "otlp:" + key, appName: appName, kind: .otlp, host: client,
             resource: attributes)
         sessions[key] = (session.id, clock.now)
-        events.publish(.sessionStarted(session))
+        debugger.events.publish(.sessionStarted(session))
         logger.info("an OpenTelemetry service began a session", metadata: ["session": "\(session.id)", "service": "\(session.appName)", "client": "\(client)"])
         return (session.id, appName, "otlp:" + key)
     }
@@ -98,7 +96,7 @@ actor OTLPHistorySink: OTLPSink {
     private func end(_ id: Int64) async {
         do {
             try await store.endSession(id)
-            if let ended = try? await store.session(id) { events.publish(.sessionEnded(ended)) }
+            if let ended = try? await store.session(id) { debugger.events.publish(.sessionEnded(ended)) }
         } catch {
             logger.warning("cannot end an OpenTelemetry session", metadata: ["session": "\(id)", "reason": "\(error)"])
         }

@@ -33,7 +33,7 @@ public final class OTLPReceiver: Service {
         let router = Router(context: OTLPRequestContext.self)
         let hosts = WebAccess<OTLPRequestContext>.allowedHosts(host: configuration.host, extraHostNames: configuration.extraHostNames)
         router.add(middleware: OTLPAccess(token: configuration.token, allowedHosts: hosts))
-        router.addRoutes(OTLPRoutes(sink: sink, configuration: configuration, logger: logger).routes)
+        router.addRoutes(OTLPRoutes(sink: sink, configuration: configuration).routes)
         return router
     }
 

@@ -2,7 +2,6 @@ import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 import ParleyOTLP
 import Synchronization
@@ -18,13 +17,10 @@ final class OTLPRoutes: Sendable {
     let sink: any OTLPSink
     let configuration: OTLPConfiguration
     let inFlight: Mutex<Int>
-    let logger: Logger
-
-    init(sink: any OTLPSink, configuration: OTLPConfiguration, logger: Logger) {
+    init(sink: any OTLPSink, configuration: OTLPConfiguration) {
         self.sink = sink
         self.configuration = configuration
         self.inFlight = Mutex(0)
-        self.logger = logger
     }
 
     var routes: RouteCollection<Context> {

@@ -37,7 +37,7 @@ struct OTLPReceiverTests {
         let other = try await Self.post(endpoint + "/v1/traces", Self.spans(instance: "i-8", spanID: "eee19b7ec3c1b176"))
         #expect(other.status == "200")
 
-        let watcher = try await TelemetryTests.Watcher.start(on: daemon)
+        let watcher = try await TelemetryWatcher.start(on: daemon)
         let sessions = try await watcher.ask(DebuggerControl.Sessions(), DebuggerControl.SessionList.self).sessions
         #expect(sessions.map(\.kind) == [.otlp, .otlp])
         #expect(sessions.map(\.appName) == ["checkout", "checkout"])
