@@ -21,6 +21,12 @@ let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics
 let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
 let tracing = Target.Dependency.product(name: "Tracing", package: "swift-distributed-tracing")
 let instrumentation = Target.Dependency.product(name: "Instrumentation", package: "swift-distributed-tracing")
+// Network.framework's event loops for NIO, chosen by the app's event loop group (Sources/Parley/Transport/
+// TransportBootstraps.swift). Only on Apple platforms: elsewhere the module is empty, and Linux builds link nothing new.
+let nioTransportServices = Target.Dependency.product(
+    name: "NIOTransportServices", package: "swift-nio-transport-services",
+    condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst])
+)
 
 let package = Package(
     name: "Parley",
@@ -58,6 +64,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Devices' self-signed certificates (pinned by fingerprint) and TLS 1.3 between paired devices.
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // The web debugger's HTTP server. Its traits (swift-configuration support, full Foundation) are not needed.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -65,13 +75,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
-        // Only for parley-traced-http, the example and test tool of a traced HTTP client (AsyncHTTPClient traces its
-        // requests through InstrumentationSystem). Its one trait (an unstable HTTP API) is off by default.
+        // parleyd's forwarding to another OTLP receiver (otlpForward), and parley-traced-http, the example and test
+        // tool of a traced HTTP client (AsyncHTTPClient traces its requests through InstrumentationSystem). Its one
+        // trait (an unstable HTTP API) is off by default.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // OTLP's protobuf messages; the Swift code is generated once from Protos/ (scripts/generate-otlp) and committed.
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         // gzip for OTLP request bodies (zlib, inflated within a size limit).
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio-transport-services", from: "1.28.0"),
     ],
     targets: [
         // The wire protocol: framing, envelope, handshake. Depends on NIOCore only so other tools can reuse it.
@@ -79,13 +91,23 @@ let package = Package(
 
         // The shared secret, the handshake's authenticator and the sealing of frames (swift-crypto); kept out of
         // ParleyWire so that the wire module depends on NIO only.
-        .target(name: "ParleySecurity", dependencies: ["ParleyWire", crypto, nioCore, nioFoundation], swiftSettings: strict),
+        .target(
+            name: "ParleySecurity",
+            dependencies: [
+                "ParleyWire", crypto, nioCore, nioFoundation, .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
 
         // The transceiver: TCP transport, handshake, typed message router, peer gate. Discovery only through the
         // ParleyDiscovery protocol: embedding Parley links no C library (scripts/test checks it).
         .target(
             name: "Parley",
-            dependencies: ["ParleyWire", "ParleySecurity", "ParleyDiscovery", "ParleyBlocking", nioCore, nioPosix, nioFoundation, logging, serviceLifecycle],
+            dependencies: [
+                "ParleyWire", "ParleySecurity", "ParleyDiscovery", "ParleyBlocking", nioCore, nioPosix, nioTransportServices, nioFoundation, logging,
+                serviceLifecycle, .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             // Its nonisolated async functions run on their caller's executor unless marked `@concurrent`: a message's
             // way from the socket to its handler then hops executors nowhere (docs/performance.md).
             swiftSettings: strict + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
@@ -138,7 +160,7 @@ let package = Package(
         // An app's logs and traced requests as records shaped like OpenTelemetry's (log records, spans), the
         // `parley.telemetry.Batch` message that carries them, their limits and the redaction of secrets. Shared by
         // the app-side libraries, parleyd, its history and the web debugger; knows nothing of how they travel.
-        .target(name: "ParleyTelemetry", dependencies: ["ParleyWire"], swiftSettings: strict),
+        .target(name: "ParleyTelemetry", dependencies: ["ParleyJSON", "ParleyWire"], swiftSettings: strict),
         // OpenTelemetry's OTLP export requests (protobuf and JSON) read into Parley's records, and the answers to them;
         // parleyd's OTLP/HTTP receiver uses it. Generated/ comes from Protos/ by scripts/generate-otlp.
         .target(
@@ -150,7 +172,13 @@ let package = Package(
         // and their replies (no storage).
         .target(name: "ParleyDebugger", dependencies: ["ParleyJSON", "ParleyTelemetry", "ParleyWire", nioCore], swiftSettings: strict),
         // ParleyHistory: parleyd's history store (SQLite through GRDB), retention, export and import.
-        .target(name: "ParleyHistory", dependencies: ["ParleyDebugger", "ParleyTelemetry", "ParleyJSON", "ParleyBlocking", grdb, logging], swiftSettings: strict),
+        .target(
+            name: "ParleyHistory",
+            dependencies: [
+                "ParleyDebugger", "ParleyTelemetry", "ParleyJSON", "ParleyBlocking", grdb, .product(name: "GRDBSQLite", package: "GRDB.swift"), logging,
+            ],
+            swiftSettings: strict
+        ),
         // ParleyRemoteDebugger: the client library apps link to send (action, state, screenshot) to parleyd. It finds
         // parleyd through the discovery backend the app passes, as a transceiver does, so it links no C library.
         .target(
@@ -216,7 +244,7 @@ let package = Package(
             dependencies: [
                 "CMallocTuning", "Parley", "ParleyAvahi", "ParleyCommandLine", "ParleyDNSUpdate", "ParleyControl", "ParleyDebugger",
                 "ParleyDrawer", "ParleyHistory", "ParleyJSON", "ParleyOTLP", "ParleyTelemetry", "ParleyBlocking", "ParleyWeb", nioCore, nioPosix, logging, metrics,
-                prometheus, argumentParser, serviceLifecycle, unixSignals,
+                prometheus, argumentParser, serviceLifecycle, unixSignals, .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -233,7 +261,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "ParleyBench",
-            dependencies: ["Parley", "ParleyControl", "ParleyDebugger", "ParleyTelemetry", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix],
+            dependencies: [
+                "Parley", "ParleyControl", "ParleyDebugger", "ParleyOTLP", "ParleyTelemetry", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix,
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             path: "Benchmarks/ParleyBench",
             swiftSettings: strict
         ),
@@ -255,7 +286,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "DebuggerBench",
-            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyJSON", nioCore],
+            dependencies: ["ParleyDebugger", "ParleyHistory", "ParleyJSON", "ParleyTelemetry", nioCore],
             path: "Benchmarks/DebuggerBench",
             swiftSettings: strict
         ),
@@ -271,7 +302,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleySecurityTests",
-            dependencies: ["ParleySecurity", "ParleyWire", nioCore, .product(name: "NIOEmbedded", package: "swift-nio")],
+            dependencies: [
+                "ParleySecurity", "ParleyWire", nioCore, .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -304,7 +338,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "ParleyTelemetryTests", dependencies: ["ParleyTelemetry"], swiftSettings: strict),
+        .testTarget(name: "ParleyTelemetryTests", dependencies: ["ParleyTelemetry", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(
             name: "ParleyOTLPTests",
             dependencies: ["ParleyOTLP", "ParleyTelemetry", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
@@ -339,7 +373,9 @@ let package = Package(
             name: "ParleyRemoteDrawerTests", dependencies: ["ParleyRemoteDrawer", "ParleyDrawer", "Parley", "ParleyTestSupport"], swiftSettings: strict
         ),
         .testTarget(
-            name: "ParleyHistoryTests", dependencies: ["ParleyHistory", "ParleyDebugger", "ParleyTelemetry", "ParleyJSON", "ParleyTestSupport", nioCore], swiftSettings: strict
+            name: "ParleyHistoryTests",
+            dependencies: ["ParleyHistory", "ParleyDebugger", "ParleyTelemetry", "ParleyJSON", "ParleyTestSupport", grdb, nioCore],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "ParleyDaemonTests",

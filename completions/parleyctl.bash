@@ -173,13 +173,13 @@ _parleyctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|logs|traces|trace|drawer|set|invoke|secret|web|help)
+    browse|send|listen|peers|status|reload|sessions|history|show|diff|replay|export|import|filters|logs|traces|trace|drawer|set|invoke|secret|web|otel-env|devices|pair|unpair|help)
         # Offer subcommand argument completions
         "_parleyctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters logs traces trace drawer set invoke secret web help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'browse send listen peers status reload sessions history show diff replay export import filters logs traces trace drawer set invoke secret web otel-env devices pair unpair help' -- "${cur}"))
         ;;
     esac
 }
@@ -778,6 +778,120 @@ _parleyctl_web() {
     repeating_options=()
     non_repeating_options=(--socket)
     __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_otel-env() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--token-file --timeout --type --socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--token-file')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--type')
+        return
+        ;;
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_devices() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_pair() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    accept|refuse)
+        # Offer subcommand argument completions
+        "_parleyctl_pair_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'accept refuse' -- "${cur}"))
+        ;;
+    esac
+}
+
+_parleyctl_pair_accept() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_pair_refuse() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_parleyctl_unpair() {
+    repeating_flags=()
+    non_repeating_flags=(--json --verbose --no-color --no-pager --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __parleyctl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in

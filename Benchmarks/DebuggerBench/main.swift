@@ -8,7 +8,8 @@ import ParleyJSON
 //
 //   swift build -c release --product parley-debugger-bench && .build/release/parley-debugger-bench [--quick]
 //
-// --quick uses 100 instead of 1 000 entries of 5 MB for the listing figures (0.5 GB instead of 5 GB of disk).
+// --quick uses 100 instead of 1 000 entries of 5 MB for the listing figures (0.5 GB instead of 5 GB of disk);
+// --telemetry prints only the log records' figures.
 
 let quick = CommandLine.arguments.contains("--quick")
 let clock = ContinuousClock()
@@ -30,6 +31,11 @@ func median(runs: Int, _ body: () async throws -> Void) async rethrows -> Double
 
 func format(_ value: Double, _ digits: Int = 1) -> String {
     String(format: "%.\(digits)f", value)
+}
+
+if CommandLine.arguments.contains("--telemetry") {
+    try await telemetryFigures(batches: quick ? 100 : 400)
+    exit(0)
 }
 
 // MARK: - A realistic app state
@@ -226,3 +232,6 @@ let small = ByteBuffer(string: #"{"count":1,"title":"milk"}"#)
 let bigList = try await storeFigures(label: "5 MB states + 200 kB screenshots", count: bigCount, state: oldState, screenshot: screenshot)
 let smallList = try await storeFigures(label: "small states, no screenshots", count: bigCount, state: small, screenshot: ByteBuffer())
 print("listing \(bigCount) entries: \(format(bigList, 2)) ms with 5 MB states vs \(format(smallList, 2)) ms with small ones")
+
+print("\n== log records into the history (release build) ==")
+try await telemetryFigures(batches: quick ? 100 : 400)

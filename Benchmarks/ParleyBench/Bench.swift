@@ -10,7 +10,7 @@ import Synchronization
 // (`parley-bench receiver`) receives. Every figure is printed; nothing is asserted. The latency rows end with a
 // bare SwiftNIO echo of the same bytes (`parley-bench bare-echo`, BareEcho.swift), the floor under Parley's.
 //
-//   parley-bench [--quick | --long] [--encrypted] [--nio-executor] [--json] [--only typed,raw,latency,roundtrip,large,big,daemon,telemetry,stall]
+//   parley-bench [--quick | --long] [--encrypted] [--nio-executor] [--json] [--only typed,raw,latency,roundtrip,large,big,daemon,telemetry,otlp,handshake,stall]
 //
 // --encrypted: both sides share a secret, so every frame is sealed (ChaCha20-Poly1305) after the handshake.
 // --nio-executor: this process installs NIO's event loops as Swift's global executor (NIOSingletons) before it
@@ -217,7 +217,7 @@ struct Bench {
 }
 
 /// What `--only` can name.
-let measurementNames: Set<Substring> = ["typed", "raw", "latency", "roundtrip", "large", "big", "daemon", "telemetry", "stall"]
+let measurementNames: Set<Substring> = ["typed", "raw", "latency", "roundtrip", "large", "big", "daemon", "telemetry", "otlp", "handshake", "stall"]
 
 /// How many messages each measurement sends: `full` is the table in docs/performance.md.
 enum Scale {
@@ -375,6 +375,17 @@ func runBenchmarks(scale: Scale, encrypted: Bool, nioExecutor: Bool, only: Set<S
         // 8. Log records and spans stored by parleyd, with a bystander's status request timed meanwhile.
         if runs("telemetry") {
             try await telemetryIntoDaemon(scale: scale, report: &report)
+        }
+
+        // 8b. Spans stored by parleyd over OTLP/HTTP (a Swift load generator, the Python SDK) against the same as
+        //     Parley messages, with the web debugger's answer times meanwhile.
+        if runs("otlp") {
+            try await otlpIntoDaemon(scale: scale, report: &report)
+        }
+
+        // 8c. A new connection's handshake in each mode: open, shared secret, devices over TLS.
+        if runs("handshake") {
+            try await handshakeFigures(count: scale.of(400, minimum: 50), report: &report)
         }
 
         // 9. A stalled receiver: the sender's memory must stay bounded while it keeps trying to send.

@@ -14,13 +14,7 @@ import Synchronization
 /// `parleyctl status`'s question over the control socket every 10 ms; its answer times are the
 /// figure that says whether storing holds up the rest of parleyd.
 func telemetryIntoDaemon(scale: Scale, report: inout Report) async throws {
-    let daemon = try await ParleydProcess.start(
-        name: "bench-parleyd",
-        arguments: ["--web-listen", "off", "--otlp-listen", "off", "--log-level", "notice"],
-        // Room for every record of the run: retention at work would be another measurement.
-        environment: ["PARLEY_HISTORY_MAX_ENTRIES": "2000000000", "PARLEY_HISTORY_MAX_BYTES": "\(64 << 30)"],
-        executable: ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd", readyTimeout: .seconds(30)
-    )
+    let daemon = try await storingDaemon(arguments: ["--web-listen", "off", "--otlp-listen", "off"])
     defer { daemon.kill() }
     let follower = Transceiver(configuration: configuration("bench-follower", listen: false, secret: nil))
     let markers = AsyncStream.makeStream(of: String.self)
@@ -32,20 +26,31 @@ func telemetryIntoDaemon(scale: Scale, report: inout Report) async throws {
     var arrived = markers.stream.makeAsyncIterator()
 
     let batchSize = 512
-    let logBatch = try encodedBatch(logs: (0..<batchSize).map { index in
-        LogRecord(
-            time: .now, severity: .info, label: "bench.app", message: "request \(index) handled in 1.2 ms",
-            metadata: ["path": .string("/items/\(index)"), "status": .int(200)], source: "Bench", file: "Bench.swift", function: "run()", line: 42)
-    })
+    let batches = scale.of(400, minimum: 20)
+    // Encoded before the clock starts, each batch later than the one before as an app's are (the same times again
+    // would insert into the middle of parleyd's time index, which no app does).
+    let firstTime = UnixNanos.now.value
+    func time(_ batch: Int, _ index: Int) -> UnixNanos { UnixNanos(firstTime + UInt64(batch * batchSize + index) * 1_000) }
+    let logBatches = try (0..<batches).map { batch in
+        try encodedBatch(logs: (0..<batchSize).map { index in
+            LogRecord(
+                time: time(batch, index), severity: .info, label: "bench.app", message: "request \(index) handled in 1.2 ms",
+                metadata: ["path": .string("/items/\(index)"), "status": .int(200)], source: "Bench", file: "Bench.swift", function: "run()",
+                line: 42)
+        })
+    }
     let trace = TraceID.random()
-    let spanBatch = try encodedBatch(spans: (0..<batchSize).map { index in
-        SpanRecord(
-            traceID: trace, spanID: .random(), name: "GET /items/{id}", kind: .server, start: .now, end: UnixNanos(UnixNanos.now.value + 1_200_000),
-            attributes: ["http.request.method": .string("GET"), "http.response.status_code": .int(200), "url.path": .string("/items/\(index)")])
-    })
+    let spanBatches = try (0..<batches).map { batch in
+        try encodedBatch(spans: (0..<batchSize).map { index in
+            SpanRecord(
+                traceID: trace, spanID: .random(), name: "GET /items/{id}", kind: .server, start: time(batch, index),
+                end: UnixNanos(time(batch, index).value + 1_200_000),
+                attributes: ["http.request.method": .string("GET"), "http.response.status_code": .int(200), "url.path": .string("/items/\(index)")])
+        })
+    }
 
     /// Sends `batches` batches from each of `apps` apps, then each app's marker; seconds until every marker is stored.
-    func run(apps: Int, batches: Int, payload: ByteBuffer) async throws -> (seconds: Double, status: [Double]) {
+    func run(apps: Int, batches: Int, payloads: [ByteBuffer]) async throws -> (seconds: Double, status: [Double]) {
         var senders: [(Transceiver, Peer)] = []
         for index in 0..<apps {
             let app = Transceiver(configuration: configuration("bench-app-\(index)", listen: false, secret: nil))
@@ -68,7 +73,7 @@ func telemetryIntoDaemon(scale: Scale, report: inout Report) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (number, (app, parleyd)) in senders.enumerated() {
                 group.addTask {
-                    for _ in 0..<batches { try await app.sendRaw(typeName: TelemetryBatch.messageType, payload: payload, to: parleyd.id) }
+                    for payload in payloads.prefix(batches) { try await app.sendRaw(typeName: TelemetryBatch.messageType, payload: payload, to: parleyd.id) }
                     let marker = try encodedBatch(logs: [LogRecord(time: .now, severity: .notice, label: "bench.marker", message: "app \(number) done")])
                     try await app.sendRaw(typeName: TelemetryBatch.messageType, payload: marker, to: parleyd.id)
                 }
@@ -83,13 +88,12 @@ func telemetryIntoDaemon(scale: Scale, report: inout Report) async throws {
         return (elapsed, status)
     }
 
-    let batches = scale.of(400, minimum: 20)
-    for (name, apps, payload, what) in [
-        ("telemetry_logs_1", 1, logBatch, "log records from one app"), ("telemetry_logs_10", 10, logBatch, "log records from ten apps"),
-        ("telemetry_spans_1", 1, spanBatch, "spans from one app"),
+    for (name, apps, payloads, what) in [
+        ("telemetry_logs_1", 1, logBatches, "log records from one app"), ("telemetry_logs_10", 10, logBatches, "log records from ten apps"),
+        ("telemetry_spans_1", 1, spanBatches, "spans from one app"),
     ] {
         let perApp = apps == 1 ? batches : max(1, batches / apps)
-        let (elapsed, status) = try await run(apps: apps, batches: perApp, payload: payload)
+        let (elapsed, status) = try await run(apps: apps, batches: perApp, payloads: payloads)
         let rate = Double(apps * perApp * batchSize) / elapsed
         let p50 = status.isEmpty ? 0 : status[status.count / 2]
         let worst = status.last ?? 0
@@ -106,4 +110,14 @@ func telemetryIntoDaemon(scale: Scale, report: inout Report) async throws {
 
 func encodedBatch(logs: [LogRecord] = [], spans: [SpanRecord] = []) throws -> ByteBuffer {
     ByteBuffer(bytes: try JSONEncoder().encode(TelemetryBatch(logs: logs, spans: spans)))
+}
+
+/// A parleyd of the benchmark's own ($PARLEYD, else parleyd on the PATH) with room for every record of the run:
+/// retention at work would be another measurement.
+func storingDaemon(arguments: [String]) async throws -> ParleydProcess {
+    try await ParleydProcess.start(
+        name: "bench-parleyd", arguments: arguments + ["--log-level", "notice"],
+        environment: ["PARLEY_HISTORY_MAX_ENTRIES": "2000000000", "PARLEY_HISTORY_MAX_BYTES": "\(64 << 30)"],
+        executable: ProcessInfo.processInfo.environment["PARLEYD"] ?? "parleyd", readyTimeout: .seconds(30)
+    )
 }

@@ -179,11 +179,12 @@ struct ListrExample: AsyncParsableCommand {
             return CLIResponse.message("replaced the list: \(database.items.count) \(database.items.count == 1 ? "item" : "items")")
         }
 
+        // Trapped before "ready" is said: a signal sent by whoever waited for it stops listr cleanly.
+        var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
         try await parley.start()
         try telemetry.start()
         logger.info("listr started", metadata: ["port": "\(parley.listeningPort ?? port)"])
         say("listr ready on port \(parley.listeningPort ?? port) as \(name)")
-        var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
         let signal = await signals.next().map { "\($0)" } ?? "end of signals"
         say("listr stopping (signal \(signal))")
         logger.info("listr stopping", metadata: ["signal": "\(signal)"])

@@ -40,6 +40,10 @@ public enum ControlErrorCode: UInt16, Sendable, CaseIterable, CustomStringConver
     case noSuchTrace = 115
     /// The trace id prefix starts several stored traces' ids.
     case ambiguousTrace = 116
+    /// No paired device or pending pairing request has a fingerprint that begins so.
+    case noSuchDevice = 117
+    /// The fingerprint prefix begins several devices' fingerprints.
+    case ambiguousDevice = 118
 
     /// The code on the wire.
     public var errorCode: ErrorCode { ErrorCode(rawValue: rawValue) }
@@ -69,6 +73,8 @@ public enum ControlErrorCode: UInt16, Sendable, CaseIterable, CustomStringConver
         case .sessionAppNotConnected: "session-app-not-connected"
         case .noSuchTrace: "no-such-trace"
         case .ambiguousTrace: "ambiguous-trace"
+        case .noSuchDevice: "no-such-device"
+        case .ambiguousDevice: "ambiguous-device"
         }
     }
 }

@@ -144,12 +144,15 @@ public enum Control {
         public var version: String
         /// The web debugger's URL (with its access token when one is configured); nil when it is off.
         public var webURL: String?
+        /// parleyd's device fingerprint (full form): what devices that pair with it pin.
+        public var fingerprint: String?
 
         public init(
             name: String, peerID: String, port: Int, discovery: String, advertisedName: String?,
-            peerCount: Int, uptimeSeconds: Double, version: String, webURL: String? = nil
+            peerCount: Int, uptimeSeconds: Double, version: String, webURL: String? = nil, fingerprint: String? = nil
         ) {
             self.webURL = webURL
+            self.fingerprint = fingerprint
             self.name = name
             self.peerID = peerID
             self.port = port
@@ -158,6 +161,26 @@ public enum Control {
             self.peerCount = peerCount
             self.uptimeSeconds = uptimeSeconds
             self.version = version
+        }
+    }
+
+    /// `parley.control.OTLPEndpoint` → ``OTLPEndpointReport``: where an OpenTelemetry SDK on parleyd's host sends
+    /// (`parleyctl otel-env`).
+    public struct OTLPEndpoint: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.OTLPEndpoint"
+        public init() {}
+    }
+
+    public struct OTLPEndpointReport: Codable, Sendable, Hashable, NamedMessage {
+        public static let messageType = "parley.control.OTLPEndpointReport"
+        /// The receiver's endpoint (`http://127.0.0.1:4318`); nil when `otlpListen` is off or its port was taken.
+        public var endpoint: String?
+        /// The bearer token every export must carry (the web debugger's, from `webTokenFile`); nil when none is
+        /// needed. Given only to local clients, as the web debugger's sign-in URL is.
+        public var token: String?
+        public init(endpoint: String?, token: String?) {
+            self.endpoint = endpoint
+            self.token = token
         }
     }
 

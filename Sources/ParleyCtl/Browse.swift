@@ -47,36 +47,7 @@ struct Browse: AsyncParsableCommand {
     func run() async throws {
         bootstrapLogging(logLevel)
         let type = try ServiceType(serviceType)
-        let discovery = AvahiDiscovery(logger: Logger(label: "parleyctl"))
-        try discovery.start()
-        discovery.browse(type)
-        for domain in domains { discovery.browse(type, domain: domain) }
-        let duration = seconds(timeout)
-
-        var services: [DiscoveredService.ID: DiscoveredService] = [:]
-        var unavailable: String?
-        await withTaskGroup(of: Void.self) { group in
-            // Stopping finishes the event stream, which ends the loop below.
-            group.addTask {
-                try? await Task.sleep(for: duration)
-                discovery.stop()
-            }
-            for await event in discovery.events {
-                switch event {
-                case .found(let service), .updated(let service): services[service.id] = service
-                case .removed(let name, _, let domain): services[DiscoveredService.ID(instanceName: name, domain: domain)] = nil
-                case .daemonUnavailable(let reason): unavailable = reason
-                case .daemonAvailable: unavailable = nil
-                case .advertised, .renamed, .advertisementFailed: break
-                }
-            }
-        }
-
-        if services.isEmpty, let unavailable {
-            throw CtlFailure(.error, "cannot browse \(type): avahi-daemon is not reachable (\(unavailable))")
-        }
-        // The link first, then each wide-area domain.
-        let found = services.values.sorted { ($0.domain == "local" ? 0 : 1, $0.instanceName, $0.domain) < ($1.domain == "local" ? 0 : 1, $1.instanceName, $1.domain) }
+        let found = try await ServiceBrowser.browse(type, domains: domains, for: seconds(timeout))
         if format.json {
             for service in found { Output.json(ServiceRecord(service)) }
             return
@@ -91,6 +62,50 @@ struct Browse: AsyncParsableCommand {
             Output.line("  port:      \(service.port)")
             Output.line("  addresses: \(service.addresses.map { address in address.connectHost + (address.interfaceName.map { " (\($0))" } ?? "") }.joined(separator: ", "))")
             Output.line("  txt:       \(service.txt.entries.map { entry in entry.value == nil ? entry.key : "\(entry.key)=\(entry.stringValue ?? "<\(entry.value!.count) bytes>")" }.joined(separator: " "))")
+        }
+    }
+}
+
+/// Browsing through avahi-daemon for a while, as `browse` and `otel-env` do.
+enum ServiceBrowser {
+    /// The services of `type` still present after `duration`, or as soon as `enough` holds of those found: the link
+    /// first, then each wide-area domain. Fails (status 1) when nothing was found and avahi-daemon could not be
+    /// reached.
+    static func browse(
+        _ type: ServiceType, domains: [String] = [], for duration: Duration, until enough: @escaping ([DiscoveredService]) -> Bool = { _ in false }
+    ) async throws -> [DiscoveredService] {
+        let discovery = AvahiDiscovery(logger: Logger(label: "parleyctl"))
+        try discovery.start()
+        discovery.browse(type)
+        for domain in domains { discovery.browse(type, domain: domain) }
+
+        var services: [DiscoveredService.ID: DiscoveredService] = [:]
+        var unavailable: String?
+        await withTaskGroup(of: Void.self) { group in
+            // Stopping finishes the event stream, which ends the loop below.
+            group.addTask {
+                try? await Task.sleep(for: duration)
+                discovery.stop()
+            }
+            for await event in discovery.events {
+                switch event {
+                case .found(let service), .updated(let service):
+                    services[service.id] = service
+                    if enough(Array(services.values)) { discovery.stop() }
+                case .removed(let name, _, let domain): services[DiscoveredService.ID(instanceName: name, domain: domain)] = nil
+                case .daemonUnavailable(let reason): unavailable = reason
+                case .daemonAvailable: unavailable = nil
+                case .advertised, .renamed, .advertisementFailed: break
+                }
+            }
+            group.cancelAll()
+        }
+
+        if services.isEmpty, let unavailable {
+            throw CtlFailure(.error, "cannot browse \(type): avahi-daemon is not reachable (\(unavailable))")
+        }
+        return services.values.sorted {
+            ($0.domain == "local" ? 0 : 1, $0.instanceName, $0.domain) < ($1.domain == "local" ? 0 : 1, $1.instanceName, $1.domain)
         }
     }
 }

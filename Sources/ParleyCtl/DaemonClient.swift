@@ -55,6 +55,9 @@ struct DaemonClient {
     /// normal end: exit 0), or parleyd closes the connection (exit status 5). `events` must have been taken from
     /// the transceiver before it connected, so that the daemon's departure cannot be missed.
     func stream(watching events: AsyncStream<PeerEvent>, _ consume: @escaping @Sendable () async throws -> Void) async throws {
+        // Trapped before `consume` prints anything: a signal sent after the first line ends the stream cleanly
+        // rather than killing the process with the default action.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let lostDaemon = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await consume()
@@ -67,8 +70,8 @@ struct DaemonClient {
                 return false
             }
             group.addTask {
-                var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
-                _ = await signals.next()
+                var signal = signals.makeAsyncIterator()
+                _ = await signal.next()
                 return false
             }
             defer { group.cancelAll() }

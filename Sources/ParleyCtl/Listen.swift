@@ -75,6 +75,8 @@ struct Listen: AsyncParsableCommand {
         }
         let events = node.transceiver.peerEvents
         try await node.run {
+            // Trapped before anything is printed: whoever reads "listening" and then signals gets a clean stop.
+            let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
             let port = node.transceiver.listeningPort ?? port
             Output.error("parleyctl: listening for \(types.isEmpty ? "all message types" : types.joined(separator: ", ")) on port \(port) as \(connection.name); Ctrl-C to stop")
             await withTaskGroup(of: Void.self) { group in
@@ -88,8 +90,8 @@ struct Listen: AsyncParsableCommand {
                         }
                     }
                 }
-                var signals = await UnixSignalsSequence(trapping: .sigint, .sigterm).makeAsyncIterator()
-                _ = await signals.next()
+                var signal = signals.makeAsyncIterator()
+                _ = await signal.next()
                 // Stopping finishes the event stream, which ends the task above.
                 await node.transceiver.stop()
             }

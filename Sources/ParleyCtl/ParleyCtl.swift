@@ -18,7 +18,8 @@ struct ParleyCtl: AsyncParsableCommand {
             apps' logs, traces and trace. With --direct, send,
             listen and peers run their own transceiver: they discover peers through
             avahi-daemon (or connect to --peer HOST:PORT), wait for a connected peer,
-            act and exit. browse needs no daemon at all.
+            act and exit. browse needs no daemon at all; otel-env asks this host's
+            parleyd, or finds one on the LAN.
 
             EXIT STATUS
               0  success
@@ -34,7 +35,8 @@ struct ParleyCtl: AsyncParsableCommand {
             Browse.self, Send.self, Listen.self, Peers.self, Status.self, Reload.self,
             Sessions.self, History.self, Show.self, Diff.self, Replay.self, Export.self, Import.self, Filters.self,
             Logs.self, Traces.self, Trace.self,
-            Drawer.self, SetDrawerValue.self, InvokeDrawerAction.self, Secret.self, Web.self,
+            Drawer.self, SetDrawerValue.self, InvokeDrawerAction.self, Secret.self, Web.self, OtelEnv.self,
+            Devices.self, Pair.self, Unpair.self,
         ]
     )
 

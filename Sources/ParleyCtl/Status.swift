@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Parley
 import ParleyControl
 
 struct Status: AsyncParsableCommand {
@@ -28,6 +29,7 @@ struct Status: AsyncParsableCommand {
         let rows: [(String, String)] = [
             ("name", status.name),
             ("peer id", status.peerID),
+            ("device", status.fingerprint.flatMap(DeviceFingerprint.init).map(\.short) ?? "-"),
             ("port", "\(status.port)"),
             ("advertised as", status.advertisedName ?? "-"),
             ("discovery", status.discovery),

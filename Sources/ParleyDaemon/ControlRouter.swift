@@ -20,6 +20,8 @@ final class ControlRouter: Sendable {
     private let subscriptions = Mutex<[PeerID: Set<String>]>([:])
     /// Set once the web debugger listens (`parleyctl web`, `parleyctl status`).
     let webURL = Mutex<String?>(nil)
+    /// Set once the OTLP receiver listens (`parleyctl otel-env`).
+    let otlpEndpoint = Mutex<String?>(nil)
     /// Where local clients' routed types went, while the peers stay the same: a stream of messages to one peer
     /// parses its `@target/Type` and selects among the peers once, not per message.
     private let routes = Mutex(RouteCache())
@@ -96,8 +98,14 @@ final class ControlRouter: Sendable {
                 peerCount: lanPeers().count,
                 uptimeSeconds: Double((ContinuousClock.now - started).components.seconds),
                 version: Parleyd.version,
-                webURL: webURL.withLock { $0 }
+                webURL: webURL.withLock { $0 },
+                fingerprint: transceiver.configuration.devices?.identity.fingerprint.full
             )
+        }
+        transceiver.respond(to: Control.OTLPEndpoint.self, localOnly: true) { [self] _, _ in
+            let endpoint = otlpEndpoint.withLock { $0 }
+            // The receiver asks every export for the token whenever parleyd has one (OTLPAccess), loopback or not.
+            return Control.OTLPEndpointReport(endpoint: endpoint, token: endpoint == nil ? nil : configuration.webToken)
         }
         transceiver.respond(to: Control.Subscribe.self, localOnly: true) { [self] request, peer in
             subscriptions.withLock { $0[peer.id] = Set(request.types) }

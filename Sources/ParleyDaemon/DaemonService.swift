@@ -40,12 +40,6 @@ public struct DaemonService: Sendable {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         // Before any socket is opened: systemd's default soft limit (1 024) is far below the hard one.
         let descriptors = DescriptorBudget.raised()
-        let transceiver = Transceiver(configuration: configuration.transceiverConfiguration(logger: logger))
-        let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
-        let reloader = ConfigurationReloader(
-            configuration: configuration, read: reload, logLevel: logLevel, notifier: notifier, logger: logger
-        )
-        let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
         let lock: DataDirectoryLock
         do {
             // Owner-only: the history holds the apps' states and screenshots.
@@ -63,6 +57,26 @@ public struct DaemonService: Sendable {
             )
             throw error
         }
+        // The device's identity (its key and certificate) and the devices paired with it, both in the data directory.
+        let devices: DeviceBook
+        do {
+            let identity = try DeviceIdentity.loadOrCreate(in: configuration.dataDirectory, name: configuration.name)
+            devices = try DeviceBook(directory: configuration.dataDirectory, identity: identity, logger: logger)
+        } catch {
+            logger.critical(
+                "cannot use this device's identity or its paired devices; parleyd cannot start",
+                metadata: ["reason": "\(error)", "data-directory": "\(configuration.dataDirectory)"]
+            )
+            throw error
+        }
+        var transceiverConfiguration = configuration.transceiverConfiguration(logger: logger)
+        transceiverConfiguration.devices = devices.authentication
+        let transceiver = Transceiver(configuration: transceiverConfiguration)
+        let events = transceiver.peerEvents  // subscribed before start, so no connection is missed
+        let reloader = ConfigurationReloader(
+            configuration: configuration, read: reload, logLevel: logLevel, notifier: notifier, logger: logger
+        )
+        let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
         let store: HistoryStore
         do {
             store = try await HistoryStore.open(
@@ -75,17 +89,25 @@ public struct DaemonService: Sendable {
             )
             throw error
         }
+        let forwarder = configuration.otlpForward.map { url in
+            OTLPForwarder(url: url, headers: configuration.otlpForwardHeaders, logger: logger)
+        }
         let debugger = DebuggerService(
             transceiver: transceiver, store: store, filters: configuration.actionFilters,
-            diffMaxBytes: configuration.diffMaxBytes, diffTimeLimit: configuration.diffTimeLimit, logger: logger
+            diffMaxBytes: configuration.diffMaxBytes, diffTimeLimit: configuration.diffTimeLimit, forwarder: forwarder, logger: logger
         )
         debugger.install()
         let drawer = DrawerService(transceiver: transceiver, dataDirectory: configuration.dataDirectory, events: debugger.events, logger: logger)
         await drawer.loadRemembered()
         drawer.install()
         router.install { try await reloader.reload(debugger: debugger) }
+        let deviceService = DeviceService(book: devices, transceiver: transceiver)
+        deviceService.install()
+        // A request waiting, or a decision: the web debugger's Peers page shows it at once.
+        devices.onChange { debugger.events.publish(.peersChanged) }
         let web = makeWebServer(
-            transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router, descriptors: descriptors
+            transceiver: transceiver, store: store, debugger: debugger, drawer: drawer, router: router, devices: deviceService,
+            descriptors: descriptors
         )
         let otlpSink = OTLPHistorySink(store: store, debugger: debugger, logger: logger)
         let otlp = configuration.otlpListen.map { listen in
@@ -94,6 +116,7 @@ public struct DaemonService: Sendable {
                     host: listen.host, port: listen.port, token: configuration.webToken,
                     extraHostNames: DaemonConfiguration.hostNames(name: configuration.name)),
                 sink: otlpSink, logger: logger,
+                warn: { [logThrottle = transceiver.logThrottle] message, metadata in logThrottle.warning(message, metadata: metadata, to: logger) },
                 // After the web debugger: if it cannot listen, parleyd stops, and a receiver already running would
                 // only add its own shutdown's lines to the one that matters.
                 startsAfter: {
@@ -112,9 +135,14 @@ public struct DaemonService: Sendable {
         )
         // The web server after the transceiver: it shuts down first (its pages' live streams end), while the
         // transceiver still answers what they asked.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: transceiver, successTerminationBehavior: .gracefullyShutdownGroup)
-        ]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        // First, so that it stops last: what the others store while they stop is still handed on.
+        if let forwarder { services.append(.init(service: forwarder, successTerminationBehavior: .gracefullyShutdownGroup)) }
+        // Stops after the transceiver and before the forwarder: the batches connections sent are stored (their
+        // handlers return before that) and handed on while the forwarder still sends.
+        services.append(
+            .init(service: ShutdownStep { await debugger.telemetryLanes.drainAll() }, successTerminationBehavior: .gracefullyShutdownGroup))
+        services.append(.init(service: transceiver, successTerminationBehavior: .gracefullyShutdownGroup))
         if let web { services.append(.init(service: web, successTerminationBehavior: .gracefullyShutdownGroup)) }
         // A receiver that could not listen returns, having said why; parleyd goes on without it.
         if let otlp { services.append(.init(service: otlp, successTerminationBehavior: .ignore)) }
@@ -135,6 +163,12 @@ public struct DaemonService: Sendable {
         }
         await otlpSink.endAll()
         await debugger.close()
+        // When each paired device was last seen.
+        do {
+            try devices.save()
+        } catch {
+            logger.warning("cannot save the paired devices", metadata: ["reason": "\(error)"])
+        }
         withExtendedLifetime(lock) {}
         logger.notice("parleyd stopped")
     }
@@ -142,7 +176,7 @@ public struct DaemonService: Sendable {
     /// The web debugger, unless `webListen` is off.
     private func makeWebServer(
         transceiver: Transceiver, store: HistoryStore, debugger: DebuggerService, drawer: DrawerService, router: ControlRouter,
-        descriptors budget: DescriptorBudget
+        devices: DeviceService, descriptors budget: DescriptorBudget
     ) -> WebServer? {
         guard let listen = configuration.webListen else { return nil }
         var web = WebConfiguration(
@@ -158,9 +192,10 @@ public struct DaemonService: Sendable {
             )
         }
         web.maxConnections = share
-        let metrics = DaemonMetrics(transceiver: transceiver, store: store, telemetry: debugger.telemetryCounts)
+        let metrics = DaemonMetrics(transceiver: transceiver, store: store, telemetry: debugger.telemetryCounts, forwarder: debugger.forwarder)
         let backend = DaemonWebBackend(
-            debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: configuration.sharedSecret != nil
+            debugger: debugger, drawer: drawer, router: router, metrics: metrics, devices: devices,
+            authenticatesPeers: configuration.sharedSecret != nil
         )
         return WebServer(
             configuration: web,
@@ -180,6 +215,7 @@ public struct DaemonService: Sendable {
             metadata: [
                 "port": "\(port)",
                 "peer-id": "\(transceiver.localPeerID?.description ?? "?")",
+                "device": "\(transceiver.configuration.devices?.identity.fingerprint.short ?? "?")",
                 "name": "\(configuration.name)",
                 "discovery": "\(discovery)",
                 "data-directory": "\(configuration.dataDirectory)",
@@ -210,5 +246,16 @@ public struct DaemonService: Sendable {
                 "original-framing-apps": "\(configuration.allowOriginalFramingWithoutSecret ? "accepted unauthenticated" : "refused")",
             ]
         )
+    }
+}
+
+/// Work done when parleyd stops, at its place in the service group's order (services stop in reverse order).
+private struct ShutdownStep: Service {
+    let work: @Sendable () async -> Void
+
+    func run() async throws {
+        // Cancelled instead of shut down gracefully: the work is still done, and is short.
+        try? await gracefulShutdown()
+        await work()
     }
 }

@@ -6,6 +6,7 @@ import ParleyBlocking
 import ParleyControl
 import ParleyDebugger
 import ParleyHistory
+import ParleyJSON
 import ParleyTelemetry
 import Synchronization
 
@@ -17,9 +18,20 @@ import Synchronization
 /// naming the app and why, and its other messages, and other apps, go on as before.
 extension DebuggerService {
     func installTelemetry() {
-        // Handlers run in order per connection: an app's batches are stored in the order it sent them.
+        // Handlers run in order per connection, and each connection's batches are stored in that order (one lane
+        // per connection); a batch is decoded while the one before it is stored.
+        // The session is found here, in the connection's order, not in the lane: the connection's states (another
+        // handler) and batches go to the one session begun for it.
         transceiver.receiveRaw(typeName: TelemetryBatch.messageType) { [self] message, peer in
-            await receive(telemetry: message.payload, from: peer)
+            guard let received = await check(telemetry: message.payload, from: peer) else { return }
+            let session: Int64
+            do {
+                session = try await sessionID(for: peer)
+            } catch {
+                notStored(received, from: peer, error)
+                return
+            }
+            await telemetryLanes.add(peer.connectionID) { [self] in await store(received, in: session, from: peer) }
         }
         // Pages of up to 500 records of up to a few hundred KiB each: coded off the event loops.
         local(TelemetryControl.Logs.self, heavy: true) { [store] request in
@@ -53,9 +65,9 @@ extension DebuggerService {
 
     // MARK: - Receiving
 
-    /// Checks a batch an app sent and stores what passes in the app's session.
-    func receive(telemetry payload: ByteBuffer, from peer: Peer) async {
-        let metadata: Logger.Metadata = ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "bytes": "\(payload.readableBytes)"]
+    /// Checks a batch an app sent: what of it may be stored, with a warning for what may not; nil when nothing may.
+    func check(telemetry payload: ByteBuffer, from peer: Peer) async -> ReceivedTelemetry? {
+        let metadata = Self.metadata(of: peer, bytes: payload.readableBytes)
         let received: ReceivedTelemetry
         do {
             received = try await ReceivedTelemetry.check(payload, limits: .default)
@@ -63,7 +75,7 @@ extension DebuggerService {
             telemetryCounts.batchesRefused.add(1, ordering: .relaxed)
             transceiver.logThrottle.warning(
                 "telemetry batch refused; nothing of it was stored", metadata: metadata.merging(["reason": "\(error)"]) { $1 }, to: logger)
-            return
+            return nil
         }
         if let first = received.refused.first {
             telemetryCounts.recordsRefused.add(received.refused.count, ordering: .relaxed)
@@ -77,30 +89,53 @@ extension DebuggerService {
                 metadata: metadata.merging(["texts-cut": "\(received.cuts.textsCut)", "items-dropped": "\(received.cuts.itemsDropped)"]) { $1 },
                 to: logger)
         }
-        guard !received.batch.isEmpty else { return }
+        return received.batch.isEmpty ? nil : received
+    }
+
+    /// Stores a checked batch in the app's session.
+    func store(_ received: ReceivedTelemetry, in session: Int64, from peer: Peer) async {
         do {
-            let session = try await sessionID(for: peer)
             try await storeTelemetry(received.batch, session: session, appName: peer.name, peerID: peer.id.rawValue)
         } catch {
-            telemetryCounts.recordsRefused.add(received.batch.count, ordering: .relaxed)
-            transceiver.logThrottle.warning(
-                "telemetry batch not stored", metadata: metadata.merging(["reason": "\(error)"]) { $1 }, to: logger)
+            notStored(received, from: peer, error)
         }
     }
 
+    private func notStored(_ received: ReceivedTelemetry, from peer: Peer, _ error: any Error) {
+        telemetryCounts.recordsRefused.add(received.batch.count, ordering: .relaxed)
+        transceiver.logThrottle.warning(
+            "telemetry batch not stored", metadata: Self.metadata(of: peer, bytes: nil).merging(["reason": "\(error)"]) { $1 }, to: logger)
+    }
+
+    private static func metadata(of peer: Peer, bytes: Int?) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)"]
+        if let bytes { metadata["bytes"] = "\(bytes)" }
+        return metadata
+    }
+
     /// Stores checked records in `session` (of the app `appName`, peer id `peerID`), tells the open web pages and
-    /// the local clients following log records.
+    /// the local clients following log records, and hands them to the forwarder (`otlpForward`) under `resource`
+    /// (an OTLP exporter's own; for a Swift app, its name and peer id as `service.name` and `service.instance.id`).
     @discardableResult
     func storeTelemetry(
-        _ batch: TelemetryBatch, session: Int64, appName: String, peerID: String
+        _ batch: TelemetryBatch, session: Int64, appName: String, peerID: String, resource: TelemetryAttributes? = nil
     ) async throws(HistoryStoreError) -> (logs: [StoredLogRecord], spans: [StoredSpan]) {
         let stored = try await store.appendTelemetry(batch, to: session)
+        forwarder?.enqueue(batch, resource: resource ?? Self.resource(appName: appName, peerID: peerID))
         telemetryCounts.logsStored.add(stored.logs.count, ordering: .relaxed)
         telemetryCounts.spansStored.add(stored.spans.count, ordering: .relaxed)
         logger.debug("telemetry stored", metadata: ["session": "\(session)", "logs": "\(stored.logs.count)", "spans": "\(stored.spans.count)"])
         events.publish(.telemetry(session: session, logs: stored.logs, spans: stored.spans))
         await notifyLogFollowers(of: stored.logs, session: session, appName: appName, peerID: peerID)
         return stored
+    }
+
+    /// A Swift app as an OpenTelemetry resource: what a receiver parleyd forwards to names its service by.
+    static func resource(appName: String, peerID: String) -> TelemetryAttributes {
+        [
+            "service.name": .string(appName), "service.instance.id": .string(peerID),
+            "telemetry.sdk.name": .string("parley"), "telemetry.sdk.language": .string("swift"),
+        ]
     }
 
     /// Sends stored log records to each local client following them, in order; as ``notifyFollowers(of:)`` does for
@@ -233,7 +268,8 @@ struct ReceivedTelemetry: Sendable {
                         throw .malformed("its text is not UTF-8 (at byte \(offset))")
                     }
                     let (batch, cuts) = try limits.check(byteCount: size) {
-                        let lenient = try JSONDecoder().decode(LenientBatch.self, from: Data(payload.readableBytesView))
+                        // The records' own Decodable, over ParleyJSON's tree: a fifth of JSONDecoder's cost (JSONValueDecoder).
+                        let lenient = try JSONValueDecoder().decode(LenientBatch.self, from: payload)
                         refused = lenient.refused
                         return lenient.batch
                     }

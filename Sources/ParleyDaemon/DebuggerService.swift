@@ -33,6 +33,9 @@ final class DebuggerService: Sendable {
     let logFollowers = Mutex<[PeerID: LogQuery]>([:])
     /// What came of the apps' log records and spans, for the metrics.
     let telemetryCounts = TelemetryCounts()
+    /// Each connection's checked telemetry batches, stored in order while the next is decoded (one stored and
+    /// one waiting at most, besides the one being decoded), then the end of its session.
+    let telemetryLanes = OrderedLanes<UInt64>(depth: 2)
 
     /// `diffMaxBytes`: the two states of a diff together.
     private let diffMaxBytes: Int
@@ -40,11 +43,14 @@ final class DebuggerService: Sendable {
     private let diffTimeLimit: Duration
     /// Recorded entries and session changes, for the web debugger's open pages.
     let events: DaemonEvents
+    /// Where stored log records and spans are sent on (`otlpForward`); nil: nowhere.
+    let forwarder: OTLPForwarder?
 
     init(
         transceiver: Transceiver, store: HistoryStore, filters: [String: ActionTextFilter], diffMaxBytes: Int,
-        diffTimeLimit: Duration = .seconds(10), events: DaemonEvents = DaemonEvents(), logger: Logger
+        diffTimeLimit: Duration = .seconds(10), events: DaemonEvents = DaemonEvents(), forwarder: OTLPForwarder? = nil, logger: Logger
     ) {
+        self.forwarder = forwarder
         self.diffTimeLimit = diffTimeLimit
         self.events = events
         self.diffMaxBytes = diffMaxBytes
@@ -77,9 +83,15 @@ final class DebuggerService: Sendable {
     }
 
     /// Ends the session of an app whose connection ended.
-    func peerDisconnected(_ peer: Peer) async {
+    func peerDisconnected(_ peer: Peer) {
         _ = followers.withLock { $0.removeValue(forKey: peer.id) }
         _ = logFollowers.withLock { $0.removeValue(forKey: peer.id) }
+        // After what the connection sent is stored, in its lane; without holding up other connections' events,
+        // which wait for this call.
+        telemetryLanes.append(peer.connectionID) { [self] in await endSession(of: peer) }
+    }
+
+    private func endSession(of peer: Peer) async {
         // Only the session of the connection that ended: a newer connection of the same peer keeps its own.
         guard let session = openSessions.withLock({ sessions -> Int64? in
             guard let open = sessions[peer.id], open.connection == peer.connectionID else { return nil }
@@ -101,6 +113,7 @@ final class DebuggerService: Sendable {
 
     /// Ends every open session (parleyd is stopping) and closes the store.
     func close() async {
+        await telemetryLanes.drainAll()
         let open = openSessions.withLock { sessions in
             defer { sessions.removeAll() }
             return Array(sessions.values)

@@ -13,6 +13,8 @@ public enum DiscoveryError: Error, Sendable, Hashable, CustomStringConvertible {
     case txtEntryTooLong(key: String, size: Int)
     /// The whole TXT record is larger than the limit the advertisement allows.
     case txtRecordTooLarge(size: Int, limit: Int)
+    /// An extra TXT entry whose key is one of Parley's own (`id`, `pv`, `nm`, `auth`).
+    case reservedTXTKey(String)
     /// The discovery object has been stopped and cannot be started again.
     case stopped
 
@@ -30,6 +32,8 @@ public enum DiscoveryError: Error, Sendable, Hashable, CustomStringConvertible {
             "TXT entry '\(key)' is \(size) bytes, more than the 255 a TXT string can hold"
         case .txtRecordTooLarge(let size, let limit):
             "TXT record is \(size) bytes, more than the limit of \(limit)"
+        case .reservedTXTKey(let key):
+            "TXT key '\(key)' is one of Parley's own (\(TXTRecord.ParleyKey.all.sorted().joined(separator: ", "))); give the entry another key"
         case .stopped:
             "discovery was stopped and cannot be restarted; create a new discovery backend"
         }

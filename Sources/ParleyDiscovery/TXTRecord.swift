@@ -42,6 +42,15 @@ public struct TXTRecord: Sendable, Hashable, ExpressibleByDictionaryLiteral, Cus
         public static let displayName = "nm"
         /// "1" if connecting needs a shared secret, "0" otherwise.
         public static let authentication = "auth"
+        /// The short form of the node's device fingerprint, when it accepts devices over TLS: an app paired with
+        /// it recognises it before dialling.
+        public static let deviceFingerprint = "fp"
+
+        /// Every key of Parley's own: an app's extra entries may not use them.
+        public static let all: Set<String> = [peerID, protocolVersion, displayName, authentication, deviceFingerprint]
+
+        /// Whether `key` is one of Parley's own (keys compare without case).
+        public static func isReserved(_ key: String) -> Bool { all.contains(key.lowercased()) }
     }
 
     /// The size Parley keeps its own TXT record under (the budget, well below the 1300-byte
@@ -77,16 +86,19 @@ public struct TXTRecord: Sendable, Hashable, ExpressibleByDictionaryLiteral, Cus
         }
     }
 
-    /// Parley's own record: peer id, protocol version, display name and whether a secret is required.
-    public static func parley(peerID: String, displayName: String, protocolVersion: Int = 1, requiresSecret: Bool)
-        -> TXTRecord
-    {
-        [
+    /// Parley's own record: peer id, protocol version, display name, whether a secret is required and, for a node
+    /// that accepts devices, its fingerprint's short form.
+    public static func parley(
+        peerID: String, displayName: String, protocolVersion: Int = 1, requiresSecret: Bool, deviceFingerprint: String? = nil
+    ) -> TXTRecord {
+        var record: TXTRecord = [
             ParleyKey.peerID: peerID,
             ParleyKey.protocolVersion: String(protocolVersion),
             ParleyKey.displayName: displayName,
             ParleyKey.authentication: requiresSecret ? "1" : "0",
         ]
+        if let deviceFingerprint { record[ParleyKey.deviceFingerprint] = deviceFingerprint }
+        return record
     }
 
     private func index(of key: String) -> Int? {

@@ -197,7 +197,8 @@ struct EntryWithContentRecord: FetchableRecord {
     }
 }
 
-/// The single row of `totals`, kept by triggers: what the retention limits are checked against (on every append).
+/// The single row of `totals`, kept in step with the rows (HistorySchema): what the retention limits are checked
+/// against (on every append).
 struct TotalsRecord: FetchableRecord, TableRecord {
     static let databaseTableName = "totals"
 

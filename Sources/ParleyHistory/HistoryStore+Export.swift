@@ -90,12 +90,10 @@ private struct ImportRows: Sendable {
             kept.entry = try HistoryStore.insertEntry(session: session, time: entry.time, action: entry.action, state: state, screenshot: screenshot, in: db)
         }
         let encoder = TelemetryRows.encoder()
-        for (record, received) in logs {
-            kept.log = try TelemetryRows.insert(record, session: session, received: received.milliseconds, encoder: encoder, in: db)
-        }
-        for (span, received) in spans {
-            kept.span = try TelemetryRows.insert(span, session: session, received: received.milliseconds, encoder: encoder, in: db)
-        }
+        kept.log = try TelemetryRows.insert(
+            logs: logs.lazy.map { ($0.0, $0.1.milliseconds) }, session: session, encoder: encoder, in: db).last ?? kept.log
+        kept.span = try TelemetryRows.insert(
+            spans: spans.lazy.map { ($0.0, $0.1.milliseconds) }, session: session, encoder: encoder, in: db).last ?? kept.span
         return kept
     }
 
@@ -160,7 +158,7 @@ extension HistoryStore {
                 position.written += 1
             }
             let encoder = TelemetryRows.encoder()
-            let decoder = JSONDecoder()
+            let decoder = JSONValueDecoder()
             /// Writes the session's rows of `table` that `progress` has still to write, each as the line `line` makes
             /// of it (nil: a row this version cannot read, skipped), while they fit in the chunk.
             func writeTelemetry(

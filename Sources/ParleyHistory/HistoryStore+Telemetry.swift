@@ -24,16 +24,10 @@ extension HistoryStore {
             }
             guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
             let encoder = TelemetryRows.encoder()
-            var logIDs: [Int64] = []
-            logIDs.reserveCapacity(batch.logs.count)
-            for record in batch.logs {
-                logIDs.append(try TelemetryRows.insert(record, session: session, received: receivedMilliseconds, encoder: encoder, in: db))
-            }
-            var spanIDs: [Int64] = []
-            spanIDs.reserveCapacity(batch.spans.count)
-            for span in batch.spans {
-                spanIDs.append(try TelemetryRows.insert(span, session: session, received: receivedMilliseconds, encoder: encoder, in: db))
-            }
+            let logIDs = try TelemetryRows.insert(
+                logs: batch.logs.lazy.map { ($0, receivedMilliseconds) }, session: session, encoder: encoder, in: db)
+            let spanIDs = try TelemetryRows.insert(
+                spans: batch.spans.lazy.map { ($0, receivedMilliseconds) }, session: session, encoder: encoder, in: db)
             let dropped = try Self.enforce(limits, keeping: Kept(log: logIDs.first, span: spanIDs.first), in: db)
             return (logIDs, spanIDs, dropped)
         }
@@ -51,7 +45,7 @@ extension HistoryStore {
 
     /// Log records through `query`'s filters, oldest (lowest id) first.
     public func logs(_ query: LogQuery) async throws(HistoryStoreError) -> HistoryPage<StoredLogRecord> {
-        var conditions = ["logRecord.session NOT IN (SELECT id FROM session WHERE importing = 1)"]
+        var conditions = [TelemetrySQL.notImporting("logRecord.session")]
         var arguments = StatementArguments()
         if let session = query.session {
             conditions.append("logRecord.session = ?")
@@ -96,7 +90,7 @@ extension HistoryStore {
                 page += " AND logRecord.id > ?"
                 pageArguments += [after]
             }
-            let decoder = JSONDecoder()
+            let decoder = JSONValueDecoder()
             var items = try Row.fetchAll(
                 db, sql: "SELECT \(TelemetryRows.logColumns) FROM logRecord WHERE \(page) ORDER BY id LIMIT ?", arguments: pageArguments + [limit + 1]
             ).map { TelemetryRows.log($0, decoder) }
@@ -115,9 +109,9 @@ extension HistoryStore {
         let found = try await read("read a log record") { db -> StoredLogRecord? in
             try Row.fetchOne(
                 db,
-                sql: "SELECT \(TelemetryRows.logColumns) FROM logRecord WHERE id = ? AND session NOT IN (SELECT id FROM session WHERE importing = 1)",
+                sql: "SELECT \(TelemetryRows.logColumns) FROM logRecord WHERE id = ? AND \(TelemetrySQL.notImporting())",
                 arguments: [id]
-            ).map { TelemetryRows.log($0, JSONDecoder()) }
+            ).map { TelemetryRows.log($0, JSONValueDecoder()) }
         }
         guard let found else { throw .noSuchLogRecord(id) }
         return found
@@ -128,9 +122,9 @@ extension HistoryStore {
     public func span(_ id: Int64) async throws(HistoryStoreError) -> StoredSpan {
         let found = try await read("read a span") { db -> StoredSpan? in
             try Row.fetchOne(
-                db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE id = ? AND session NOT IN (SELECT id FROM session WHERE importing = 1)",
+                db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE id = ? AND \(TelemetrySQL.notImporting())",
                 arguments: [id]
-            ).flatMap { TelemetryRows.span($0, JSONDecoder()) }
+            ).flatMap { TelemetryRows.span($0, JSONValueDecoder()) }
         }
         guard let found else { throw .noSuchSpan(id) }
         return found
@@ -149,7 +143,7 @@ extension HistoryStore {
         return try await read("list spans") { db in
             try Self.requireSession(session, in: db)
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM span WHERE \(condition)", arguments: matchingArguments) ?? 0
-            let decoder = JSONDecoder()
+            let decoder = JSONValueDecoder()
             var items = try Row.fetchAll(
                 db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE \(condition) AND id > ? ORDER BY id LIMIT ?",
                 arguments: matchingArguments + [after ?? Int64.min, limit + 1]
@@ -160,10 +154,12 @@ extension HistoryStore {
         }
     }
 
-    /// The newest traces (by their first span's start), newest first: those with a span in `session`, or in a
-    /// session of `app` (``LogQuery/app``), or all. Each summary counts the trace's spans from every session.
+    /// The newest traces, newest first: those with a span in `session`, or in a session of `app`
+    /// (``LogQuery/app``), or all. They are chosen by their first span's start in each chosen session (from the
+    /// summaries), and listed by their first span's start in any session; each counts the trace's spans from
+    /// every session.
     public func traces(session: Int64? = nil, app: String? = nil, limit: Int) async throws(HistoryStoreError) -> [TraceSummary] {
-        var conditions = ["session NOT IN (SELECT id FROM session WHERE importing = 1)"]
+        var conditions = [TelemetrySQL.notImporting()]
         var arguments = StatementArguments()
         if let session {
             conditions.append("session = ?")
@@ -172,26 +168,37 @@ extension HistoryStore {
         if let app {
             conditions.append("session IN \(TelemetrySQL.sessions(ofApp: app, arguments: &arguments))")
         }
-        let chosen = conditions.joined(separator: " AND ")
-        let chosenArguments = arguments + [max(0, limit)]
+        let (chosen, chosenArguments) = (conditions.joined(separator: " AND "), arguments)
+        let limit = max(0, limit)
         return try await read("list traces") { db in
             if let session { try Self.requireSession(session, in: db) }
-            let rows = try Row.fetchAll(
+            // Newest summary rows first, through the start index, until `limit` traces: a trace with spans in
+            // several sessions has a row in each.
+            var traceIDs: [String] = []
+            var seen: Set<String> = []
+            let rows = try String.fetchCursor(
+                db, sql: "SELECT traceID FROM traceSummary WHERE \(chosen) ORDER BY start DESC", arguments: chosenArguments)
+            while traceIDs.count < limit, let traceID = try rows.next() {
+                if seen.insert(traceID).inserted { traceIDs.append(traceID) }
+            }
+            guard !traceIDs.isEmpty else { return [] }
+            let placeholders = Array(repeating: "?", count: traceIDs.count).joined(separator: ", ")
+            let summaries = try Row.fetchAll(
                 db,
                 sql: """
-                    WITH chosen AS (SELECT traceID FROM span WHERE \(chosen) GROUP BY traceID ORDER BY MIN(start) DESC LIMIT ?)
-                    SELECT t.traceID, MIN(t.start) AS start, MAX(t.end) AS end, COUNT(*) AS spans, SUM(t.statusCode = 'error') AS errors,
-                           GROUP_CONCAT(DISTINCT t.session) AS sessions,
+                    SELECT t.traceID, MIN(t.start) AS start, MAX(t.end) AS end, SUM(t.spans) AS spans, SUM(t.errors) AS errors,
+                           GROUP_CONCAT(t.session) AS sessions,
                            COALESCE(
-                               (SELECT name FROM span r WHERE r.traceID = t.traceID AND r.parentSpanID IS NULL ORDER BY r.start, r.id LIMIT 1),
-                               (SELECT name FROM span r WHERE r.traceID = t.traceID ORDER BY r.start, r.id LIMIT 1)) AS name
-                    FROM span t
-                    WHERE t.traceID IN (SELECT traceID FROM chosen) AND t.session NOT IN (SELECT id FROM session WHERE importing = 1)
-                    GROUP BY t.traceID ORDER BY start DESC
+                               (SELECT name FROM span r WHERE r.traceID = t.traceID AND r.parentSpanID IS NULL AND \(TelemetrySQL.notImporting("r.session"))
+                                ORDER BY r.start, r.id LIMIT 1),
+                               (SELECT name FROM span r WHERE r.traceID = t.traceID AND \(TelemetrySQL.notImporting("r.session")) ORDER BY r.start, r.id LIMIT 1)) AS name
+                    FROM traceSummary t
+                    WHERE t.traceID IN (\(placeholders)) AND \(TelemetrySQL.notImporting("t.session"))
+                    GROUP BY t.traceID ORDER BY start DESC, t.traceID
                     """,
-                arguments: chosenArguments
+                arguments: StatementArguments(traceIDs)
             )
-            return rows.compactMap { row -> TraceSummary? in
+            return summaries.compactMap { row -> TraceSummary? in
                 guard let traceID = TraceID(hex: row["traceID"]) else { return nil }
                 let start: Int64 = row["start"]
                 let end: Int64 = row["end"]
@@ -211,7 +218,7 @@ extension HistoryStore {
         guard (8...32).contains(prefix.utf8.count), prefix.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
             throw .invalidTraceID(idOrPrefix)
         }
-        let notImporting = "session NOT IN (SELECT id FROM session WHERE importing = 1)"
+        let notImporting = TelemetrySQL.notImporting()
         let spans = try await read("read a trace") { db -> [StoredSpan] in
             // Every hexadecimal digit sorts before "g": the prefix's range in the index.
             let ids = try String.fetchAll(
@@ -219,7 +226,7 @@ extension HistoryStore {
                 arguments: [prefix, prefix + "g"])
             guard let id = ids.first else { throw HistoryStoreError.noSuchTrace(idOrPrefix) }
             guard ids.count == 1 else { throw HistoryStoreError.ambiguousTrace(idOrPrefix, matches: ids) }
-            let decoder = JSONDecoder()
+            let decoder = JSONValueDecoder()
             return try Row.fetchAll(
                 db, sql: "SELECT \(TelemetryRows.spanColumns) FROM span WHERE traceID = ? AND \(notImporting) ORDER BY start, id", arguments: [id]
             ).compactMap { TelemetryRows.span($0, decoder) }
@@ -230,6 +237,11 @@ extension HistoryStore {
 
 /// SQL conditions shared by the listings of log records, spans and the timeline.
 enum TelemetrySQL {
+    /// `column` (a session id) is not a session still being imported: such rows are invisible until it commits.
+    static func notImporting(_ column: String = "session") -> String {
+        "\(column) NOT IN (SELECT id FROM session WHERE importing = 1)"
+    }
+
     enum TextIndex {
         case logs, spans
 

@@ -95,7 +95,7 @@ extension HistoryStore {
     private static func items(_ keys: [(kind: Int, id: Int64)], in db: Database) throws -> [TimelineItem] {
         func ids(_ kind: TimelineItem.Kind) -> [Int64] { keys.filter { $0.kind == TimelineArm.order(of: kind) }.map(\.id) }
         func list(_ ids: [Int64]) -> String { ids.map(String.init).joined(separator: ",") }
-        let decoder = JSONDecoder()
+        let decoder = JSONValueDecoder()
         var states: [Int64: EntrySummary] = [:]
         var logs: [Int64: StoredLogRecord] = [:]
         var spans: [Int64: StoredSpan] = [:]

@@ -1,10 +1,12 @@
 import Foundation
 import GRDB
+import NIOCore
 import ParleyDebugger
+import ParleyJSON
 import ParleyTelemetry
 
-// The rows of `logRecord` and `span` (HistorySchema, v5): written with cached statements (a batch holds up to
-// 4 096 records) and read back by column name.
+// The rows of `logRecord` and `span` (HistorySchema, v5): written a batch at a time (up to 4 096 records) through
+// RowInserter, and read back by column name.
 
 enum TelemetryRows {
     /// Nanoseconds as SQLite's signed 64-bit integers: a time past 2262 (which no clock sends, but a hostile app
@@ -17,14 +19,56 @@ enum TelemetryRows {
         value.isEmpty ? "" : String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    static func decode<Value: Decodable & ExpressibleByArrayLiteral>(_ type: Value.Type, _ text: String, _ decoder: JSONDecoder) -> Value {
-        guard !text.isEmpty else { return [] }
-        return (try? decoder.decode(Value.self, from: Data(text.utf8))) ?? []
+    /// Metadata and attributes as JSON text, keys sorted, empty when there are none. Written here rather than by
+    /// JSONEncoder, which cost a fifth of storing a batch of log records: the same text for the same values, a
+    /// double always with its fraction or exponent (so it reads back as a double), and one that is not finite as
+    /// a string, as ``TelemetryValue``'s `Encodable` writes it.
+    static func json(_ attributes: TelemetryAttributes) -> String {
+        guard !attributes.isEmpty else { return "" }
+        var output: [UInt8] = []
+        output.reserveCapacity(attributes.count * 32)
+        write(attributes, to: &output)
+        return String(decoding: output, as: UTF8.self)
     }
 
-    static func decode(_ text: String, _ decoder: JSONDecoder) -> TelemetryAttributes {
+    private static func write(_ attributes: TelemetryAttributes, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        for (index, member) in attributes.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            JSONValue.writeQuoted(member.key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            write(member.value, to: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    private static func write(_ value: TelemetryValue, to output: inout [UInt8]) {
+        switch value {
+        case .string(let text): JSONValue.writeQuoted(text, to: &output)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): output.append(contentsOf: String(number).utf8)
+        case .double(let number) where !number.isFinite: JSONValue.writeQuoted(String(describing: number), to: &output)
+        // Swift's shortest form that reads back as the same double (`1.5`, `2.0`, `1e-07`) is JSON.
+        case .double(let number): output.append(contentsOf: String(describing: number).utf8)
+        case .array(let values):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in values.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                write(element, to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .map(let members): write(members, to: &output)
+        }
+    }
+
+    static func decode<Value: Decodable & ExpressibleByArrayLiteral>(_ type: Value.Type, _ text: String, _ decoder: JSONValueDecoder) -> Value {
+        guard !text.isEmpty else { return [] }
+        return (try? decoder.decode(Value.self, from: ByteBuffer(string: text))) ?? []
+    }
+
+    static func decode(_ text: String, _ decoder: JSONValueDecoder) -> TelemetryAttributes {
         guard !text.isEmpty else { return [:] }
-        return (try? decoder.decode(TelemetryAttributes.self, from: Data(text.utf8))) ?? [:]
+        return (try? decoder.decode(TelemetryAttributes.self, from: ByteBuffer(string: text))) ?? [:]
     }
 
     static func encoder() -> JSONEncoder {
@@ -49,21 +93,40 @@ enum TelemetryRows {
             + record.function.utf8.count + (record.traceID == nil ? 0 : 48) + 3 * HistorySchema.rowOverhead
     }
 
-    static func insert(_ record: LogRecord, session: Int64, received: Int64, encoder: JSONEncoder, in db: Database) throws -> Int64 {
-        let metadata = try json(record.metadata, encoder)
-        let statement = try db.cachedStatement(sql: insertLogSQL)
-        try statement.execute(arguments: [
-            session, received, nanos(record.time), record.severity.number, record.label, record.message, metadata, record.source, record.file,
-            record.function, Int64(clamping: record.line), record.traceID?.hex, record.spanID?.hex, record.droppedMetadata,
-            size(of: record, metadata: metadata),
-        ])
-        return db.lastInsertedRowID
+    /// Stores log records in `session`, each with when parleyd received it (milliseconds), in order; returns their ids.
+    static func insert(
+        logs: some Sequence<(record: LogRecord, received: Int64)>, session: Int64, encoder: JSONEncoder, in db: Database
+    ) throws -> [Int64] {
+        var row = try RowInserter(insertLogSQL, in: db)
+        var added = Added()
+        for (record, received) in logs {
+            let metadata = json(record.metadata)
+            let size = size(of: record, metadata: metadata)
+            row.bind(session)
+            row.bind(received)
+            row.bind(nanos(record.time))
+            row.bind(record.severity.number)
+            row.bind(record.label)
+            row.bind(record.message)
+            row.bind(metadata)
+            row.bind(record.source)
+            row.bind(record.file)
+            row.bind(record.function)
+            row.bind(Int64(clamping: record.line))
+            row.bind(record.traceID?.hex)
+            row.bind(record.spanID?.hex)
+            row.bind(record.droppedMetadata)
+            row.bind(size)
+            added.row(try row.insert(), size: size)
+        }
+        try added.index(table: "logRecord", into: "logText", column: "message", in: db)
+        return added.ids
     }
 
     /// The columns a stored log record is read from (and the export writes).
     static let logColumns = "id, session, received, time, severity, label, message, metadata, source, file, function, line, traceID, spanID, droppedMetadata"
 
-    static func log(_ row: Row, _ decoder: JSONDecoder) -> StoredLogRecord {
+    static func log(_ row: Row, _ decoder: JSONValueDecoder) -> StoredLogRecord {
         let time: Int64 = row["time"]
         let line: Int64 = row["line"]
         let record = LogRecord(
@@ -89,17 +152,40 @@ enum TelemetryRows {
             + 80 + 3 * HistorySchema.rowOverhead
     }
 
-    static func insert(_ span: SpanRecord, session: Int64, received: Int64, encoder: JSONEncoder, in db: Database) throws -> Int64 {
-        let attributes = try json(span.attributes, encoder)
-        let events = try json(span.events, encoder)
-        let links = try json(span.links, encoder)
-        let statement = try db.cachedStatement(sql: insertSpanSQL)
-        try statement.execute(arguments: [
-            session, received, span.traceID.hex, span.spanID.hex, span.parentSpanID?.hex, span.name, span.kind.rawValue, nanos(span.start),
-            nanos(span.end), span.status.code.rawValue, span.status.message, attributes, events, links, span.droppedAttributes,
-            span.droppedEvents, span.droppedLinks, size(of: span, attributes: attributes, events: events, links: links),
-        ])
-        return db.lastInsertedRowID
+    /// Stores spans in `session` as ``insert(logs:session:encoder:in:)`` stores log records.
+    static func insert(
+        spans: some Sequence<(span: SpanRecord, received: Int64)>, session: Int64, encoder: JSONEncoder, in db: Database
+    ) throws -> [Int64] {
+        var row = try RowInserter(insertSpanSQL, in: db)
+        var added = Added()
+        for (span, received) in spans {
+            let attributes = json(span.attributes)
+            let events = try json(span.events, encoder)
+            let links = try json(span.links, encoder)
+            let size = size(of: span, attributes: attributes, events: events, links: links)
+            row.bind(session)
+            row.bind(received)
+            row.bind(span.traceID.hex)
+            row.bind(span.spanID.hex)
+            row.bind(span.parentSpanID?.hex)
+            row.bind(span.name)
+            row.bind(span.kind.rawValue)
+            row.bind(nanos(span.start))
+            row.bind(nanos(span.end))
+            row.bind(span.status.code.rawValue)
+            row.bind(span.status.message)
+            row.bind(attributes)
+            row.bind(events)
+            row.bind(links)
+            row.bind(span.droppedAttributes)
+            row.bind(span.droppedEvents)
+            row.bind(span.droppedLinks)
+            row.bind(size)
+            added.row(try row.insert(), size: size)
+        }
+        try added.index(table: "span", into: "spanText", column: "name", in: db)
+        try added.summarizeTraces(in: db)
+        return added.ids
     }
 
     static let spanColumns = """
@@ -108,7 +194,7 @@ enum TelemetryRows {
         """
 
     /// A stored span; nil for a row this version cannot read (ids or a kind a newer parleyd wrote).
-    static func span(_ row: Row, _ decoder: JSONDecoder) -> StoredSpan? {
+    static func span(_ row: Row, _ decoder: JSONValueDecoder) -> StoredSpan? {
         guard let traceID = TraceID(hex: row["traceID"]), let spanID = SpanID(hex: row["spanID"]) else { return nil }
         let start: Int64 = row["start"]
         let end: Int64 = row["end"]
@@ -122,5 +208,43 @@ enum TelemetryRows {
             droppedEvents: row["droppedEvents"], droppedLinks: row["droppedLinks"]
         )
         return StoredSpan(id: row["id"], session: row["session"], span: span)
+    }
+
+    // MARK: - Indexing and counting, once per batch
+
+    /// The rows one call stored. Their full-text entries and their share of `totals` are written once for all of
+    /// them: per row (as triggers did) the full-text index cost four times the rows themselves.
+    private struct Added {
+        var ids: [Int64] = []
+        var bytes = 0
+
+        mutating func row(_ id: Int64, size: Int) {
+            ids.append(id)
+            bytes += size
+        }
+
+        func index(table: String, into index: String, column: String, in db: Database) throws {
+            guard let first = ids.first, let last = ids.last else { return }
+            // One writer, AUTOINCREMENT, and nothing else inserted into `table` during the call: the ids are
+            // consecutive, and this range holds exactly the rows stored.
+            try db.execute(
+                sql: "INSERT INTO \(index)(rowid, \(column)) SELECT id, \(column) FROM \(table) WHERE id BETWEEN ? AND ?", arguments: [first, last])
+            try db.execute(sql: "UPDATE totals SET entries = entries + ?, bytes = bytes + ?", arguments: [ids.count, bytes])
+        }
+
+        /// Adds stored spans to their traces' summaries, one row per trace and session.
+        func summarizeTraces(in db: Database) throws {
+            guard let first = ids.first, let last = ids.last else { return }
+            try db.execute(
+                sql: """
+                    INSERT INTO traceSummary (traceID, session, start, end, spans, errors)
+                    SELECT traceID, session, MIN(start), MAX(end), COUNT(*), SUM(statusCode = 'error') FROM span
+                    WHERE id BETWEEN ? AND ? GROUP BY traceID, session
+                    ON CONFLICT (traceID, session) DO UPDATE SET
+                        start = MIN(start, excluded.start), end = MAX(end, excluded.end),
+                        spans = spans + excluded.spans, errors = errors + excluded.errors
+                    """,
+                arguments: [first, last])
+        }
     }
 }

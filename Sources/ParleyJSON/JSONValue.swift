@@ -125,23 +125,34 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
 
     /// Writes `text` as a JSON string literal.
     public static func writeQuoted(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            case let control where control.value < 0x20:
-                let hex = String(control.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 2)
+        writeQuoted(text, to: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Writes `text` as a JSON string literal, in UTF-8: what must be escaped is, everything else (`/` and all
+    /// non-ASCII text included) is copied as it is.
+    public static func writeQuoted(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case ..<0x20:
+                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                output.append(contentsOf: [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+            default: output.append(byte)
             }
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }
 

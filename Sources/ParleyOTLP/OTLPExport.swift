@@ -24,6 +24,9 @@ public struct OTLPExport: Sendable {
     public var rejected: Int
     /// Why the first refused item was refused, for the partial success's `error_message` and parleyd's log.
     public var rejection: String?
+    /// Text fields that were not valid UTF-8, stored with U+FFFD in place of each bad sequence (of a JSON body,
+    /// which is text as a whole, the bad sequences).
+    public var textsRepaired = 0
 
     public var count: Int { resources.reduce(0) { $0 + $1.batch.count } }
 }
@@ -54,30 +57,81 @@ public enum OTLPSignal: String, Sendable, Hashable {
 extension OTLPExport {
     /// Decodes an export request body. Protobuf by swift-protobuf from the `.proto` files in Protos/; JSON by
     /// swift-protobuf's JSON mapping, with the one exception OTLP makes to it: ids are hexadecimal, not base64.
+    ///
+    /// Text that is not valid UTF-8 (which protobuf's decoders refuse) does not lose the export: each bad sequence
+    /// becomes U+FFFD, as the OpenTelemetry Collector, which does not check, would pass it on, and
+    /// ``textsRepaired`` says how many texts were.
     public static func decode(_ body: Data, signal: OTLPSignal, encoding: OTLPEncoding) throws(OTLPDecodingError) -> OTLPExport {
+        do {
+            return try decodeAsSent(body, signal: signal, encoding: encoding)
+        } catch BinaryDecodingError.invalidUTF8 {
+            guard let repaired = OTLPWireScan.replacingInvalidUTF8(protobuf: body, signal: signal), repaired.fields > 0 else {
+                // Not a text this schema knows (a field of a newer OTLP): the decoder's own words.
+                throw failure(BinaryDecodingError.invalidUTF8, signal, encoding)
+            }
+            do {
+                var export = try decodeAsSent(repaired.body, signal: signal, encoding: encoding)
+                export.textsRepaired = repaired.fields
+                return export
+            } catch {
+                throw failure(error, signal, encoding)
+            }
+        } catch let error as JSONDecodingError {
+            // swift-protobuf says `malformedString` of a string with a byte that is not UTF-8: the body is checked
+            // only now that decoding it failed.
+            let text = String(decoding: body, as: UTF8.self)
+            guard !text.utf8.elementsEqual(body) else { throw failure(error, signal, encoding) }
+            do {
+                var export = try decodeAsSent(Data(text.utf8), signal: signal, encoding: encoding)
+                let replacement = Array("\u{FFFD}".utf8)
+                let sentAsSuch = body.indices.dropLast(2).count { body[$0] == replacement[0] && body[$0 + 1] == replacement[1] && body[$0 + 2] == replacement[2] }
+                export.textsRepaired = text.unicodeScalars.count { $0 == "\u{FFFD}" } - sentAsSuch
+                return export
+            } catch {
+                throw failure(error, signal, encoding)
+            }
+        } catch {
+            throw failure(error, signal, encoding)
+        }
+    }
+
+    /// How many messages (spans, log records, attributes, values…) a body holds, read without decoding it: what
+    /// decoding it will hold in memory grows with this, not with the body's size. A body that is not well formed
+    /// is counted as far as it is.
+    public static func messageCount(_ body: Data, signal: OTLPSignal, encoding: OTLPEncoding) -> Int {
+        switch encoding {
+        case .protobuf: OTLPWireScan.messageCount(protobuf: body, signal: signal)
+        case .json: OTLPWireScan.messageCount(json: body)
+        }
+    }
+
+    private static func failure(_ error: any Error, _ signal: OTLPSignal, _ encoding: OTLPEncoding) -> OTLPDecodingError {
+        switch error {
+        case let error as BinaryDecodingError:
+            OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export in protobuf: \(OTLPMapping.describe(error))")
+        case let error as JSONDecodingError:
+            OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export in JSON: \(OTLPMapping.describe(error))")
+        default:
+            OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export: \(error)")
+        }
+    }
+
+    private static func decodeAsSent(_ body: Data, signal: OTLPSignal, encoding: OTLPEncoding) throws -> OTLPExport {
         var binaryOptions = BinaryDecodingOptions()
         binaryOptions.messageDepthLimit = OTLPMapping.messageDepthLimit
         var jsonOptions = JSONDecodingOptions()
         jsonOptions.ignoreUnknownFields = true
         jsonOptions.messageDepthLimit = OTLPMapping.messageDepthLimit
         let mapping = OTLPMapping(ids: encoding == .json ? .hexadecimalText : .raw)
-        do {
-            switch (signal, encoding) {
-            case (.traces, .protobuf):
-                return mapping.export(try Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest(serializedBytes: body, options: binaryOptions))
-            case (.traces, .json):
-                return mapping.export(try Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest(jsonUTF8Data: body, options: jsonOptions))
-            case (.logs, .protobuf):
-                return mapping.export(try Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceRequest(serializedBytes: body, options: binaryOptions))
-            case (.logs, .json):
-                return mapping.export(try Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceRequest(jsonUTF8Data: body, options: jsonOptions))
-            }
-        } catch let error as BinaryDecodingError {
-            throw OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export in protobuf: \(OTLPMapping.describe(error))")
-        } catch let error as JSONDecodingError {
-            throw OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export in JSON: \(OTLPMapping.describe(error))")
-        } catch {
-            throw OTLPDecodingError(reason: "the body is not an OTLP \(signal.rawValue) export: \(error)")
+        switch (signal, encoding) {
+        case (.traces, .protobuf):
+            return mapping.export(try Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest(serializedBytes: body, options: binaryOptions))
+        case (.traces, .json):
+            return mapping.export(try Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest(jsonUTF8Data: body, options: jsonOptions))
+        case (.logs, .protobuf):
+            return mapping.export(try Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceRequest(serializedBytes: body, options: binaryOptions))
+        case (.logs, .json):
+            return mapping.export(try Opentelemetry_Proto_Collector_Logs_V1_ExportLogsServiceRequest(jsonUTF8Data: body, options: jsonOptions))
         }
     }
 

@@ -128,6 +128,8 @@ struct OTLPMapping {
     static let fileKeys = ["code.file.path", "code.filepath"]
     static let functionKeys = ["code.function.name", "code.function"]
     static let lineKeys = ["code.line.number", "code.lineno"]
+    /// Where a Swift app's module (swift-log's `source`) travels: what `OTLPRecordMapping` writes it as.
+    static let sourceKey = "code.namespace"
 
     func record(
         _ log: Opentelemetry_Proto_Logs_V1_LogRecord, scope: Opentelemetry_Proto_Common_V1_InstrumentationScope, receivedAt now: UnixNanos
@@ -153,6 +155,7 @@ struct OTLPMapping {
         let file = take(Self.fileKeys)
         let function = take(Self.functionKeys)
         let line = take(Self.lineKeys)
+        let source = take([Self.sourceKey])
         let message: String
         switch log.body.value {
         case .stringValue(let text)?: message = text
@@ -162,7 +165,7 @@ struct OTLPMapping {
         return .success(
             LogRecord(
                 time: UnixNanos(time), severity: severity(log), label: scope.name, message: message, metadata: metadata,
-                file: file.map(\.description) ?? "", function: function.map(\.description) ?? "",
+                source: source.map(\.description) ?? "", file: file.map(\.description) ?? "", function: function.map(\.description) ?? "",
                 line: line.flatMap { if case .int(let number) = $0, number > 0 { UInt(number) } else { nil } } ?? 0,
                 traceID: trace, spanID: span, droppedMetadata: Int(log.droppedAttributesCount)
             ))

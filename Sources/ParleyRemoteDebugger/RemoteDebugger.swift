@@ -59,6 +59,9 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
     private let stopSignal: AsyncStream<Void>
     private let stopContinuation: AsyncStream<Void>.Continuation
 
+    /// Why the paired debuggers cannot be used, when the trust needs them: `start()` and `run()` throw it.
+    private let deviceProblem: DeviceIdentityError?
+
     public init(configuration: RemoteDebuggerConfiguration<Action>) {
         self.configuration = configuration
         self.logger = configuration.logger
@@ -76,15 +79,32 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
         )
         switch configuration.wireProtocol {
         case .parley:
+            var paired: PairedDebuggers?
+            var problem: DeviceIdentityError?
+            let trust = configuration.trust.resolved()
+            if trust != .anyOpen {
+                let wanted: String? = if case .named(let name) = trust { name } else { nil }
+                do {
+                    paired = try PairedDebuggers(
+                        directory: configuration.deviceDirectory ?? TransceiverConfiguration.defaultDeviceDirectory(name: configuration.appName),
+                        appName: configuration.appName, wanted: wanted, logger: configuration.logger)
+                } catch {
+                    // Said by start() and run(): a client that cannot keep its promise to send only to its paired
+                    // debuggers does not run.
+                    problem = error
+                }
+            }
+            deviceProblem = problem
             transport = ParleyDebuggerTransport(
                 appName: configuration.appName, location: configuration.debugger, identity: configuration.identity,
-                sharedSecret: configuration.sharedSecret,
+                sharedSecret: configuration.sharedSecret, paired: paired, eventLoopGroup: configuration.eventLoopGroup,
                 logger: configuration.logger, events: events
             )
         case .originalFraming:
+            deviceProblem = nil
             transport = OriginalFramingTransport(
                 location: configuration.debugger, maximumRecordSize: configuration.maximumRecordSize,
-                logger: configuration.logger, events: events
+                eventLoopGroup: configuration.eventLoopGroup, logger: configuration.logger, events: events
             )
         }
     }
@@ -141,6 +161,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
     /// - Throws: ``RemoteDebuggerError`` if the configuration is invalid or the client has already been started.
     public func start() throws(RemoteDebuggerError) {
         try configuration.validate()
+        if let deviceProblem { throw .deviceIdentity(deviceProblem) }
         try core.shared.withLock { (shared) throws(RemoteDebuggerError) in
             guard case .idle = shared.lifecycle, shared.runTask == nil else { throw .alreadyStarted }
             // The one unstructured task of this library, for callers with no task tree to put the client in;
@@ -186,6 +207,7 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
     ///   cannot start at all (the peer id file cannot be read, the discovery backend cannot be started).
     public func run() async throws {
         try configuration.validate()
+        if let deviceProblem { throw RemoteDebuggerError.deviceIdentity(deviceProblem) }
         let proceed = try core.shared.withLock { (shared) throws(RemoteDebuggerError) -> Bool in
             switch shared.lifecycle {
             case .idle:

@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOPosix
 import Parley
 import ParleyWire
 
@@ -67,7 +69,17 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
     /// The shared secret of a parleyd that requires one (`secretFile`); nil for an open one. Parley's protocol
     /// only: the original framing cannot authenticate.
     public var sharedSecret: SharedSecret?
+    /// Which debuggers records go to (Parley's protocol only; docs/security.md). `.anyOpen` (every debugger found,
+    /// as before) unless set; ``DebuggerTrust/paired`` sends only to debuggers this app paired with, over TLS.
+    public var trust: DebuggerTrust = .anyOpen
+    /// Where the app's device identity and the debuggers it paired with are kept (with a trust other than
+    /// `.anyOpen`). nil: ``TransceiverConfiguration/defaultDeviceDirectory(name:)`` of the app's name.
+    public var deviceDirectory: String?
     public var logger: Logger
+    /// The event loops the connection to the debugger runs on, with either wire protocol (as
+    /// ``TransceiverConfiguration/eventLoopGroup``): NIO's shared socket loops by default; on an Apple platform a
+    /// `NIOTSEventLoopGroup` (NIOTransportServices) runs it on Network.framework (docs/apple.md).
+    public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
     public init(
         appName: String,

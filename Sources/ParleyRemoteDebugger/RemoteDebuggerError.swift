@@ -18,6 +18,8 @@ public enum RemoteDebuggerError: Error, Sendable, Hashable, CustomStringConverti
     case noDebuggerConnected
     /// Every debugger the record was sent to failed: each one's name (or address) and why.
     case notDelivered([DeliveryFailure])
+    /// A trust other than `.anyOpen` needs the app's device identity, which cannot be read or made.
+    case deviceIdentity(DeviceIdentityError)
 
     public var description: String {
         switch self {
@@ -35,6 +37,8 @@ public enum RemoteDebuggerError: Error, Sendable, Hashable, CustomStringConverti
             "the record did not reach the debugger: no debugger is connected"
         case .notDelivered(let failures):
             "the record did not reach the debugger: " + failures.map(\.description).joined(separator: "; ")
+        case .deviceIdentity(let error):
+            "cannot send to paired debuggers: \(error)"
         }
     }
 }

@@ -1,3 +1,5 @@
+import ParleyJSON
+
 /// A value of a log record's metadata or a span's attributes, as OpenTelemetry's `AnyValue` holds it.
 ///
 /// On the wire it is plain JSON: a string, a boolean, a number (an integer when it has no fraction or exponent),
@@ -14,6 +16,10 @@ public enum TelemetryValue: Sendable, Hashable {
 
 extension TelemetryValue: Codable {
     public init(from decoder: any Decoder) throws {
+        if let tree = decoder as? any JSONTreeDecoder {
+            self = try TelemetryValue(tree.value, at: tree.codingPath)
+            return
+        }
         let container = try decoder.singleValueContainer()
         if let value = try? container.decode(String.self) {
             self = .string(value)
@@ -28,10 +34,64 @@ extension TelemetryValue: Codable {
         } else if let value = try? container.decode([String: TelemetryValue].self) {
             self = .map(value)
         } else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "an attribute value is a string, a boolean, a number, an array or an object (not null)")
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.notNull)
         }
     }
+
+    /// The value a parsed tree holds: what the decoder above finds by trying one type after another, read from
+    /// the JSON at once.
+    private init(_ value: JSONValue, at path: [any CodingKey]) throws {
+        do {
+            self = try TelemetryValue(value)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: path + error.innermostFirst.reversed(), debugDescription: error.problem))
+        }
+    }
+
+    private init(_ value: JSONValue) throws(TreeProblem) {
+        switch value {
+        case .string(let text): self = .string(text)
+        case .bool(let flag): self = .bool(flag)
+        case .number(let number):
+            if let integer = Int64(number.text) {
+                self = .int(integer)
+            } else if let double = number.double {
+                self = .double(double)
+            } else {
+                throw TreeProblem(problem: "the number \(number.text) is out of range")
+            }
+        case .array(let elements):
+            var values: [TelemetryValue] = []
+            values.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                do { values.append(try TelemetryValue(element)) } catch { throw error.inside(IndexKey(intValue: index)) }
+            }
+            self = .array(values)
+        case .object(let members):
+            var map: [String: TelemetryValue] = [:]
+            map.reserveCapacity(members.count)
+            for member in members {
+                do { map[member.key] = try TelemetryValue(member.value) } catch { throw error.inside(IndexKey(stringValue: member.key)) }
+            }
+            self = .map(map)
+        case .null: throw TreeProblem(problem: Self.notNull)
+        }
+    }
+
+    /// What is wrong inside a tree, and where: the keys are gathered on the way out, innermost first.
+    private struct TreeProblem: Error {
+        var problem: String
+        var innermostFirst: [IndexKey] = []
+
+        func inside(_ key: IndexKey) -> TreeProblem {
+            var outer = self
+            outer.innermostFirst.append(key)
+            return outer
+        }
+    }
+
+    private static let notNull = "an attribute value is a string, a boolean, a number, an array or an object (not null)"
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
@@ -65,6 +125,22 @@ extension TelemetryValue: CustomStringConvertible {
     private var quotedDescription: String {
         if case .string(let value) = self { return "\"\(value)\"" }
         return description
+    }
+}
+
+/// A member name or an index in the coding path of an error inside an attribute value.
+private struct IndexKey: CodingKey {
+    let stringValue: String
+    let intValue: Int?
+
+    init(stringValue: String) {
+        self.stringValue = stringValue
+        intValue = nil
+    }
+
+    init(intValue: Int) {
+        stringValue = "Index \(intValue)"
+        self.intValue = intValue
     }
 }
 

@@ -48,10 +48,18 @@ public struct TelemetryWatcher: Sendable {
 
     /// Waits until a stored record whose message is `message` has been pushed; returns it.
     public func waitFor(message: String) async throws -> StoredLogRecord {
-        while true {
+        try await waitFor(messages: [message])[message]!
+    }
+
+    /// Waits until a stored record has been pushed for each of `messages`, in any order: records sent on different
+    /// connections are stored in no set order between them. Returns them by message.
+    public func waitFor(messages: Set<String>) async throws -> [String: StoredLogRecord] {
+        var found: [String: StoredLogRecord] = [:]
+        while found.count < messages.count {
             let next = try await appended.next()
-            if next.record.message == message { return next }
+            if messages.contains(next.record.message) { found[next.record.message] = next }
         }
+        return found
     }
 
     public func logs(_ query: LogQuery = LogQuery()) async throws -> [StoredLogRecord] {

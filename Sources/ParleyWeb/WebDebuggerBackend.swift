@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import ParleyDebugger
 import ParleyDrawer
@@ -76,6 +77,64 @@ public protocol WebDebuggerBackend: Sendable {
     /// Checks `value` against the app's drawer, then sets it in the app; the app's answer.
     func setDrawerValue(app: String, item: String, value: DrawerValue) async throws -> DrawerMessage.Result
     func invokeDrawerAction(app: String, item: String) async throws -> DrawerMessage.Result
+
+    /// parleyd's device fingerprint, the devices paired with it and the pairing requests waiting (docs/security.md).
+    func devices() async -> WebDevices
+    /// What a person decides on a pairing request, or a paired device taken back; `device` is a fingerprint or a
+    /// unique beginning of one. Returns what was done, in words.
+    func decide(_ decision: WebDeviceDecision, device: String) async throws -> String
+}
+
+/// The devices of `/api/devices`.
+public struct WebDevices: Codable, Sendable, Hashable {
+    public var fingerprint: String
+    public var paired: [Paired]
+    public var pending: [Request]
+
+    public struct Paired: Codable, Sendable, Hashable {
+        public var fingerprint: String
+        public var name: String
+        public var pairedAt: Date
+        public var lastSeen: Date?
+        public var connected: Bool
+
+        public init(fingerprint: String, name: String, pairedAt: Date, lastSeen: Date?, connected: Bool) {
+            self.fingerprint = fingerprint
+            self.name = name
+            self.pairedAt = pairedAt
+            self.lastSeen = lastSeen
+            self.connected = connected
+        }
+    }
+
+    public struct Request: Codable, Sendable, Hashable {
+        public var fingerprint: String
+        public var name: String
+        public var address: String
+        /// The six digits, as `123 456`.
+        public var code: String
+        public var requestedAt: Date
+        public var attempts: Int
+
+        public init(fingerprint: String, name: String, address: String, code: String, requestedAt: Date, attempts: Int) {
+            self.fingerprint = fingerprint
+            self.name = name
+            self.address = address
+            self.code = code
+            self.requestedAt = requestedAt
+            self.attempts = attempts
+        }
+    }
+
+    public init(fingerprint: String, paired: [Paired], pending: [Request]) {
+        self.fingerprint = fingerprint
+        self.paired = paired
+        self.pending = pending
+    }
+}
+
+public enum WebDeviceDecision: String, Sendable, Hashable {
+    case accept, refuse, unpair
 }
 
 /// An import in progress: whole lines of an export file in order, then ``finish()``.

@@ -61,7 +61,8 @@ public final class WebServer: Service {
             SessionRoutes<Context>(backend: backend).routes, EntryRoutes<Context>(backend: backend).routes,
             DiffRoutes<Context>(backend: backend).routes, ReplayRoutes<Context>(backend: backend).routes,
             TransferRoutes<Context>(backend: backend).routes, PeerRoutes<Context>(backend: backend).routes,
-            DrawerRoutes<Context>(backend: backend).routes, TimelineRoutes<Context>(backend: backend).routes,
+            DrawerRoutes<Context>(backend: backend).routes, DeviceRoutes<Context>(backend: backend).routes,
+            TimelineRoutes<Context>(backend: backend).routes,
             TraceRoutes<Context>(backend: backend).routes,
             LiveRoutes<Context>(feed: liveFeed, keepAliveInterval: keepAliveInterval).routes,
         ] {

@@ -133,6 +133,13 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let peerIDInUse = ErrorCode(rawValue: 15)
     /// One side requires a shared secret and the other has none (or an app that cannot authenticate connected).
     public static let authenticationRequired = ErrorCode(rawValue: 14)
+    /// Over TLS between devices: the peer's certificate is not one this node is paired with (or it was unpaired).
+    public static let deviceNotTrusted = ErrorCode(rawValue: 16)
+    /// The node authenticates devices by their certificates over TLS, and the peer spoke in the clear.
+    public static let deviceAuthenticationRequired = ErrorCode(rawValue: 17)
+    /// Over TLS between devices: the receiver does not trust the sender yet and has recorded a pairing request for a
+    /// person to accept; the message gives the code the receiver shows.
+    public static let pairingRequested = ErrorCode(rawValue: 18)
 
     public var description: String {
         switch self {
@@ -157,6 +164,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .stalledFrame: "stalled-frame"
         case .peerIDInUse: "peer-id-in-use"
         case .authenticationRequired: "authentication-required"
+        case .deviceNotTrusted: "device-not-trusted"
+        case .deviceAuthenticationRequired: "device-authentication-required"
+        case .pairingRequested: "pairing-requested"
         default: "code-\(rawValue)"
         }
     }

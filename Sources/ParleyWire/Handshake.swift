@@ -211,6 +211,17 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     case originalFramingNotAccepted
     /// An app in the original framing (which cannot authenticate) connected to a node that requires a secret.
     case originalFramingNeedsSecret
+    /// This node authenticates devices by their certificates over TLS; the peer spoke Parley in the clear.
+    case deviceAuthenticationRequired
+    /// Over TLS: the peer's certificate (its fingerprint given) is not one this node trusts.
+    case deviceNotTrusted(fingerprint: String)
+    /// The TLS handshake of a connection that began like one (0x16) failed; what the TLS library said.
+    case tlsFailed(String)
+    /// Over TLS: this node does not trust the peer yet and asks a person to accept it (the message says how).
+    case pairingRequested(message: String)
+    /// Over TLS: the node this one dialled does not trust it yet and has recorded a pairing request; `code` is the
+    /// code this side computes, which a person compares with the one the other side shows.
+    case pairingRequestedByPeer(code: String, message: String)
 
     public var description: String {
         switch self {
@@ -242,6 +253,16 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
             "an app in the original Swift Talk debugger framing (first byte 0xCE) connected, but this node does not accept that framing; closed"
         case .originalFramingNeedsSecret:
             "an app in the original Swift Talk debugger framing cannot authenticate and this node requires a shared secret; refused (set allowOriginalFramingWithoutSecret to let such apps in, unencrypted)"
+        case .deviceAuthenticationRequired:
+            "this node accepts only devices authenticated by their certificates over TLS, and the peer spoke in the clear; give the peer a device identity (TransceiverConfiguration.devices) and pair it"
+        case .deviceNotTrusted(let fingerprint):
+            "the device with fingerprint \(fingerprint) is not trusted here; pair it (or add its fingerprint to the trusted devices)"
+        case .tlsFailed(let reason):
+            "the TLS handshake failed: \(reason.excerpt())"
+        case .pairingRequested(let message):
+            message
+        case .pairingRequestedByPeer(let code, let message):
+            "not paired yet: the other side recorded a pairing request; the code here is \(code), accept only if the other side shows the same (it says: \(message.excerpt()))"
         }
     }
 
@@ -256,6 +277,10 @@ public enum HandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .secretRequiredByPeer, .peerHasNoSecret, .originalFramingNeedsSecret: .authenticationRequired
         case .originalFramingNotAccepted: .protocolViolation
         case .peerIDInUse: .peerIDInUse
+        case .deviceAuthenticationRequired: .deviceAuthenticationRequired
+        case .deviceNotTrusted: .deviceNotTrusted
+        case .pairingRequested, .pairingRequestedByPeer: .pairingRequested
+        case .tlsFailed: .protocolViolation
         }
     }
 

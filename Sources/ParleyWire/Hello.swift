@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// The JSON body of a hello frame: who the sender is and what it can do.
 public struct Hello: Codable, Sendable, Hashable {
@@ -18,6 +19,15 @@ public struct Hello: Codable, Sendable, Hashable {
     public static let maximumBodySize = 64 * 1024
     /// A peer's name is a DNS-SD instance label: at most 63 bytes of UTF-8.
     public static let maximumNameLength = 63
+
+    /// A hello body read for what it says about its sender (a refused device's request), or nil when it is too
+    /// large, not a hello, or not acceptable (``problem``).
+    public init?(readingAtMost body: ByteBuffer) {
+        guard body.readableBytes <= Self.maximumBodySize,
+            let hello = try? JSONDecoder().decode(Hello.self, from: Data(body.readableBytesView)), hello.problem == nil
+        else { return nil }
+        self = hello
+    }
 
     /// What makes this hello unacceptable, or nil: a name longer than a DNS-SD label, a type name longer than the
     /// protocol allows.

@@ -98,6 +98,24 @@ struct TelemetryTests {
         #expect(try await daemon.stop() == 0)
     }
 
+    @Test("batches and states sent at once on a new connection go to the one session begun for it, all of them")
+    func batchesAndStatesShareOneSession() async throws {
+        let daemon = try await ParleydProcess.start()
+        let watcher = try await Watcher.start(on: daemon)
+        let app = try await App.connect("listr", to: daemon)
+        // Nothing waits between them: a batch is stored after its handler returns, while the state's handler runs.
+        for index in 0..<5 {
+            try await app.send(TelemetryBatch(logs: [LogRecord(time: .now, severity: .info, label: "listr", message: "line \(index)")]))
+            let state = StateRecord(action: "step \(index)", state: ByteBuffer(string: #"{"n":\#(index)}"#))
+            try await app.transceiver.sendRaw(typeName: StateRecord.messageType, payload: state.encoded(), to: app.parleyd.id)
+        }
+        try await app.send(TelemetryBatch(logs: [Self.marker("end")]))
+        _ = try await watcher.waitFor(message: "end")
+        let sessions = try await watcher.ask(DebuggerControl.Sessions(), DebuggerControl.SessionList.self).sessions
+        #expect(sessions.map(\.appName) == ["listr"], "\(sessions)")
+        #expect(sessions.first?.logCount == 6 && sessions.first?.entryCount == 5, "\(sessions)")
+    }
+
     @Test("hostile batches are refused or cut with a clear log line naming the app; the app stays connected, others are unaffected, nothing stored is lost")
     func hostileBatches() async throws {
         let daemon = try await ParleydProcess.start()
@@ -148,8 +166,7 @@ struct TelemetryTests {
         // The hostile app is still connected and heard; the bystander too; the first record is still there.
         try await hostile.send(TelemetryBatch(logs: [Self.marker("hostile still heard")]))
         try await bystander.send(TelemetryBatch(logs: [Self.marker("bystander heard")]))
-        _ = try await watcher.waitFor(message: "hostile still heard")
-        _ = try await watcher.waitFor(message: "bystander heard")
+        _ = try await watcher.waitFor(messages: ["hostile still heard", "bystander heard"])
         #expect(hostile.transceiver.peers.contains { $0.id == hostile.parleyd.id })
         let all = try await watcher.logs(LogQuery(limit: 500)).map(\.record.message)
         #expect(all.first == "before" && all.contains("beside the bad span") && all.contains("bystander heard"))

@@ -40,7 +40,11 @@ struct WebDebuggerTests {
             let router = ControlRouter(transceiver: transceiver, configuration: configuration, logger: logger)
             let metrics = DaemonMetrics(transceiver: transceiver, store: store)
             let drawer = DrawerService(transceiver: transceiver, dataDirectory: directory.path, events: debugger.events, logger: logger)
-            backend = DaemonWebBackend(debugger: debugger, drawer: drawer, router: router, metrics: metrics, authenticatesPeers: false)
+            let book = try DeviceBook(
+                directory: directory.path, identity: try DeviceIdentity.loadOrCreate(in: directory.path, name: "web-test"), logger: logger)
+            backend = DaemonWebBackend(
+                debugger: debugger, drawer: drawer, router: router, metrics: metrics,
+                devices: DeviceService(book: book, transceiver: transceiver), authenticatesPeers: false)
             server = WebServer(
                 configuration: WebConfiguration(host: host, port: 0, token: token),
                 backend: backend, metricsFactory: metrics.factory, keepAliveInterval: .seconds(3600), logger: logger

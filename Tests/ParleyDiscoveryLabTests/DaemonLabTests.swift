@@ -342,6 +342,48 @@ struct DaemonLabTests {
         }
     }
 
+    @Test("parleyctl otel-env on B finds parleyd on A by the otlp key of its TXT record, set once the receiver bound port 0, and what it prints gets an export on B answered 200; a receiver on loopback is not advertised")
+    func otelEnvByDiscovery() async throws {
+        try await NetnsLab.with { lab in
+            let nowhere = "\(Self.directory)/no-parleyd.sock"
+            let loopback = try await Self.parleyd(lab, .a)
+            let unadvertised = try await Self.parleyctl(lab, .b, ["otel-env", "hosta", "--timeout", "6", "--socket", nowhere])
+            #expect(unadvertised.status == 1, "\(unadvertised)")
+            #expect(unadvertised.stderr.contains("hosta (") && unadvertised.stderr.contains("advertises no OTLP receiver"), "\(unadvertised)")
+            try await lab.exec(.a, ["kill", "-TERM", try await loopback.hostPID()])
+            #expect(try await loopback.waitForExit(timeout: .seconds(5)) == 0)
+
+            let tokenFile = "\(Self.directory)/web-token"
+            let generated = try await Self.parleyctl(lab, .a, ["secret", "generate", "--output", tokenFile])
+            #expect(generated.status == 0, "\(generated)")
+            let token = try await lab.exec(.a, ["cat", tokenFile]).trimmingCharacters(in: .whitespacesAndNewlines)
+            // The copy an operator carries to the other host, owner-only as parleyctl requires.
+            try await lab.exec(.b, ["sh", "-c", "mkdir -p \(Self.directory) && umask 077 && echo \(token) > \(tokenFile)"])
+            let open = try await Self.parleyd(lab, .a, ["--name", "kitchen", "--otlp-listen", "0.0.0.0:0", "--web-token-file", tokenFile])
+            let ready = try await open.waitUntilParleydReady()
+            let port = try #require(ready.otlp.flatMap { $0.split(separator: ":").last }.flatMap { Int($0) })
+            let expected = "export OTEL_EXPORTER_OTLP_ENDPOINT=http://\(try await lab.ipv4(.a)):\(port)\n"
+                + "export OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20\(token)\n"
+
+            let named = try await Self.parleyctl(lab, .b, ["otel-env", "kitchen", "--token-file", tokenFile, "--timeout", "10", "--socket", nowhere])
+            #expect(named.status == 0 && named.stdout == expected, "\(named)")
+            let withoutToken = try await Self.parleyctl(lab, .b, ["otel-env", "kitchen", "--timeout", "10", "--socket", nowhere])
+            #expect(withoutToken.status == 1 && withoutToken.stdout.isEmpty && withoutToken.stderr.contains("--token-file"), "\(withoutToken)")
+
+            // The only parleyd advertising one: no name needed. Then what an SDK does with the two variables.
+            let script = #"""
+                eval "$("$0" otel-env --token-file "$1" --timeout 10 --socket "$2")" || exit 9
+                header=$(printf %s "$OTEL_EXPORTER_OTLP_HEADERS" | sed 's/=/: /; s/%20/ /')
+                body='{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"from-b"}}]},"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"lab","startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}]}'
+                curl -s -o /dev/null -w '%{http_code}' -H "$header" -H 'Content-Type: application/json' --data-binary "$body" "$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces"
+                """#
+            let exported = try await Self.run(lab, .b, ["sh", "-c", script, try Self.binary("parleyctl"), tokenFile, nowhere])
+            #expect(exported.status == 0 && exported.stdout == "200", "\(exported)")
+            let sessions = try await Self.parleyctl(lab, .a, ["sessions", "--json", "--socket", Self.socket])
+            #expect(sessions.stdout.contains(#""appName":"from-b""#), "\(sessions)")
+        }
+    }
+
     @Test("send with no peer anywhere exits 3 after --wait-peer, with --direct and through a lone parleyd")
     func noPeerExits3() async throws {
         try await NetnsLab.with { lab in

@@ -212,11 +212,13 @@ struct HistoryTelemetryTests {
             #expect(try await store.totals().entries == 6)
             #expect(try await store.session(session.id).logCount == 3)
             #expect(try await store.session(session.id).spanCount == 3)
+            #expect(try await store.traces(limit: 10).map(\.spanCount).reduce(0, +) == 3, "the summaries count what is left")
 
             // A batch larger than the limit itself is kept whole; everything older goes.
             let big = try await store.appendTelemetry(TelemetryBatch(logs: (0..<8).map { log(10 + Double($0)) }), to: session.id, at: testTime(5))
             #expect(try await store.logs(LogQuery(session: session.id)).items.map(\.id) == big.logs.map(\.id))
             #expect(try await store.spans(session: session.id, limit: 10).items.isEmpty)
+            #expect(try await store.traces(limit: 10).isEmpty, "spans the limits removed take their traces' summaries with them")
             #expect(try await store.totals().entries == 8)
         }
         // Bytes: long messages fill the byte limit first.

@@ -129,7 +129,7 @@ struct OTLPExportTests {
         #expect(logs[1].message == "{event: \"crash\"}")
     }
 
-    @Test("a truncated body, invalid UTF-8, deep nesting and JSON that is not an export are errors that say so")
+    @Test("a truncated body, JSON that is not JSON, deep nesting and JSON that is not an export are errors that say so")
     func badBodies() throws {
         let whole = try Self.traceRequest().serializedData()
         #expect(throws: OTLPDecodingError.self) { try OTLPExport.decode(whole.prefix(whole.count - 3), signal: .traces, encoding: .protobuf) }

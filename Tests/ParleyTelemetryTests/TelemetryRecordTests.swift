@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import ParleyJSON
 import ParleyTelemetry
 import Testing
 
@@ -141,5 +143,45 @@ struct TelemetryLimitsTests {
         #expect(redacted["path"] == .string("/items"))
         #expect(SecretRedaction.none.apply(to: attributes) == attributes)
         #expect(SecretRedaction(words: ["PIN"]).isSecret("card.pin"))
+    }
+}
+
+@Suite("Log records and spans as parleyd reads them")
+struct TelemetryTreeDecodingTests {
+    @Test("a batch read through ParleyJSON's tree equals the one JSONDecoder reads, attribute values of every kind included")
+    func treeAgreesWithFoundation() throws {
+        let metadata: TelemetryAttributes = [
+            "path": .string("/items/7 \"quoted\" ✓"), "status": .int(200), "big": .int(.min), "ratio": .double(0.5), "ok": .bool(false),
+            "tags": .array([.string("a"), .int(1), .array([])]), "user": .map(["id": .int(7), "roles": .array([.string("admin")])]),
+        ]
+        let batch = TelemetryBatch(
+            logs: [LogRecord(time: UnixNanos(1), severity: .error, label: "l", message: "m", metadata: metadata, line: 3, traceID: .random())],
+            spans: [
+                SpanRecord(
+                    traceID: .random(), spanID: .random(), name: "GET", kind: .client, start: UnixNanos(5), end: UnixNanos(9),
+                    attributes: metadata, events: [.init(name: "e", time: UnixNanos(6), attributes: ["n": .double(-1.25)])])
+            ])
+        let data = try JSONEncoder().encode(batch)
+        let tree = try JSONValueDecoder().decode(TelemetryBatch.self, from: ByteBuffer(bytes: data))
+        #expect(tree == batch)
+        #expect(tree == (try JSONDecoder().decode(TelemetryBatch.self, from: data)))
+    }
+
+    @Test("through the tree an attribute is an integer when written without fraction or exponent, a double otherwise; null is refused at its path")
+    func attributeKinds() throws {
+        func value(_ json: String) throws -> TelemetryValue {
+            try JSONValueDecoder().decode([String: TelemetryValue].self, from: ByteBuffer(string: #"{"v":\#(json)}"#))["v"]!
+        }
+        #expect(try value("3") == .int(3))
+        #expect(try value("3.0") == .double(3))
+        #expect(try value("1e2") == .double(100))
+        #expect(try value("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(try value(#"[{"a":true}]"#) == .array([.map(["a": .bool(true)])]))
+        #expect {
+            try value(#"{"a":[1,null]}"#)
+        } throws: { error in
+            guard case .dataCorrupted(let context) = error as? DecodingError else { return false }
+            return context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["v", "a", "1"]
+        }
     }
 }

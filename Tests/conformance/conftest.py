@@ -133,3 +133,11 @@ def pytest_runtest_makereport(item, call):
             if daemon.process.poll() is None or daemon.lines:
                 report.sections.append((f"parleyd log (port {getattr(daemon, 'port', '?')})",
                                         "\n".join(daemon.lines[-40:])))
+
+
+@pytest.fixture(scope="module")
+def device():
+    """A device of the suite's own (docs/protocol.md §4.2), as `wire.make_device` makes it."""
+    directory = tempfile.mkdtemp(prefix="parley-device-")
+    yield wire.make_device(directory, "python-peer")
+    shutil.rmtree(directory, ignore_errors=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from parley_tools import waiting
+from parley_tools import waiting, wire
 
 ROOT = Path(__file__).resolve().parents[2]
 PARLEYCTL = Path(os.environ.get("PARLEYCTL", ROOT / ".build" / "debug" / "parleyctl"))
@@ -33,7 +33,7 @@ RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 COMMANDS = {"browse", "send", "send --reply", "listen", "peers", "status", "reload", "sessions", "sessions delete",
             "sessions prune", "history", "show", "diff", "replay", "import", "filters", "drawer", "set", "invoke", "web",
-            "logs", "traces", "trace"}
+            "logs", "traces", "trace", "otel-env", "devices", "pair"}
 
 
 # ---------------------------------------------------------------------------------------------- the doc
@@ -203,12 +203,33 @@ def test_status(bare):
     assert status["peerCount"] == 0 and "advertisedName" not in status and status["webURL"].startswith("http://")
 
 
+def test_devices_and_pair(bare, device):
+    listing = one(bare, "devices", "devices")
+    assert listing["paired"] == [] and listing["fingerprint"] == one(bare, "status", "status")["fingerprint"]
+    certificate, key, mine = device
+    conn, _ = wire.connect_device(bare.port, certificate, key)
+    try:
+        wire.send_hello(conn, wire.make_hello_json(name="json-device"))
+        conn.expect_close(wire.CODE_IDS["pairing-requested"])
+    finally:
+        conn.close()
+    waiting_requests = one(bare, "pair", "pair")["pending"]
+    assert [request["name"] for request in waiting_requests] == ["json-device"]
+    refused = one(bare, "devices", "pair", "refuse", wire.fingerprint_text(mine, 16))
+    assert refused["pending"] == [] and "refused json-device" in refused["done"]
+
+
 def test_reload(bare):
     assert one(bare, "reload", "reload") == {"applied": [], "needRestart": []}
 
 
 def test_web(bare):
     assert one(bare, "web", "web")["url"].startswith("http://127.0.0.1:")
+
+
+def test_otel_env(bare):
+    # No webTokenFile: no token, so no headers.
+    assert one(bare, "otel-env", "otel-env") == {"endpoint": bare.otlp, "name": bare.ready["name"]}
 
 
 @pytest.mark.parametrize("command", ["peers", "sessions", "history", "drawer"])

@@ -70,3 +70,45 @@ def test_log_records_with_levels_and_their_trace(exported):
     assert records[0]["traceId"] == trace_id
     plain = ctl(daemon, "logs", "py-shop")
     assert "\x1b" not in plain, "remote escape sequences reached the terminal raw"
+
+
+def test_the_trace_in_the_list_of_traces(exported):
+    daemon, trace_id = exported
+    lines = [line for line in ctl(daemon, "traces").splitlines() if trace_id[:8] in line]
+    assert len(lines) == 1, ctl(daemon, "traces")
+    assert "POST /checkout" in lines[0]
+    summaries = [json.loads(line) for line in ctl(daemon, "traces", "--json").splitlines() if line.strip()]
+    summary = next(s for s in summaries if s["traceID"] == trace_id)
+    assert summary["spanCount"] == 3 and summary["errorCount"] == 1 and summary["name"] == "POST /checkout"
+
+
+def test_the_spans_in_full_through_parleyctl_and_the_web_api(exported):
+    daemon, trace_id = exported
+    verbose = ctl(daemon, "trace", trace_id, "-v")
+    assert "db.system" in verbose and "postgresql" in verbose and "http.request.method" in verbose
+    with urllib.request.urlopen(f"{daemon.web}/api/traces/{trace_id}") as response:
+        spans = {entry["span"]["name"]: entry["span"] for entry in json.load(response)["spans"]}
+    root, reserve, query = spans["POST /checkout"], spans["reserve stock"], spans["SELECT stock"]
+    assert root.get("parentSpanId") is None, root
+    assert reserve["parentSpanId"] == root["spanId"] and query["parentSpanId"] == reserve["spanId"]
+    assert (root["kind"], reserve["kind"], query["kind"]) == ("server", "internal", "client")
+    assert query["status"] == {"code": "error", "message": "deadlock detected"}
+    assert query["attributes"]["db.system"] == "postgresql"
+    assert query["attributes"]["otel.scope.name"] == "shop"
+    assert int(root["startTimeUnixNano"]) <= int(reserve["startTimeUnixNano"]) <= int(query["startTimeUnixNano"])
+    assert int(query["endTimeUnixNano"]) <= int(reserve["endTimeUnixNano"]) <= int(root["endTimeUnixNano"])
+
+
+def test_log_records_filtered_by_level_and_on_the_session_timeline(exported):
+    daemon, trace_id = exported
+    warnings = [json.loads(line)["record"]["message"] for line in ctl(daemon, "logs", "py-shop", "--level", "warning", "--json").splitlines() if line.strip()]
+    assert warnings == ["retrying after a deadlock \x1b[31mred\x1b[0m", "payment declined"]
+    assert "payment declined" in ctl(daemon, "logs", "py-shop", "--grep", "declined")
+    with urllib.request.urlopen(daemon.web + "/api/sessions") as response:
+        session = json.load(response)["sessions"][0]
+    with urllib.request.urlopen(f"{daemon.web}/api/sessions/{session['id']}/timeline?limit=100") as response:
+        timeline = json.load(response)
+    kinds = sorted(item["kind"] for item in timeline["items"])
+    assert kinds == ["log", "log", "log", "span", "span", "span"], timeline
+    times = [int(item["time"]) for item in timeline["items"]]
+    assert times == sorted(times)

@@ -10,7 +10,9 @@ import hmac
 import json
 import os
 import socket
+import ssl
 import struct
+import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -73,12 +75,17 @@ CODE_NAMES = {
     4: "frame-too-large", 5: "unknown-type", 6: "undecodable-payload", 7: "no-responder",
     8: "handler-failed", 9: "duplicate-connection", 10: "connected-to-self", 11: "authentication-failed",
     12: "heartbeat-timeout", 13: "protocol-violation", 14: "authentication-required", 15: "peer-id-in-use",
+    16: "device-not-trusted", 17: "device-authentication-required", 18: "pairing-requested",
     20: "too-many-connections", 21: "idle-timeout", 22: "rate-limited", 23: "memory-budget", 24: "stalled-frame",
     100: "no-matching-peer", 101: "ambiguous-target", 102: "not-routed", 103: "forward-failed",
     104: "invalid-configuration", 105: "no-such-session", 106: "no-such-entry", 107: "invalid-request",
     108: "invalid-drawer-value", 109: "drawer-item-is-action", 110: "drawer-item-is-not-action", 111: "app-failed",
-    112: "storage-failed", 113: "first-of-session", 114: "session-app-not-connected",
+    112: "storage-failed", 113: "first-of-session", 114: "session-app-not-connected", 115: "no-such-trace",
+    116: "ambiguous-trace", 117: "no-such-device", 118: "ambiguous-device",
 }
+
+# The codes by name, for readers of §8's table.
+CODE_IDS = {name: code for code, name in CODE_NAMES.items()}
 
 SCHEME = "psk-x25519-chachapoly-v1"
 
@@ -544,3 +551,54 @@ def dial(port: int, *, secret: bytes | None = None, source: str | None = None, r
     except BaseException:
         conn.close()
         raise
+
+
+# ------------------------------------------------------------------------------------------- devices (§4.2)
+
+def device_fingerprint(certificate_der: bytes) -> bytes:
+    """A device's fingerprint: the SHA-256 of its certificate's DER (§4.2)."""
+    return hashlib.sha256(certificate_der).digest()
+
+
+def fingerprint_text(digest: bytes, characters: int = 52) -> str:
+    """The base32 form in groups of four: all 52 characters, or the 16 of the short form."""
+    text = base64.b32encode(digest).decode().rstrip("=")[:characters]
+    return "-".join(text[i:i + 4] for i in range(0, len(text), 4))
+
+
+def pairing_code(one: bytes, other: bytes) -> str:
+    """The six digits two devices show while they pair (§4.2), as `123 456`."""
+    low, high = sorted((one, other))
+    value = int.from_bytes(hashlib.sha256(b"parley pairing code 1" + low + high).digest()[:8], "big") % 1_000_000
+    digits = f"{value:06d}"
+    return f"{digits[:3]} {digits[3:]}"
+
+
+def make_device(directory: str, name: str) -> tuple[str, str, bytes]:
+    """A device of the caller's own in `directory`: a P-256 key and a self-signed certificate made with the `openssl`
+    command (what a device keeps, §4.2). Answers the certificate's and the key's paths and the device's fingerprint."""
+    key, certificate = os.path.join(directory, "key.pem"), os.path.join(directory, "certificate.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", certificate, "-days", "365", "-subj", f"/CN={name}"],
+                   check=True, capture_output=True, timeout=30)
+    der = subprocess.run(["openssl", "x509", "-in", certificate, "-outform", "DER"], check=True, capture_output=True,
+                         timeout=30).stdout
+    return certificate, key, device_fingerprint(der)
+
+
+def connect_device(port: int, certificate: str, key: str, host: str = "127.0.0.1",
+                   timeout: float = DEFAULT_TIMEOUT) -> tuple[Connection, bytes]:
+    """TLS 1.3 with this device's certificate, Python's `ssl` and nothing else; the server's certificate is not
+    checked by a CA but returned (DER) for the caller to compare its fingerprint with the one it trusts."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.load_cert_chain(certificate, key)
+    raw = socket.create_connection((host, port), timeout=timeout)
+    try:
+        sock = context.wrap_socket(raw)
+    except BaseException:
+        raw.close()
+        raise
+    return Connection(sock), sock.getpeercert(binary_form=True)

@@ -32,6 +32,10 @@ public struct DiscoveryConfiguration: Sendable {
     public var maximumServices: Int = 1024
     /// The most addresses kept per service (a service is dialled at its addresses in turn).
     public var maximumAddressesPerService: Int = 16
+    /// Entries the advertisement's TXT record carries after Parley's own (`id`, `pv`, `nm`, `auth`, which they may
+    /// not replace), within the record's 200 bytes. Entries known only once the transceiver runs are set with
+    /// ``Transceiver/setAdvertisedTXT(_:forKey:)``.
+    public var extraTXT = TXTRecord()
 
     public init(
         backend: DiscoveryBackendFactory,

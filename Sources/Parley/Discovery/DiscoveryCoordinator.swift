@@ -16,6 +16,8 @@ final class DiscoveryCoordinator: Sendable {
         var displayName: String
         var port: Int?
         var requiresSecret: Bool
+        /// The short form of this node's device fingerprint, when it accepts devices over TLS.
+        var deviceFingerprint: String? = nil
         /// Where interface changes come from; nil: advertise on every interface the backend uses and never look.
         var network: NetworkMonitor? = nil
     }
@@ -44,6 +46,9 @@ final class DiscoveryCoordinator: Sendable {
     private let state = Mutex(State())
     private let makeBackoff: @Sendable () -> Backoff
     private let throttle: LogThrottle
+    /// Held while the advertisement is handed to the backend, so that of two changes made at once (a network change,
+    /// a TXT entry) the backend is given the later state last.
+    private let publishing = Mutex(())
 
     init(
         backend: any DiscoveryBackend, settings: Settings, logger: Logger, logThrottle: LogThrottle = LogThrottle(),
@@ -91,13 +96,18 @@ final class DiscoveryCoordinator: Sendable {
         let type = try ServiceType(configuration.serviceType)
         try backend.start()
         if configuration.advertise, let port = settings.port {
+            var txt = TXTRecord.parley(
+                peerID: settings.localID.rawValue, displayName: settings.displayName,
+                protocolVersion: Int(ProtocolVersion.current), requiresSecret: settings.requiresSecret,
+                deviceFingerprint: settings.deviceFingerprint
+            )
+            for entry in configuration.extraTXT.entries {
+                guard !TXTRecord.ParleyKey.isReserved(entry.key) else { throw DiscoveryError.reservedTXTKey(entry.key) }
+                txt.setValue(entry.value, forKey: entry.key)
+            }
             var advertisement = Advertisement(
                 instanceName: configuration.instanceName ?? Advertisement.defaultInstanceName,
-                type: type, subtypes: configuration.subtypes, port: UInt16(port),
-                txt: .parley(
-                    peerID: settings.localID.rawValue, displayName: settings.displayName,
-                    protocolVersion: Int(ProtocolVersion.current), requiresSecret: settings.requiresSecret
-                )
+                type: type, subtypes: configuration.subtypes, port: UInt16(port), txt: txt
             )
             advertisement.interfaceIndices = advertisedInterfaces(settings.network?.current)
             try backend.advertise(advertisement)
@@ -129,18 +139,43 @@ final class DiscoveryCoordinator: Sendable {
             }
             return (changed, Array(state.wakeups.values))
         }
-        if let changed {
+        if changed != nil {
             logger.info(
                 "network interfaces changed; advertising on the ones usable now",
                 metadata: ["interfaces": "\(snapshot.usable(by: settings.configuration.interfaces).map(\.name).joined(separator: ","))"]
             )
             do {
-                try backend.advertise(changed)
+                try publishAdvertisement()
             } catch {
                 logger.error("cannot advertise after a network change", metadata: ["error": "\(error)"])
             }
         }
         for wakeup in wakeups { wakeup.resume() }
+    }
+
+    /// Sets (or, with nil, removes) an entry of the advertisement's TXT record beside Parley's own and publishes the
+    /// change: backends send a TXT update, which browsers see as the service updated. Nothing happens when this node
+    /// does not advertise. The record is checked before anything changes: a key of Parley's own, or a record past
+    /// its size limit, throws and leaves the advertisement as it was.
+    func setExtraTXT(_ value: String?, forKey key: String) throws {
+        guard !TXTRecord.ParleyKey.isReserved(key) else { throw DiscoveryError.reservedTXTKey(key) }
+        let changed = try state.withLock { state throws(DiscoveryError) -> Bool in
+            guard var advertisement = state.advertisement else { return false }
+            advertisement.txt[key] = value
+            guard advertisement != state.advertisement else { return false }
+            _ = try advertisement.validated()
+            state.advertisement = advertisement
+            return true
+        }
+        if changed { try publishAdvertisement() }
+    }
+
+    /// Hands the advertisement as it is now to the backend (which throws ``DiscoveryError`` for a value it rejects).
+    private func publishAdvertisement() throws {
+        try publishing.withLock { _ in
+            guard let current = state.withLock({ $0.advertisement }) else { return }
+            try backend.advertise(current)
+        }
     }
 
     /// The service with only the addresses on interfaces the filter admits, at most

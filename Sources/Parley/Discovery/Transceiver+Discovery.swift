@@ -21,6 +21,17 @@ extension Transceiver {
         return await discovery.settled()
     }
 
+    /// Sets (or, with nil, removes) an entry of this node's TXT record beside Parley's own, for what is known only
+    /// once the transceiver runs (a port another server bound); peers browsing see the service updated, not
+    /// removed and added again. Entries known before the start go in ``DiscoveryConfiguration/extraTXT``.
+    ///
+    /// Does nothing while discovery is off, not yet started, or not advertising. Throws ``DiscoveryError`` for a key
+    /// of Parley's own (`reservedTXTKey`) or a record that would pass its 200 bytes, and the advertisement stays as
+    /// it was.
+    public func setAdvertisedTXT(_ value: String?, forKey key: String) throws {
+        try lifecycle.withLock { $0.discovery }?.setExtraTXT(value, forKey: key)
+    }
+
     /// Starts the configured backend: advertise the listener, browse the type. A missing daemon is not an error
     /// here: discovery reports it and keeps waiting for the daemon, and static peers work meanwhile.
     func startDiscovery(
@@ -30,7 +41,8 @@ extension Transceiver {
             backend: settings.backend.makeBackend(logger: logger),
             settings: .init(
                 configuration: settings, localID: localID, displayName: configuration.name, port: port,
-                requiresSecret: configuration.sharedSecret != nil, network: network
+                requiresSecret: configuration.sharedSecret != nil,
+                deviceFingerprint: configuration.devices?.identity.fingerprint.short, network: network
             ),
             logger: logger, logThrottle: logThrottle
         )

@@ -1,4 +1,5 @@
 import Foundation
+import ParleySecurity
 
 /// A peer's stable identity: a UUID chosen once per installation and sent in every handshake.
 public struct PeerID: RawRepresentable, Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
@@ -61,6 +62,9 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
     /// different connections are the same peer on different connections: a reconnect, or someone else claiming
     /// the id. Not part of equality.
     public let connectionID: UInt64
+    /// The fingerprint of the certificate the peer presented, on a connection authenticated by device
+    /// certificates over TLS (``TransceiverConfiguration/devices``); nil on any other.
+    public internal(set) var device: DeviceFingerprint?
     /// Connected over the control socket (a local tool such as parleyctl), not over the network.
     public var isLocal: Bool { address.hasPrefix("unix:") }
 
@@ -80,10 +84,12 @@ public struct Peer: Sendable, Hashable, CustomStringConvertible {
 
     /// This peer on a new connection that replaces `earlier`: connected since `earlier` connected.
     func keepingConnectionTime(of earlier: Peer) -> Peer {
-        Peer(
+        var peer = Peer(
             id: id, name: name, address: address, protocolVersion: protocolVersion,
             capabilities: capabilities, accepts: accepts, connectedAt: earlier.connectedAt, connectionID: connectionID
         )
+        peer.device = device
+        return peer
     }
 
     public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.id == rhs.id }

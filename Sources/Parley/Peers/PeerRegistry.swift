@@ -30,9 +30,19 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
         /// Counts changes of the peer table, for caches derived from it (``version``).
         var version: UInt64 = 0
 
+        /// Hands `event` to every subscriber, in the order of the registry's changes (it runs under the lock), and
+        /// forgets the subscribers whose streams ended. Forgotten here rather than by the streams' `onTermination`:
+        /// that handler runs while the ending task's status is locked, and taking the registry's lock there, while
+        /// another thread yields under the registry's lock to that very task, deadlocked parleyd's shutdown.
+        mutating func publish(_ event: PeerEvent) {
+            for (token, subscriber) in subscribers {
+                if case .terminated = subscriber.yield(event) { subscribers[token] = nil }
+            }
+        }
+
         /// Tells subscribers `gone` is gone; returns the departure waiters to wake (outside the lock).
         mutating func reportGone(_ gone: Peer, reason: DisconnectReason) -> [CheckedContinuation<Void, Never>] {
-            for subscriber in subscribers.values { subscriber.yield(.disconnected(gone, reason: reason)) }
+            publish(.disconnected(gone, reason: reason))
             let leaving = departureWaiters.filter { $0.value.peer == gone.id }
             for token in leaving.keys { departureWaiters[token] = nil }
             return leaving.values.map(\.continuation)
@@ -79,7 +89,7 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
             state.version &+= 1
             switch action {
             case .connected:
-                for subscriber in state.subscribers.values { subscriber.yield(.connected(peer)) }
+                state.publish(.connected(peer))
             case .handedOver:
                 break  // connected all along: no event, but the gate may open now that it can be sent to
             case .replaced, .duplicate, .claimRefused:
@@ -140,9 +150,6 @@ final class PeerRegistry<Connection: Hashable & Sendable>: Sendable {
             guard !state.closed else { return false }
             let token = state.token()
             state.subscribers[token] = continuation
-            continuation.onTermination = { [weak self] _ in
-                _ = self?.state.withLock { $0.subscribers.removeValue(forKey: token) }
-            }
             return true
         }
         if !registered { continuation.finish() }

@@ -45,15 +45,13 @@ extension Transceiver {
         let setup = self.setup
         let channel: ConnectionChannel
         do {
-            channel = try await SocketBootstraps.client(group)
-                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                .connectTimeout(TimeAmount(configuration.handshakeTimeout))
-                .connect(to: endpoint) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try setup.configure(channel, role: .dialer, sharedSecret: configuration.sharedSecret)
-                    }
+            channel = try await TransportBootstraps.connect(
+                on: group, to: endpoint, timeout: TimeAmount(configuration.handshakeTimeout), allowsRemoteHalfClosure: true
+            ) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try setup.configure(channel, role: .dialer, authentication: setup.tcpAuthentication(for: .dialer))
                 }
+            }
         } catch {
             throw TransceiverError.connectFailed(endpoint, underlying: SocketFailure(error))
         }
@@ -69,19 +67,16 @@ extension Transceiver {
         let endpoint = Endpoint(host: "unix:" + path, port: 0)
         let channel: ConnectionChannel
         do {
-            channel = try await SocketBootstraps.client(group)
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                // A Unix socket's send buffer does not grow as TCP's does: at the default 208 KiB a 4 MiB message
-                // crossed to parleyd in some twenty steps, each waiting for parleyd to be scheduled to read. Linux
-                // caps the request at net.core.wmem_max and then doubles it (so 416 KiB on a stock kernel, 4 MiB
-                // where wmem_max is 4 MiB, as where it was measured: 4 MiB through parleyd 0.75 – 0.89 -> 0.84 – 0.98
-                // GB/s, docs/performance.md). A limit, not an allocation: only bytes parleyd has not read use it.
-                .channelOption(.socketOption(.so_sndbuf), value: 2 << 20)
-                .connect(unixDomainSocketPath: path) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try setup.configure(channel, role: .dialer, sharedSecret: nil)
-                    }
+            // A Unix socket's send buffer does not grow as TCP's does: at the default 208 KiB a 4 MiB message
+            // crossed to parleyd in some twenty steps, each waiting for parleyd to be scheduled to read. Linux caps
+            // the request at net.core.wmem_max and then doubles it (so 416 KiB on a stock kernel, 4 MiB where
+            // wmem_max is 4 MiB, as where it was measured: 4 MiB through parleyd 0.75 – 0.89 -> 0.84 – 0.98 GB/s,
+            // docs/performance.md). A limit, not an allocation: only bytes parleyd has not read use it.
+            channel = try await TransportBootstraps.connect(on: group, unixDomainSocketPath: path, sendBufferSize: 2 << 20) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try setup.configure(channel, role: .dialer, authentication: .none)
                 }
+            }
         } catch {
             throw TransceiverError.connectFailed(endpoint, underlying: SocketFailure(error))
         }

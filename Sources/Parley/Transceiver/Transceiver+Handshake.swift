@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ParleyDiscovery
 import ParleySecurity
 import ParleyWire
@@ -64,9 +65,34 @@ extension Transceiver {
                 noteLimitExceeded(error, logger: logger)
                 refuse(connection, code: error.closeCode, error)
                 throw error
+            } catch where error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+                // The TLS handshake failed: this side did not trust the peer's certificate (said as such), or the bytes
+                // after a first 0x16 were not TLS. Either way a failed handshake, counted and logged as any other.
+                if case .device(_, let presented) = connection.authentication, let refused = presented.refused {
+                    throw HandshakeError.deviceNotTrusted(fingerprint: refused.short)
+                }
+                throw HandshakeError.tlsFailed("\(error)")
             }
             guard let frame = next else {
                 throw HandshakeError.refusedByPeer(code: .goingAway, message: "closed before the handshake")
+            }
+            if firstFrame, case .device(let tls, let presented) = connection.authentication,
+                var problem = presented.problem(trusts: tls.authentication.trusts)
+            {
+                // The first frame came through TLS only if the TLS handshake, and with it the certificate, came first.
+                // Refused before this side's hello: a device that is not trusted learns nothing but why.
+                if case .deviceNotTrusted = problem, connection.role == .acceptor, let untrusted = tls.authentication.untrusted,
+                    let fingerprint = presented.recorded
+                {
+                    let hello: Hello? = if case .hello(let helloFrame) = frame { Hello(readingAtMost: helloFrame.body) } else { nil }
+                    let request = DeviceRequest(
+                        fingerprint: fingerprint, name: hello?.name, peerID: hello.flatMap { PeerID(rawValue: $0.peerID) },
+                        address: connection.remoteAddress, code: PairingCode(tls.authentication.identity.fingerprint, fingerprint)
+                    )
+                    if let message = untrusted(request) { problem = .pairingRequested(message: message) }
+                }
+                refuse(connection, problem)
+                throw problem
             }
             firstFrame = false
 
@@ -79,6 +105,11 @@ extension Transceiver {
                 write(frames, on: connection)
             case .fail(let error, let notifyPeer):
                 if notifyPeer { refuse(connection, error) }
+                if case .refusedByPeer(.pairingRequested, let message) = error, case .device(let tls, let presented) = connection.authentication,
+                    let other = presented.recorded
+                {
+                    throw HandshakeError.pairingRequestedByPeer(code: "\(PairingCode(tls.authentication.identity.fingerprint, other))", message: message)
+                }
                 throw error
             case .established(let outcome, let frames):
                 // Registered before the frames that complete the remote side's handshake go out: when its
@@ -99,11 +130,12 @@ extension Transceiver {
         let channel = connection.channel
         let hello = outcome.hello
         let id = PeerID(rawValue: hello.peerID)!
-        let peer = Peer(
+        var peer = Peer(
             id: id, name: hello.name, address: connection.remoteAddress,
             protocolVersion: outcome.version, capabilities: hello.capabilities, accepts: hello.accepts,
             connectionID: connection.id
         )
+        if case .device(_, let presented) = connection.authentication { peer.device = presented.recorded }
         if id == localID {
             let error = HandshakeError.refusedByPeer(code: .connectedToSelf, message: "connected to itself")
             connection.outbound.finish(
@@ -118,6 +150,8 @@ extension Transceiver {
         connection.peer = peer
         if connection.role == .acceptor { admission.established(channel) }
         try register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
+        // Only a peer that got in: one refused as connected-to-self or as a claim of a connected id is not one.
+        if case .device(let tls, _) = connection.authentication, let device = peer.device { tls.authentication.established?(peer, device) }
         channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
         return peer
     }

@@ -21,24 +21,19 @@ extension Transceiver {
         }
         do {
             let address = try await SocketAddress.resolving(host, port: configuration.port)
-            return try await SocketBootstraps.server(group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .bind(to: address) { channel in
-                    channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
-                        if let interfaceGate, !interfaceGate.admits(channel) {
-                            channel.close(promise: nil)
-                            return nil
-                        }
-                        guard let admitted = try admission.admit(channel) else { return nil }
-                        return try setup.configure(
-                            channel, role: .acceptor, sharedSecret: configuration.sharedSecret, sniffsFraming: true,
-                            handshakeClockStartsAtAccept: admitted.handshakeClockStartsAtAccept
-                        )
+            return try await TransportBootstraps.listen(on: group, at: address) { channel in
+                channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
+                    if let interfaceGate, !interfaceGate.admits(channel) {
+                        channel.close(promise: nil)
+                        return nil
                     }
+                    guard let admitted = try admission.admit(channel) else { return nil }
+                    return try setup.configure(
+                        channel, role: .acceptor, authentication: setup.tcpAuthentication(for: .acceptor), sniffsFraming: true,
+                        handshakeClockStartsAtAccept: admitted.handshakeClockStartsAtAccept
+                    )
                 }
+            }
         } catch {
             throw TransceiverError.bindFailed(host: host, port: configuration.port, underlying: SocketFailure(error))
         }
@@ -56,15 +51,13 @@ extension Transceiver {
             } catch {
                 throw TransceiverError.controlSocket(error)
             }
-            let server = try await SocketBootstraps.server(group)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                    channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
-                        guard try admission.admit(channel) != nil else { return nil }
-                        // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
-                        return try setup.configure(channel, role: .acceptor, sharedSecret: nil)
-                    }
+            let server = try await TransportBootstraps.listen(on: group, unixDomainSocketPath: path) { channel in
+                channel.eventLoop.makeCompletedFuture { () throws -> ConnectionChannel? in
+                    guard try admission.admit(channel) != nil else { return nil }
+                    // Local clients: the socket's mode and owner protect it; they are not asked for the secret.
+                    return try setup.configure(channel, role: .acceptor, authentication: .none)
                 }
+            }
             guard chmod(path, 0o660) == 0 else {
                 let failure = SocketFailure(errno: errno)
                 try? await server.channel.close()

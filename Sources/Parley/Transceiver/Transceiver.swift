@@ -60,7 +60,8 @@ public final class Transceiver: Service, Sendable {
             budget: configuration.memoryBudget.map {
                 MemoryBudget(capacity: $0, logger: configuration.logger, logThrottle: logThrottle, counters: counters)
             },
-            admission: admission
+            admission: admission,
+            deviceTLS: configuration.devices.map { devices in Result { try DeviceTLS(devices) } }
         )
     }
 
@@ -227,7 +228,8 @@ public final class Transceiver: Service, Sendable {
         var identity: ResolvedIdentity?
         defer { identity?.release() }
         do {
-            try SocketBootstraps.check(group)
+            try TransportBootstraps.check(group)
+            if case .failure(let error) = setup.deviceTLS { throw TransceiverError.unusableDeviceIdentity(String(describing: error)) }
             let resolved = try await ResolvedIdentity.resolve(configuration.identity)
             identity = resolved
             let localID = resolved.id
@@ -247,7 +249,7 @@ public final class Transceiver: Service, Sendable {
                 metadata: [
                     "peer-id": "\(localID)", "name": "\(configuration.name)",
                     "listen": "\(server?.channel.localAddress.map(PeerConnection.describe) ?? "not listening")",
-                    "authentication": "\(configuration.sharedSecret == nil ? "none (open)" : "shared secret")",
+                    "authentication": "\(authenticationDescription)",
                 ]
             )
             discovery = try configuration.discovery.map { settings in
@@ -340,5 +342,13 @@ public final class Transceiver: Service, Sendable {
             timeout: configuration.shutdownFlushTimeout,
             reason: TransceiverError.notRunning
         )
+    }
+}
+
+extension Transceiver {
+    /// How this node's TCP peers authenticate, for its log: the mode, and with devices its own fingerprint.
+    var authenticationDescription: String {
+        if let devices = configuration.devices { return "device certificates over TLS (this device: \(devices.identity.fingerprint.short))" }
+        return configuration.sharedSecret == nil ? "none (open)" : "shared secret"
     }
 }

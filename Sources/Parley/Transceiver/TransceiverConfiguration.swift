@@ -75,13 +75,19 @@ public struct TransceiverConfiguration: Sendable {
     /// The secret TCP peers must prove they know; their connections are then encrypted. `nil`: open mode, anyone
     /// who reaches the port may connect. Never asked of control-socket clients (the socket's mode protects it).
     public var sharedSecret: SharedSecret?
+    /// Devices authenticate each other by their certificates over TLS 1.3 (docs/security.md): this node's identity
+    /// and the devices it trusts. Takes the place of ``sharedSecret`` when both are set. `nil`: not used.
+    public var devices: DeviceAuthentication?
     /// Whether apps in the original Swift Talk debugger framing (first byte 0xCE) are accepted on the TCP listener,
     /// and how their frames become messages. `nil` (the default): such connections are closed with a log line.
     public var originalFraming: OriginalFramingSupport?
     public var logger: Logger
-    /// The event loops that run this node's sockets (and, with ``handlersRunOnEventLoop``, its handlers). Shared by
-    /// default: `MultiThreadedEventLoopGroup.singleton`, one thread per core. A group of its own keeps one node's
-    /// work from holding up others in the same process; its owner shuts it down after ``Transceiver/stop()``.
+    /// The event loops that run this node's connections (and, with ``handlersRunOnEventLoop``, its handlers). Shared
+    /// by default: `MultiThreadedEventLoopGroup.singleton`, NIO's sockets, one thread per core. A group of its own
+    /// keeps one node's work from holding up others in the same process; its owner shuts it down after
+    /// ``Transceiver/stop()``. On Apple platforms a `NIOTSEventLoopGroup` (NIOTransportServices) makes the
+    /// connections with Network.framework instead (docs/apple.md); any other kind of group is refused at start
+    /// (``TransceiverError/unsupportedEventLoopGroup(_:)``).
     public var eventLoopGroup: any EventLoopGroup
 
     public enum Identity: Sendable, Hashable {
@@ -155,6 +161,20 @@ public struct TransceiverConfiguration: Sendable {
     /// Application Support directory (an iOS app has no other place of its own that lasts). Keyed by name so that
     /// two different apps on one machine get two ids, while one app keeps its id across launches.
     public static func defaultIdentityPath(name: String) -> String {
+        stateDirectory().appendingPathComponent("\(fileName(name)).peer-id").path
+    }
+
+    /// `$XDG_STATE_HOME/parley/<name>.device/` (on Apple platforms under Application Support): where an app keeps
+    /// its device identity and the debuggers it paired with.
+    public static func defaultDeviceDirectory(name: String) -> String {
+        stateDirectory().appendingPathComponent("\(fileName(name)).device").path
+    }
+
+    private static func fileName(_ name: String) -> String {
+        String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+    }
+
+    private static func stateDirectory() -> URL {
         #if canImport(Darwin)
         let base =
             FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
@@ -166,8 +186,7 @@ public struct TransceiverConfiguration: Sendable {
             ?? environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".local/state") }
             ?? URL(fileURLWithPath: NSTemporaryDirectory())
         #endif
-        let safeName = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
-        return base.appendingPathComponent("parley").appendingPathComponent("\(safeName).peer-id").path
+        return base.appendingPathComponent("parley")
     }
 }
 

@@ -2,6 +2,9 @@ import Foundation
 import NIOCore
 import NIOPosix
 import ParleyWire
+#if canImport(Network)
+import Network
+#endif
 
 /// The errors Parley's public API throws. Each says what was attempted and why it failed.
 public enum TransceiverError: Error, Sendable, CustomStringConvertible {
@@ -37,9 +40,12 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
     case connectionClosed(PeerID, reason: DisconnectReason)
     /// The peer's send queue was full and nothing of it was taken for this long: the peer is not reading.
     case peerNotReading(PeerID, stalledFor: Duration)
-    /// ``TransceiverConfiguration/eventLoopGroup`` is not a group of socket event loops (its type's name): Parley's
-    /// connections are NIO sockets, which run only on `MultiThreadedEventLoopGroup`'s loops.
+    /// ``TransceiverConfiguration/eventLoopGroup`` is a group no connection can be made on (its type's name): Parley's
+    /// connections are NIO sockets, which run only on `MultiThreadedEventLoopGroup`'s loops, or on Apple platforms
+    /// Network.framework connections, which run only on a `NIOTSEventLoopGroup`'s.
     case unsupportedEventLoopGroup(String)
+    /// ``TransceiverConfiguration/devices``' identity cannot be used for TLS (what the TLS library said).
+    case unusableDeviceIdentity(String)
 
     public var description: String {
         switch self {
@@ -77,10 +83,22 @@ public enum TransceiverError: Error, Sendable, CustomStringConvertible {
         case .peerNotReading(let peer, let stalled):
             "peer \(peer) took nothing of its full send queue for \(stalled.secondsText): it is not reading; nothing was sent"
         case .unsupportedEventLoopGroup(let type):
-            "the event loop group (\(type)) does not run sockets: give the configuration a MultiThreadedEventLoopGroup "
-                + "(the default, MultiThreadedEventLoopGroup.singleton, is one)"
+            "no connection can be made on the event loop group (\(type)): give the configuration a "
+                + Self.supportedEventLoopGroups
+        case .unusableDeviceIdentity(let reason):
+            "the device identity cannot be used for TLS: \(reason); remove its files to make a new one"
         }
     }
+}
+
+extension TransceiverError {
+    #if canImport(Network)
+    static let supportedEventLoopGroups =
+        "NIOTSEventLoopGroup (NIOTransportServices: Network.framework) or a MultiThreadedEventLoopGroup (NIO's sockets; "
+        + "the default, MultiThreadedEventLoopGroup.singleton, is one)"
+    #else
+    static let supportedEventLoopGroups = "MultiThreadedEventLoopGroup (the default, MultiThreadedEventLoopGroup.singleton, is one)"
+    #endif
 }
 
 extension Duration {
@@ -158,6 +176,11 @@ public enum SocketFailure: Error, Sendable, Hashable, CustomStringConvertible {
             }
         case let error as SocketAddressError:
             if case .unknown(let host, _) = error { self = .unknownHost(host) } else { self = .other(Unrecognized(error)) }
+        #if canImport(Network)
+        // What NIOTransportServices' connections fail with: the system's error, as a socket's would be.
+        case let error as NWError:
+            if case .posix(let code) = error { self = .init(errno: code.rawValue) } else { self = .other(Unrecognized(error)) }
+        #endif
         default: self = .other(Unrecognized(error))
         }
     }

@@ -54,8 +54,20 @@ struct ChannelSetup: Sendable {
     /// Told when an accepted connection first speaks (it is then no longer one to close to make room).
     let admission: ConnectionAdmission?
 
+    /// Device authentication's TLS contexts, made when the transceiver is (an unusable key is reported by `run`).
+    let deviceTLS: Result<DeviceTLS, any Error>?
+
+    /// How the node's TCP connections authenticate: with device certificates over TLS, with the shared secret, or
+    /// not at all.
+    func tcpAuthentication(for role: ConnectionRole) -> ConnectionAuthentication {
+        if case .success(let tls) = deviceTLS, role == .acceptor || tls.authentication.dialsDevices {
+            return .device(tls, presented: PeerCertificate())
+        }
+        return configuration.sharedSecret.map { .sharedSecret($0) } ?? .none
+    }
+
     func configure(
-        _ channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, sniffsFraming: Bool = false,
+        _ channel: any Channel, role: ConnectionRole, authentication: ConnectionAuthentication, sniffsFraming: Bool = false,
         handshakeClockStartsAtAccept: Bool = false
     ) throws -> ConnectionChannel {
         let isLocal = channel.isLocalSocket
@@ -63,7 +75,7 @@ struct ChannelSetup: Sendable {
         // Its large frames are gathered in the pool's memory (framingHandlers); the pool gives it back on this loop.
         if isLocal { FrameRoomPool.trims(on: channel.eventLoop) }
         let connection = PeerConnection(
-            channel: channel, role: role, sharedSecret: sharedSecret, requests: requests, configuration: configuration,
+            channel: channel, role: role, authentication: authentication, requests: requests, configuration: configuration,
             budget: tap
         )
         // Evicted by the budget: ended at once, the way a protocol error ends a connection (goodbye, then close,
@@ -79,6 +91,23 @@ struct ChannelSetup: Sendable {
         }
         let activity = ReadActivity()
         let sync = channel.pipeline.syncOperations
+        // TLS first, below the budget: what the budget charges and what the decoder gives back are the same bytes.
+        if case .device(let tls, let presented) = authentication {
+            switch role {
+            case .dialer: try sync.addHandler(tls.handler(for: .dialer, recordingIn: presented))
+            case .acceptor:
+                try sync.addHandler(
+                    TLSSniffer(
+                        makeHandler: { try tls.handler(for: .acceptor, recordingIn: presented) },
+                        inTheClear: { [configuration] in
+                            // Unless devices are all this node accepts, a peer in the clear meets the node's other mode.
+                            guard tls.authentication.allowsCleartext else { return }
+                            connection.authenticate(configuration.sharedSecret.map { .sharedSecret($0) } ?? .none)
+                        }
+                    )
+                )
+            }
+        }
         if let tap {
             try sync.addHandler(
                 InboundBudgetHandler(tap: tap, activity: activity, stallTimeout: configuration.frameStallTimeout.map(TimeAmount.init))
@@ -101,7 +130,7 @@ struct ChannelSetup: Sendable {
                 timeout: TimeAmount(configuration.handshakeTimeout),
                 // Open: the peer's hello. With a secret: its hello, then its proof of the secret. (An app in the
                 // original framing meets either: its first frame arrives as a hello and a message at once.)
-                frames: sharedSecret == nil ? 1 : 2,
+                frames: { connection.sharedSecret == nil ? 1 : 2 },
                 startsWithFirstByte: role == .acceptor && !handshakeClockStartsAtAccept,
                 onFirstBytes: role == .acceptor ? { [admission] in admission?.spoke(channel) } : nil
             )
@@ -137,11 +166,13 @@ struct ChannelSetup: Sendable {
                 + (sealed ? [FrameProtectionHandler()] : [])
         case .original:
             guard let support = configuration.originalFraming else { throw HandshakeError.originalFramingNotAccepted }
-            if connection.sharedSecret != nil {
-                // Such an app cannot authenticate: with a secret it comes in only if the configuration says so,
-                // and then unsealed.
+            switch connection.authentication {
+            case .none: break
+            case .sharedSecret, .device:
+                // Such an app cannot authenticate: with a secret or devices it comes in only if the configuration
+                // says so, and then in the clear.
                 guard support.allowedWithoutSecret else { throw HandshakeError.originalFramingNeedsSecret }
-                connection.waiveSecret()
+                connection.waiveAuthentication()
             }
             let credit: [any ChannelHandler] =
                 tap.map { [DecodedOriginalBudgetHandler(tap: $0)] } ?? []

@@ -15,15 +15,18 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     typealias InboundOut = FrameBatch
 
     private let timeout: TimeAmount
-    /// Handshake frames still to arrive before the deadline is met.
-    private var remaining: Int
+    /// Handshake frames still to arrive before the deadline is met; asked when the first frames arrive, since an
+    /// accepted connection's way of authenticating (and with it the number of frames) is known only from its first
+    /// byte.
+    private var remaining: Int?
+    private let frames: () -> Int
     private let startsWithFirstByte: Bool
     private let onFirstBytes: (() -> Void)?
     private var deadline: SilenceTimer?
 
-    init(timeout: TimeAmount, frames: Int = 1, startsWithFirstByte: Bool, onFirstBytes: (() -> Void)? = nil) {
+    init(timeout: TimeAmount, frames: @escaping () -> Int = { 1 }, startsWithFirstByte: Bool, onFirstBytes: (() -> Void)? = nil) {
         self.timeout = timeout
-        self.remaining = frames
+        self.frames = frames
         self.startsWithFirstByte = startsWithFirstByte
         self.onFirstBytes = onFirstBytes
     }
@@ -47,7 +50,8 @@ final class HandshakeDeadlineHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        remaining -= unwrapInboundIn(data).frames.count
+        let remaining = (self.remaining ?? frames()) - unwrapInboundIn(data).frames.count
+        self.remaining = remaining
         guard remaining <= 0 else {
             context.fireChannelRead(data)
             return

@@ -17,10 +17,14 @@ final class PeerConnection: Sendable, Hashable {
     /// Unique in this process: ``Peer/connectionID`` of the peer on this connection.
     let id = PeerConnection.nextID.add(1, ordering: .relaxed).newValue
     private static let nextID = Atomic<UInt64>(0)
-    /// The secret this connection authenticates with: the node's for TCP, none for the control socket (and none for
-    /// an app in the original framing let in without one: see ``waiveSecret()``).
-    var sharedSecret: SharedSecret? { secret.withLock { $0 } }
-    private let secret: Mutex<SharedSecret?>
+    /// How this connection authenticates: the node's way for TCP, none for the control socket (and none for an app
+    /// in the original framing let in without it: see ``waiveAuthentication()``).
+    var authentication: ConnectionAuthentication { authenticationBox.withLock { $0 } }
+    private let authenticationBox: Mutex<ConnectionAuthentication>
+    /// The secret this connection authenticates with, if it does with one.
+    var sharedSecret: SharedSecret? {
+        if case .sharedSecret(let secret) = authentication { secret } else { nil }
+    }
     /// The remote address; computed on use because a dialled channel is configured before it is connected.
     var remoteAddress: String { channel.remoteAddress.map(Self.describe) ?? "unknown" }
     /// The remote IP address as ``ConnectionAdmission`` counts it (nil on a Unix socket): two connections with the
@@ -37,13 +41,13 @@ final class PeerConnection: Sendable, Hashable {
     let messagesOut = Atomic<Int>(0)
 
     init(
-        channel: any Channel, role: ConnectionRole, sharedSecret: SharedSecret?, requests: PendingRequests,
+        channel: any Channel, role: ConnectionRole, authentication: ConnectionAuthentication, requests: PendingRequests,
         configuration: TransceiverConfiguration, budget: BudgetTap? = nil
     ) {
         self.channel = channel
         self.requests = requests
         self.role = role
-        self.secret = Mutex(sharedSecret)
+        self.authenticationBox = Mutex(authentication)
         self.budget = budget
         self.outbound = OutboundQueue(
             channel: channel,
@@ -54,9 +58,13 @@ final class PeerConnection: Sendable, Hashable {
     }
 
     /// The connection speaks a framing that cannot authenticate and the configuration lets it in without the
-    /// secret: its handshake is open. Called by the framing sniffer before the first frame goes up, so before the
-    /// acceptor's handshake machine is made.
-    func waiveSecret() { secret.withLock { $0 = nil } }
+    /// secret or a device certificate: its handshake is open. Called by the framing sniffer before the first frame
+    /// goes up, so before the acceptor's handshake machine is made.
+    func waiveAuthentication() { authenticate(.none) }
+
+    /// An accepted connection turned out not to be TLS (its first byte): it authenticates the way the node does
+    /// for peers in the clear. Called before its first frame goes up.
+    func authenticate(_ authentication: ConnectionAuthentication) { authenticationBox.withLock { $0 = authentication } }
 
     var peer: Peer? {
         get { peerBox.withLock { $0 } }

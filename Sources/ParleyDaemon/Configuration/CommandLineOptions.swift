@@ -128,6 +128,12 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
     @Option(name: .long, help: ArgumentHelp("Where parleyd receives OpenTelemetry over HTTP (OTLP), or off (default 127.0.0.1:4318).", valueName: "host:port"))
     public var otlpListen: String?
 
+    @Option(name: .long, help: ArgumentHelp("Send every log record and span on to this OTLP/HTTP receiver (a Collector), or off.", valueName: "url"))
+    public var otlpForward: String?
+
+    @Option(name: .long, help: ArgumentHelp("Headers of each forwarded export, as OTEL_EXPORTER_OTLP_HEADERS writes them.", valueName: "headers"))
+    public var otlpForwardHeaders: String?
+
     public init() {}
 
     /// The values given on the command line, by key.
@@ -169,6 +175,8 @@ public struct CommandLineOptions: ParsableCommand, Sendable {
         values[.webTokenFile] = webTokenFile.map(ConfigurationValue.string)
         values[.webAssetsDirectory] = webAssetsDirectory.map(ConfigurationValue.string)
         values[.otlpListen] = otlpListen.map(ConfigurationValue.string)
+        values[.otlpForward] = otlpForward.map(ConfigurationValue.string)
+        values[.otlpForwardHeaders] = otlpForwardHeaders.map(ConfigurationValue.string)
         return values
     }
 }

@@ -40,6 +40,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
     case webTokenFile
     case webAssetsDirectory
     case otlpListen
+    case otlpForward
+    case otlpForwardHeaders
 
     public var description: String { rawValue }
 
@@ -122,6 +124,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Comparable, Custom
         case .webTokenFile: "an absolute path to a file only its owner can access, holding the web debugger's access token (parleyctl secret generate)"
         case .webAssetsDirectory: "an absolute path to a folder holding the web debugger's pages (for working on them; default: the pages built into parleyd)"
         case .otlpListen: "HOST:PORT ([v6]:PORT for IPv6; port 0: any free port) or off: where parleyd receives OpenTelemetry (OTLP over HTTP)"
+        case .otlpForward: "off, or the http:// or https:// URL of an OTLP/HTTP receiver (an OpenTelemetry Collector, Jaeger, Tempo, another parleyd) to send every log record and span on to, as OTEL_EXPORTER_OTLP_ENDPOINT takes it: parleyd posts to URL/v1/traces and URL/v1/logs"
+        case .otlpForwardHeaders: "headers sent with every forwarded export, as OTEL_EXPORTER_OTLP_HEADERS writes them: name=value pairs separated by commas, values percent-encoded (authorization=Bearer%20TOKEN); in the config file also a JSON object of names and values"
         }
     }
 

@@ -55,6 +55,13 @@ public struct ConfigurationLoader: Sendable {
         if let otlp = configuration.otlpListen, configuration.webToken == nil, let problem = OTLPConfiguration(host: otlp.host, port: otlp.port).problem {
             throw .conflict("otlpListen \(otlp) (from \(configuration.sources[.otlpListen] ?? .defaults)): \(problem)")
         }
+        if let forward = configuration.otlpForward, let listen = configuration.otlpListen, listen.port != 0,
+            forward.port == listen.port, let host = forward.host, OTLPForwardHeader.isThisHost(host, listeningOn: listen.host)
+        {
+            throw .conflict(
+                "otlpForward \(forward.absoluteString) (from \(configuration.sources[.otlpForward] ?? .defaults)) is parleyd's own OTLP receiver (otlpListen \(listen), from \(configuration.sources[.otlpListen] ?? .defaults)): every record would come back to be sent again; give the URL of another receiver"
+            )
+        }
         // Compared as keys: the same 32 bytes in hex in one file and in base64 in the other are the same secret.
         if let token = configuration.webToken, token == configuration.sharedSecret?.fileText.trimmingCharacters(in: .whitespacesAndNewlines) {
             throw .conflict(
@@ -264,6 +271,34 @@ public struct ConfigurationLoader: Sendable {
             configuration.webListen = try Self.listenAddress(value, bad: bad)
         case .otlpListen:
             configuration.otlpListen = try Self.listenAddress(value, bad: bad)
+        case .otlpForward:
+            guard case .string(let text) = value else { throw bad }
+            if text.lowercased() == "off" {
+                configuration.otlpForward = nil
+            } else {
+                guard let url = OTLPForwardHeader.receiverURL(text) else { throw bad }
+                configuration.otlpForward = url
+            }
+        case .otlpForwardHeaders:
+            let headers: Result<[OTLPForwardHeader], OTLPForwardHeader.Problem>
+            switch value {
+            case .string(let text):
+                headers = Result { () throws(OTLPForwardHeader.Problem) in try OTLPForwardHeader.parse(text) }
+            case .object(let members):
+                headers = Result { () throws(OTLPForwardHeader.Problem) in
+                    try members.keys.sorted().map { name throws(OTLPForwardHeader.Problem) in
+                        guard case .string(let text) = members[name] else { throw .notText(name) }
+                        return try OTLPForwardHeader(name: name, value: text)
+                    }
+                }
+            default: throw bad
+            }
+            do {
+                configuration.otlpForwardHeaders = try headers.get()
+            } catch {
+                // The values may be credentials: the problem names the header, never its value.
+                throw .invalidValue(key: key, value: "(values not shown): \(error)", source: source)
+            }
         case .webTokenFile:
             guard case .string(let path) = value, path.hasPrefix("/") else { throw bad }
             do {

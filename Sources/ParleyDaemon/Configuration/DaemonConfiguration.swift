@@ -74,6 +74,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var webAssetsDirectory: String?
     /// Where the OTLP/HTTP receiver listens; nil: off. Beyond loopback it needs the web debugger's token.
     public var otlpListen: Endpoint?
+    /// The OTLP/HTTP receiver everything stored is sent on to; nil: none.
+    public var otlpForward: URL? = nil
+    /// Headers sent with each forwarded export (`authorization`, a tenant id), in order.
+    public var otlpForwardHeaders: [OTLPForwardHeader] = []
     /// Where each key's value came from (for the start-up log). Not part of equality.
     public var sources: [ConfigurationKey: ConfigurationSource] = [:]
 
@@ -135,6 +139,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case .webTokenFile: webTokenFile != other.webTokenFile
             case .webAssetsDirectory: webAssetsDirectory != other.webAssetsDirectory
             case .otlpListen: otlpListen != other.otlpListen
+            case .otlpForward: otlpForward != other.otlpForward
+            case .otlpForwardHeaders: otlpForwardHeaders != other.otlpForwardHeaders
             }
         }
     }
@@ -181,6 +187,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case .webTokenFile: webTokenFile ?? "none"
         case .webAssetsDirectory: webAssetsDirectory ?? "built in"
         case .otlpListen: otlpListen?.description ?? "off"
+        case .otlpForward: otlpForward?.absoluteString ?? "off"
+        // The values are credentials more often than not: the names say enough.
+        case .otlpForwardHeaders: otlpForwardHeaders.isEmpty ? "none" : otlpForwardHeaders.map { "\($0.name)=…" }.joined(separator: ",")
         }
     }
 

@@ -34,14 +34,18 @@ actor OTLPHistorySink: OTLPSink {
         var refused = 0
         var reason: String?
         for resource in export.resources where !resource.batch.isEmpty {
+            if let forwarder = debugger.forwarder, forwarder.cameBack(resource.attributes, batch: resource.batch) { continue }
             var batch = resource.batch
             let cuts = TelemetryLimits.default.apply(to: &batch)
             if !cuts.isEmpty {
-                logger.debug("OTLP records cut to the limits", metadata: ["client": "\(client)", "texts-cut": "\(cuts.textsCut)", "items-dropped": "\(cuts.itemsDropped)"])
+                // As an app's are (DebuggerService+Telemetry): a warning, through the log throttle.
+                debugger.transceiver.logThrottle.warning(
+                    "OTLP records cut to the limits (docs/protocol.md); the rest of them is stored",
+                    metadata: ["client": "\(client)", "texts-cut": "\(cuts.textsCut)", "items-dropped": "\(cuts.itemsDropped)"], to: logger)
             }
             do {
                 let (session, appName, peerID) = try await session(for: resource, client: client)
-                _ = try await debugger.storeTelemetry(batch, session: session, appName: appName, peerID: peerID)
+                _ = try await debugger.storeTelemetry(batch, session: session, appName: appName, peerID: peerID, resource: resource.attributes)
             } catch {
                 if case .database(_, let failure) = error, failure.kind == .diskFull || failure.kind == .busy {
                     // Nothing of this export is lost if the exporter sends it again later, which OTLP exporters do.

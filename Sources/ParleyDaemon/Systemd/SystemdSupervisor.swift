@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Parley
+import ParleyControl
 import ParleyWeb
 import ServiceLifecycle
 import UnixSignals
@@ -37,7 +38,12 @@ struct SystemdSupervisor: Service {
             router.webURL.withLock { $0 = web.configuration.url(port: port, includingToken: true) }
         }
         // nil: it could not listen (another program has the port), which it has said; parleyd goes on without it.
-        let otlpEndpoint = await otlp?.waitUntilListening().flatMap { port in otlp?.configuration.endpoint(port: port) }
+        var otlpEndpoint: String?
+        if let otlp, let port = await otlp.waitUntilListening() {
+            otlpEndpoint = otlp.configuration.endpoint(port: port)
+            router.otlpEndpoint.withLock { $0 = otlpEndpoint }
+            advertiseOTLP(host: otlp.configuration.host, port: port)
+        }
         notifier.notify("READY=1\nSTATUS=\(Self.status(peerCount: 0))\nMAINPID=\(getpid())", logger: logger)
         announceReady(webURL, otlpEndpoint)
         await withTaskGroup(of: Void.self) { group in
@@ -55,6 +61,19 @@ struct SystemdSupervisor: Service {
             notifier.notify("STOPPING=1", logger: logger)
             logger.notice("parleyd stopping", metadata: ["peers": "\(transceiver.peers.count)"])
             group.cancelAll()
+        }
+    }
+
+    /// Adds the receiver's port to the TXT record (only beyond loopback: ``OTLPAdvertisement``), so that
+    /// `parleyctl otel-env` on another host finds it. Its port is known only now: it may have been 0.
+    private func advertiseOTLP(host: String, port: Int) {
+        guard let value = OTLPAdvertisement.txtValue(host: host, port: port) else { return }
+        do {
+            try transceiver.setAdvertisedTXT(value, forKey: OTLPAdvertisement.txtKey)
+        } catch {
+            logger.warning(
+                "cannot advertise the OTLP receiver; exporters on other hosts must be given its endpoint by hand",
+                metadata: ["otlp-listen": "\(Endpoint(host: host, port: port))", "reason": "\(error)"])
         }
     }
 
@@ -94,7 +113,7 @@ struct SystemdSupervisor: Service {
             case .disconnected(let peer, let reason):
                 router.clientDisconnected(peer)
                 drawer.peerDisconnected(peer)
-                await debugger.peerDisconnected(peer)
+                debugger.peerDisconnected(peer)
                 logger.debug("peer disconnected", metadata: ["peer-id": "\(peer.id)", "peer-name": "\(peer.name)", "reason": "\(reason)"])
             }
             // Open web pages refetch the peers; parleyctl's own connections are not peers to them either.

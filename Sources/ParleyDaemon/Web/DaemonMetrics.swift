@@ -1,6 +1,7 @@
 import Metrics
 import Parley
 import ParleyHistory
+import ParleyOTLP
 import Prometheus
 import Synchronization
 
@@ -13,10 +14,12 @@ final class DaemonMetrics: Sendable {
     private let transceiver: Transceiver
     private let store: HistoryStore
     private let telemetry: TelemetryCounts
+    private let forwarder: OTLPForwarder?
     /// The counts at the previous scrape.
     private let reported = Mutex<[String: Int]>([:])
 
-    init(transceiver: Transceiver, store: HistoryStore, telemetry: TelemetryCounts = TelemetryCounts()) {
+    init(transceiver: Transceiver, store: HistoryStore, telemetry: TelemetryCounts = TelemetryCounts(), forwarder: OTLPForwarder? = nil) {
+        self.forwarder = forwarder
         self.transceiver = transceiver
         self.store = store
         self.telemetry = telemetry
@@ -25,7 +28,7 @@ final class DaemonMetrics: Sendable {
 
     func exposition() async -> String {
         let statistics = transceiver.statistics
-        let counters: [(label: String, dimensions: [(String, String)], value: Int)] = [
+        var counters: [(label: String, dimensions: [(String, String)], value: Int)] = [
             ("parley_messages_total", [("direction", "in")], statistics.messagesReceived),
             ("parley_messages_total", [("direction", "out")], statistics.messagesSent),
             ("parley_payload_bytes_total", [("direction", "in")], statistics.payloadBytesReceived),
@@ -49,6 +52,17 @@ final class DaemonMetrics: Sendable {
             ("parley_telemetry_refused_total", [("unit", "record")], telemetry.recordsRefused.load(ordering: .relaxed)),
             ("parley_telemetry_refused_total", [("unit", "batch")], telemetry.batchesRefused.load(ordering: .relaxed)),
         ]
+        if let forwarder {
+            let counts = forwarder.counts
+            for signal in [OTLPSignal.logs, .traces] {
+                counters.append(("parley_otlp_forward_sent_total", [("signal", signal.rawValue)], counts.sent(signal)))
+                for reason in OTLPForwardCounts.DropReason.allCases {
+                    counters.append(
+                        ("parley_otlp_forward_dropped_total", [("signal", signal.rawValue), ("reason", reason.rawValue)], counts.dropped(signal, reason: reason)))
+                }
+            }
+            counters.append(("parley_otlp_forward_failed_requests_total", [], counts.failedRequests))
+        }
         let deltas = reported.withLock { reported in
             counters.map { counter -> Int in
                 let key = counter.label + counter.dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
@@ -67,6 +81,11 @@ final class DaemonMetrics: Sendable {
         let peers = transceiver.peers
         Gauge(label: "parley_peers", dimensions: [("kind", "lan")], factory: factory).record(peers.filter { !$0.isLocal }.count)
         Gauge(label: "parley_peers", dimensions: [("kind", "local")], factory: factory).record(peers.filter(\.isLocal).count)
+        if let forwarder {
+            for signal in [OTLPSignal.logs, .traces] {
+                Gauge(label: "parley_otlp_forward_queue", dimensions: [("signal", signal.rawValue)], factory: factory).record(forwarder.queued(signal))
+            }
+        }
         if let totals = try? await store.totals() {
             Gauge(label: "parley_history_entries", factory: factory).record(totals.entries)
             Gauge(label: "parley_history_bytes", factory: factory).record(Double(totals.bytes))

@@ -16,6 +16,7 @@ struct DaemonWebBackend: WebDebuggerBackend {
     let drawer: DrawerService
     let router: ControlRouter
     let metrics: DaemonMetrics
+    let devices: DeviceService
     /// With a shared secret, every LAN peer in the typed protocol has proved it.
     let authenticatesPeers: Bool
 
@@ -140,6 +141,12 @@ struct DaemonWebBackend: WebDebuggerBackend {
         }
     }
 
+    func devices() async -> WebDevices { devices.webDevices() }
+
+    func decide(_ decision: WebDeviceDecision, device: String) async throws -> String {
+        try devices.decide(decision, device: device)
+    }
+
     func filters() -> [String: ActionTextFilter] { debugger.namedFilters }
 
     func metrics() async -> String { await metrics.exposition() }
@@ -217,6 +224,12 @@ struct DaemonWebBackend: WebDebuggerBackend {
             case .diffTooLarge: return WebProblem(.contentTooLarge, "Diff too large", detail: error.description)
             case .diffTooSlow: return WebProblem(.serviceUnavailable, "Diff too slow", detail: error.description)
             case .noSuchApp, .sessionAppGone, .noApps: return WebProblem(.conflict, "No app to replay to", detail: error.description)
+            }
+        case let error as DeviceBookError:
+            switch error {
+            case .noSuchDevice: return WebProblem.notFound(error.description)
+            case .ambiguous: return WebProblem.badRequest(error.description)
+            case .malformed, .cannotSave: return WebProblem(.internalServerError, "Devices unavailable", detail: error.description)
             }
         default:
             return nil

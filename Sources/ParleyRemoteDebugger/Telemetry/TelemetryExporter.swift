@@ -55,7 +55,7 @@ public final class TelemetryExporter: Sendable {
             transceiver = Transceiver(
                 configuration: ParleyDebuggerTransport.transceiverConfiguration(
                     appName: configuration.appName, location: location, identity: configuration.identity,
-                    sharedSecret: configuration.sharedSecret, logger: configuration.logger
+                    sharedSecret: configuration.sharedSecret, eventLoopGroup: configuration.eventLoopGroup, logger: configuration.logger
                 )
             )
             ownsTransceiver = true

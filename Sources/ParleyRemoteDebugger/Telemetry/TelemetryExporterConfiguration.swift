@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOPosix
 import Parley
 import ParleyTelemetry
 
@@ -50,6 +52,10 @@ public struct TelemetryExporterConfiguration: Sendable {
     /// The exporter's own diagnostics (and its connection's). Lines under the label ``TelemetryExporter/loggerLabel``
     /// are never exported: `ParleyLogHandler` leaves them out, so that a failing send cannot feed itself.
     public var logger: Logger
+    /// The event loops of the exporter's own connection (`.debugger` only), as
+    /// ``TransceiverConfiguration/eventLoopGroup``: NIO's shared socket loops by default; on an Apple platform a
+    /// `NIOTSEventLoopGroup` runs it on Network.framework (docs/apple.md).
+    public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
     public init(
         appName: String,

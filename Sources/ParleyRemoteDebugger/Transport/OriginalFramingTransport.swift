@@ -1,6 +1,5 @@
 import Logging
 import NIOCore
-import NIOPosix
 import Parley
 import ParleyDiscovery
 import ParleyWire
@@ -16,6 +15,7 @@ import Synchronization
 final class OriginalFramingTransport: DebuggerTransport {
     private let location: DebuggerLocation
     private let maximumRecordSize: Int
+    private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let events: TransportEvents
     private let shutdownSignal: AsyncStream<Void>
@@ -34,9 +34,10 @@ final class OriginalFramingTransport: DebuggerTransport {
         var services: [String: DiscoveredService] = [:]
     }
 
-    init(location: DebuggerLocation, maximumRecordSize: Int, logger: Logger, events: TransportEvents) {
+    init(location: DebuggerLocation, maximumRecordSize: Int, eventLoopGroup: any EventLoopGroup, logger: Logger, events: TransportEvents) {
         self.location = location
         self.maximumRecordSize = maximumRecordSize
+        self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.events = events
         (shutdownSignal, shutdownContinuation) = AsyncStream.makeStream()
@@ -44,6 +45,8 @@ final class OriginalFramingTransport: DebuggerTransport {
     }
 
     func run() async throws {
+        // A group no connection can be made on fails here, as a transceiver's `run()` does, not at every dial.
+        try TransportBootstraps.check(eventLoopGroup)
         var discovery: (any DiscoveryBackend)?
         if case .discover(let factory, let serviceType) = location {
             let type = try ServiceType(serviceType)
@@ -170,17 +173,16 @@ final class OriginalFramingTransport: DebuggerTransport {
 
     private func connect(to endpoint: Endpoint) async throws -> NIOAsyncChannel<ByteBuffer, Never> {
         let maximum = maximumRecordSize
-        return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.seconds(5))
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connect(to: endpoint) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: maximum)))
-                    try pipeline.addHandler(OriginalFrameEncoder())
-                    return try NIOAsyncChannel<ByteBuffer, Never>(wrappingChannelSynchronously: channel)
-                }
+        return try await TransportBootstraps.connect(
+            on: eventLoopGroup, to: endpoint, timeout: .seconds(5), allowsRemoteHalfClosure: false
+        ) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let pipeline = channel.pipeline.syncOperations
+                try pipeline.addHandler(ByteToMessageHandler(OriginalFrameDecoder(maximumBodySize: maximum)))
+                try pipeline.addHandler(OriginalFrameEncoder())
+                return try NIOAsyncChannel<ByteBuffer, Never>(wrappingChannelSynchronously: channel)
             }
+        }
     }
 
     /// Publishes the connection for `send`, hands states coming back to the debugger client, and returns when the

@@ -14,10 +14,11 @@ final class ParleyDebuggerTransport: DebuggerTransport {
 
     init(
         appName: String, location: DebuggerLocation, identity: TransceiverConfiguration.Identity?, sharedSecret: SharedSecret?,
-        logger: Logger, events: TransportEvents
+        paired: PairedDebuggers? = nil, eventLoopGroup: any EventLoopGroup, logger: Logger, events: TransportEvents
     ) {
         let configuration = Self.transceiverConfiguration(
-            appName: appName, location: location, identity: identity, sharedSecret: sharedSecret, logger: logger
+            appName: appName, location: location, identity: identity, sharedSecret: sharedSecret, paired: paired,
+            eventLoopGroup: eventLoopGroup, logger: logger
         )
         self.transceiver = Transceiver(configuration: configuration)
         self.events = events
@@ -34,7 +35,8 @@ final class ParleyDebuggerTransport: DebuggerTransport {
     /// endpoint or to what discovery finds (both reconnect with backoff). The telemetry exporter's own connection
     /// is made the same way.
     static func transceiverConfiguration(
-        appName: String, location: DebuggerLocation, identity: TransceiverConfiguration.Identity?, sharedSecret: SharedSecret?, logger: Logger
+        appName: String, location: DebuggerLocation, identity: TransceiverConfiguration.Identity?, sharedSecret: SharedSecret?,
+        paired: PairedDebuggers? = nil, eventLoopGroup: any EventLoopGroup, logger: Logger
     ) -> TransceiverConfiguration {
         var configuration = TransceiverConfiguration(
             name: appName,
@@ -45,7 +47,8 @@ final class ParleyDebuggerTransport: DebuggerTransport {
             // records being written on the same loop.
             handlersRunOnEventLoop: false,
             sharedSecret: sharedSecret,
-            logger: logger
+            logger: logger,
+            eventLoopGroup: eventLoopGroup
         )
         switch location {
         case .endpoint(let host, let port):
@@ -53,8 +56,12 @@ final class ParleyDebuggerTransport: DebuggerTransport {
         case .discover(let backend, let serviceType):
             // Not advertised: the debugger does not need to find apps, apps find it. `.all` dials services whose
             // TXT record carries a Parley peer id, which parleyd's advertisement does.
-            configuration.discovery = DiscoveryConfiguration(backend: backend, serviceType: serviceType, advertise: false, autoConnect: .all)
+            // With paired debuggers, only those (by the fingerprint they advertise), or while there is none the
+            // one to pair with: a debugger that is not dialled learns nothing, not even the app's hello.
+            let autoConnect: AutoConnectPolicy = paired.map { paired in .matching { paired.admits($0) } } ?? .all
+            configuration.discovery = DiscoveryConfiguration(backend: backend, serviceType: serviceType, advertise: false, autoConnect: autoConnect)
         }
+        configuration.devices = paired?.authentication
         return configuration
     }
 

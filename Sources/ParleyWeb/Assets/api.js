@@ -103,6 +103,11 @@ export const api = {
   import: async (file) =>
     (await request('/api/import', { method: 'POST', body: file, accept: 'application/json' })).json(),
   peers: (signal) => getJSON('/api/peers', { signal }),
+  /** {fingerprint, paired: [...], pending: [...]}: this debugger's devices (docs/security.md). */
+  devices: (signal) => getJSON('/api/devices', { signal }),
+  /** Accepts or refuses a pairing request, or takes a paired device back ('accept', 'refuse', 'unpair'); {done}. */
+  decideDevice: async (fingerprint, decision) =>
+    (await request(`/api/devices/${encodeURIComponent(fingerprint)}/${decision}`, { method: 'POST' })).json(),
   filters: (signal) => getJSON('/api/filters', { signal }),
   drawers: (signal) => getJSON('/api/drawers', { signal }),
   /** Sets a drawer item of app `peer`; answers {value} (the value now in effect in the app). */

@@ -4,14 +4,15 @@ import { h, clear } from './dom.js';
 import { api } from './api.js';
 import { dateTime, timeTitle, shortID } from './format.js';
 import { subscribe, connected, staleMark } from './live.js';
-import { errorPanel } from './notify.js';
+import { errorPanel, showError, toast, confirmAction } from './notify.js';
 
 export class PeersView {
   constructor() {
     this.unsubscribe = [];
     this.table = h('table', { class: 'grid peers' });
     this.status = h('div', { class: 'view-status' });
-    this.element = h('div', { class: 'page peers-view' }, h('div', { class: 'page-head' }, h('h1', { text: 'Peers' })), this.status, this.table);
+    this.devices = h('section', { class: 'devices' });
+    this.element = h('div', { class: 'page peers-view' }, h('div', { class: 'page-head' }, h('h1', { text: 'Peers' })), this.devices, this.status, this.table);
     this.loading = null;
     this.again = false;
     this.peers = null;
@@ -39,13 +40,19 @@ export class PeersView {
       this.again = true;
       return;
     }
-    this.loading = api.peers().then(
-      ({ peers }) => {
-        clear(this.status);
-        this.render(peers);
-      },
-      (error) => clear(this.status).appendChild(errorPanel(error, 'Could not list the peers')),
-    );
+    this.loading = Promise.all([
+      api.peers().then(
+        ({ peers }) => {
+          clear(this.status);
+          this.render(peers);
+        },
+        (error) => clear(this.status).appendChild(errorPanel(error, 'Could not list the peers')),
+      ),
+      api.devices().then(
+        (devices) => this.renderDevices(devices),
+        (error) => clear(this.devices).appendChild(errorPanel(error, 'Could not list the devices')),
+      ),
+    ]);
     await this.loading;
     this.loading = null;
     if (this.again) {
@@ -85,4 +92,79 @@ export class PeersView {
     if (peers.length === 0) body.appendChild(h('tr', null, h('td', { colspan: '10', class: 'empty dim', text: 'No peers: nothing connected or discovered.' })));
     this.table.appendChild(body);
   }
+
+  /** Pairing requests first, each with the code the device shows and a choice; then the paired devices. */
+  renderDevices({ fingerprint, paired, pending }) {
+    clear(this.devices);
+    this.devices.appendChild(
+      h('p', { class: 'device-self' }, 'This debugger: ', h('span', { class: 'mono fingerprint', title: fingerprint, text: short(fingerprint) })),
+    );
+    for (const request of pending) {
+      const decide = (decision) => async () => {
+        try {
+          const { done } = await api.decideDevice(request.fingerprint, decision);
+          toast(done);
+        } catch (error) {
+          showError(error, decision === 'accept' ? 'Could not pair' : 'Could not refuse');
+        }
+        this.refresh();
+      };
+      this.devices.appendChild(
+        h(
+          'div',
+          { class: 'pairing-request', role: 'alert', dataset: { fingerprint: request.fingerprint } },
+          h('div', null, h('strong', { text: request.name }), ` asks to pair (${request.address}, ${dateTime(request.requestedAt)})`),
+          h('div', { class: 'device-line' }, 'Device ', h('span', { class: 'mono', title: request.fingerprint, text: short(request.fingerprint) })),
+          h('div', { class: 'pairing-code', 'aria-label': 'pairing code', text: request.code }),
+          h('p', { class: 'dim', text: 'Accept only if the device shows the same code: a machine in the middle shows another.' }),
+          h(
+            'div',
+            { class: 'actions changes' },
+            h('button', { type: 'button', class: 'primary accept', onclick: decide('accept'), text: 'Accept' }),
+            h('button', { type: 'button', class: 'refuse', onclick: decide('refuse'), text: 'Refuse' }),
+          ),
+        ),
+      );
+    }
+    if (paired.length === 0) return;
+    const table = h('table', { class: 'grid paired-devices' });
+    table.appendChild(h('thead', null, h('tr', null, ['device', 'name', 'paired', 'last seen', ''].map((label) => h('th', { text: label })))));
+    const body = h('tbody');
+    for (const device of paired) {
+      const unpair = async () => {
+        const sure = await confirmAction({
+          title: `Unpair ${device.name}?`,
+          message: 'Its open connections close at once and it is refused until it pairs again.',
+          ok: 'Unpair',
+          danger: true,
+        });
+        if (!sure) return;
+        try {
+          toast((await api.decideDevice(device.fingerprint, 'unpair')).done);
+        } catch (error) {
+          showError(error, 'Could not unpair');
+        }
+        this.refresh();
+      };
+      body.appendChild(
+        h(
+          'tr',
+          { class: 'paired-device', dataset: { fingerprint: device.fingerprint } },
+          h('td', { class: 'mono', 'data-label': 'device', title: device.fingerprint, text: short(device.fingerprint) }),
+          h('td', { 'data-label': 'name', text: device.name }),
+          h('td', { class: 'mono', 'data-label': 'paired', title: timeTitle(device.pairedAt), text: dateTime(device.pairedAt) }),
+          h('td', { class: 'mono', 'data-label': 'last seen', text: device.connected ? 'connected' : device.lastSeen ? dateTime(device.lastSeen) : 'never' }),
+          h('td', { class: 'changes' }, h('button', { type: 'button', class: 'danger unpair', onclick: unpair, text: 'Unpair' })),
+        ),
+      );
+    }
+    table.appendChild(body);
+    this.devices.appendChild(h('h2', { text: 'Paired devices' }));
+    this.devices.appendChild(table);
+  }
+}
+
+/** A fingerprint's short form: its first four groups. */
+function short(fingerprint) {
+  return fingerprint.split('-').slice(0, 4).join('-');
 }

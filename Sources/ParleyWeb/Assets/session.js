@@ -89,6 +89,7 @@ export class SessionView {
       this.pinnedPath = null;
     }
     this.timeline = timeline;
+    if (this.session.kind === 'otlp') timeline.withoutStates();
     this.timeline.setPin(this.pinnedPath);
     this.entryPane = new EntryPane({
       session: this.session,
@@ -256,8 +257,10 @@ export class SessionView {
         h('dd', { title: timeTitle(s.started), text: dateTime(s.started) }),
         h('dt', { text: 'ended' }),
         h('dd', { title: timeTitle(s.ended), text: s.ended ? dateTime(s.ended) : live ? 'open' : stale ? '?' : '—' }),
-        h('dt', { text: 'entries' }),
-        h('dd', { class: 'entry-count', text: `${s.entryCount.toLocaleString()} (${bytes(s.bytes)})` }),
+        // An OpenTelemetry service records no states: nothing to count.
+        s.kind === 'otlp'
+          ? null
+          : [h('dt', { text: 'entries' }), h('dd', { class: 'entry-count', text: `${s.entryCount.toLocaleString()} (${bytes(s.bytes)})` })],
         typeof s.logCount === 'number' ? [h('dt', { text: 'logs' }), h('dd', { class: 'log-count', text: s.logCount.toLocaleString() })] : null,
         typeof s.spanCount === 'number' ? [h('dt', { text: 'spans' }), h('dd', { class: 'span-count', text: s.spanCount.toLocaleString() })] : null,
       ),

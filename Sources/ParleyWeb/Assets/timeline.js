@@ -108,10 +108,11 @@ export class Timeline {
     this.spacer.appendChild(this.window);
     this.viewport = h('div', { class: 'tl-viewport', tabindex: '0', role: 'listbox', 'aria-label': 'Timeline' }, this.spacer);
     this.empty = h('div', { class: 'tl-empty dim', hidden: true });
+    this.actionFilters = h('div', { class: 'tl-filter' }, this.filterSelect, this.patternInput, this.modeSelect);
     this.element = h(
       'section',
       { class: 'timeline' },
-      h('div', { class: 'tl-filter' }, this.filterSelect, this.patternInput, this.modeSelect),
+      this.actionFilters,
       h('div', { class: 'tl-filter tl-filter-items' }, h('span', { class: 'tl-kinds', role: 'group', 'aria-label': 'Kinds shown' }, this.kindButtons), this.levelSelect, this.labelInput, this.textInput),
       this.note,
       this.filterError,
@@ -206,6 +207,14 @@ export class Timeline {
   focusPattern() {
     this.patternInput.focus();
     this.patternInput.select();
+  }
+
+  /** For a session that records no states (an OpenTelemetry service's): neither their button nor the action
+   *  filters, which select states only. */
+  withoutStates() {
+    this.actionFilters.hidden = true;
+    const states = this.kindButtons.find((button) => button.dataset.kind === 'state');
+    if (states) states.hidden = true;
   }
 
   destroy() {

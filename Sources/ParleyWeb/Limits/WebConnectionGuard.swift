@@ -38,18 +38,39 @@ public final class WebConnectionCount: Sendable {
 /// * over the cap of open connections it is closed at once;
 /// * a request whose body stops arriving for `stallTimeout` is closed (a half-sent upload);
 /// * a connection that takes nothing parleyd writes for `stallTimeout` (its socket stays unwritable: a page that
-///   stopped reading its live stream, a download never read) is closed, so that what waits for it is freed.
+///   stopped reading its live stream, a download never read) is closed, so that what waits for it is freed;
+/// * a request answered before its body has all arrived (refused: too large, unauthorised, of the wrong type) is
+///   answered with `Connection: close`, and the connection closed once at most ``lingerBytes`` more have come or
+///   ``lingerTime`` has passed: Hummingbird would otherwise read the whole body, be it a gigabyte, to find the
+///   next request. The little it reads meanwhile gives a client still sending the time to read the answer before
+///   the close resets the connection.
 final class WebConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    static let lingerBytes = 1 << 20
+    static let lingerTime = TimeAmount.seconds(1)
+
     private let count: WebConnectionCount
     private let stallTimeout: TimeAmount
     private var admitted = false
     private var bodyTimer: Scheduled<Void>?
     private var writeTimer: Scheduled<Void>?
+    /// Request heads and ends read, and response heads written: the request a response answers is the oldest
+    /// unanswered one (HTTP/1.1 answers in order).
+    private var requestsEnded = 0
+    private var responsesBegun = 0
+    /// Set once a request has been answered before its body had all arrived: how many more body bytes it may send
+    /// before the connection closes.
+    private var lingerBudget: Int?
+    /// Whether that answer's end has been written, and whether it has reached the socket: the connection closes
+    /// only after it has.
+    private var answerEnded = false
+    private var answerFlushed = false
+    private var closeOnceAnswered = false
+    private var lingerTimer: Scheduled<Void>?
 
     init(count: WebConnectionCount, stallTimeout: TimeAmount) {
         self.count = count
@@ -77,6 +98,7 @@ final class WebConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func release() {
         bodyTimer?.cancel()
         writeTimer?.cancel()
+        lingerTimer?.cancel()
         if admitted {
             admitted = false
             count.leave()
@@ -85,12 +107,65 @@ final class WebConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head, .body: restartBodyTimer(context)
+        case .head:
+            restartBodyTimer(context)
+        case .body(let bytes):
+            restartBodyTimer(context)
+            if let budget = lingerBudget {
+                lingerBudget = budget - bytes.readableBytes
+                if budget < bytes.readableBytes {
+                    closeAfterAnswer(context)
+                    return
+                }
+            }
         case .end:
+            requestsEnded += 1
             bodyTimer?.cancel()
             bodyTimer = nil
+            if lingerBudget != nil {
+                // The refused request is over, and its answer said the connection closes.
+                closeAfterAnswer(context)
+                return
+            }
         }
         context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where head.status.code >= 200:
+            responsesBegun += 1
+            guard requestsEnded < responsesBegun, lingerBudget == nil else { break }
+            head.headerFields[.connection] = "close"
+            lingerBudget = Self.lingerBytes
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+            return
+        case .end where lingerBudget != nil && !answerEnded:
+            answerEnded = true
+            let written = context.writeAndFlush(data)
+            written.cascade(to: promise)
+            written.assumeIsolated().whenComplete { _ in
+                self.answerFlushed = true
+                if self.closeOnceAnswered {
+                    context.close(promise: nil)
+                } else {
+                    self.lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTime) { context.close(promise: nil) }
+                }
+            }
+            return
+        default:
+            break
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// Closes the connection of a request answered early, now if its answer is all written, else once it is.
+    private func closeAfterAnswer(_ context: ChannelHandlerContext) {
+        if answerFlushed {
+            context.close(promise: nil)
+        } else {
+            closeOnceAnswered = true
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

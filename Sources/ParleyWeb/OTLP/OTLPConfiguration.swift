@@ -19,6 +19,14 @@ public struct OTLPConfiguration: Sendable, Hashable {
     /// Exports being decoded and stored at once at most; more are answered 429 with `Retry-After`, which OTLP
     /// exporters honour by retrying later.
     public var maxConcurrentExports = 8
+    /// Messages (resources, spans, log records, events, links, attributes, values) in one export at most, counted
+    /// before decoding; past it, 413. Decoding holds some 80 bytes for each however few bytes it was sent in (an
+    /// empty attribute is 2), so this, not the body's size, is what bounds an export's memory: about 40 MiB. A
+    /// batch of 512 spans with 128 attributes each is 66 000.
+    public var maxMessagesPerExport = 500_000
+    /// Messages being decoded at once, all exports together; an export that would go past it is answered 429 with
+    /// `Retry-After`. One export alone is always let through.
+    public var maxMessagesInFlight = 1_000_000
     /// Open connections at most; more are closed at once.
     public var maxConnections = 64
     /// How long a connection may take to send a request head, and stay idle between requests.

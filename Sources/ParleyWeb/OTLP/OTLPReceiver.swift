@@ -16,15 +16,23 @@ public final class OTLPReceiver: Service {
     private let bound = BoundPort()
     private let connections: WebConnectionCount
     private let startsAfter: (@Sendable () async throws -> Void)?
+    private let warn: @Sendable (Logger.Message, Logger.Metadata) -> Void
 
-    /// - Parameter startsAfter: what must be up before the receiver listens (parleyd: its Parley port and its web
-    ///   debugger). If it throws, the receiver does not start: that failure is the one to report, and `run()`
-    ///   returns when the service group shuts down, in its turn.
-    public init(configuration: OTLPConfiguration, sink: any OTLPSink, logger: Logger, startsAfter: (@Sendable () async throws -> Void)? = nil) {
+    /// - Parameters:
+    ///   - warn: how a refused export is said (parleyd: through its log throttle, so that a client sending garbage
+    ///     in a loop does not flood the log); `logger`'s warnings when nil.
+    ///   - startsAfter: what must be up before the receiver listens (parleyd: its Parley port and its web
+    ///     debugger). If it throws, the receiver does not start: that failure is the one to report, and `run()`
+    ///     returns when the service group shuts down, in its turn.
+    public init(
+        configuration: OTLPConfiguration, sink: any OTLPSink, logger: Logger, warn: (@Sendable (Logger.Message, Logger.Metadata) -> Void)? = nil,
+        startsAfter: (@Sendable () async throws -> Void)? = nil
+    ) {
         self.startsAfter = startsAfter
         self.configuration = configuration
         self.sink = sink
         self.logger = logger
+        self.warn = warn ?? { [logger] message, metadata in logger.warning(message, metadata: metadata) }
         self.connections = WebConnectionCount(limit: configuration.maxConnections)
     }
 
@@ -32,8 +40,9 @@ public final class OTLPReceiver: Service {
     func makeRouter() -> Router<OTLPRequestContext> {
         let router = Router(context: OTLPRequestContext.self)
         let hosts = WebAccess<OTLPRequestContext>.allowedHosts(host: configuration.host, extraHostNames: configuration.extraHostNames)
+        router.add(middleware: OTLPRefusalLog(warn: warn))
         router.add(middleware: OTLPAccess(token: configuration.token, allowedHosts: hosts))
-        router.addRoutes(OTLPRoutes(sink: sink, configuration: configuration).routes)
+        router.addRoutes(OTLPRoutes(sink: sink, configuration: configuration, warn: warn).routes)
         return router
     }
 
@@ -93,5 +102,25 @@ struct OTLPAccess: RouterMiddleware {
             }
         }
         return try await next(request, context)
+    }
+}
+
+/// One warning for each export refused, saying why as its sender was told, and who sent it: a sender's own log may
+/// be nowhere to be seen. Not for 429, which is parleyd shedding load as OTLP expects, not something wrong.
+struct OTLPRefusalLog: RouterMiddleware {
+    typealias Context = OTLPRequestContext
+    let warn: @Sendable (Logger.Message, Logger.Metadata) -> Void
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let problem as OTLPProblem {
+            if problem.status != .tooManyRequests {
+                warn(
+                    "OTLP export refused",
+                    ["status": "\(problem.status.code)", "path": "\(request.uri.path)", "client": "\(context.remoteAddressText)", "reason": "\(problem.message)"])
+            }
+            throw problem
+        }
     }
 }

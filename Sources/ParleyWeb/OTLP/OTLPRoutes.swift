@@ -1,7 +1,7 @@
-import CompressNIO
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import ParleyOTLP
 import Synchronization
@@ -16,11 +16,16 @@ final class OTLPRoutes: Sendable {
 
     let sink: any OTLPSink
     let configuration: OTLPConfiguration
-    let inFlight: Mutex<Int>
-    init(sink: any OTLPSink, configuration: OTLPConfiguration) {
+    /// Exports past admission, and the messages of those being decoded.
+    let inFlight: Mutex<(exports: Int, messages: Int)>
+    /// Says what the receiver did to an export that was not as it should be (parleyd: through its log throttle).
+    let warn: @Sendable (Logger.Message, Logger.Metadata) -> Void
+
+    init(sink: any OTLPSink, configuration: OTLPConfiguration, warn: @escaping @Sendable (Logger.Message, Logger.Metadata) -> Void) {
         self.sink = sink
         self.configuration = configuration
-        self.inFlight = Mutex(0)
+        self.inFlight = Mutex((0, 0))
+        self.warn = warn
     }
 
     var routes: RouteCollection<Context> {
@@ -45,8 +50,19 @@ final class OTLPRoutes: Sendable {
         guard admit() else {
             throw OTLPProblem(.tooManyRequests, encoding: encoding, retryAfter: 1, "parleyd is storing \(configuration.maxConcurrentExports) exports already; retry shortly")
         }
-        defer { inFlight.withLock { $0 -= 1 } }
+        defer { inFlight.withLock { $0.exports -= 1 } }
         let data = try await body(of: request, encoding: encoding)
+        // Counted before decoding: a body of empty attributes takes forty times its size once decoded.
+        let messages = OTLPExport.messageCount(data, signal: signal, encoding: encoding)
+        guard messages <= configuration.maxMessagesPerExport else {
+            throw OTLPProblem(
+                .contentTooLarge, encoding: encoding,
+                "the export holds \(messages) messages (spans, log records, attributes, values…), more than the \(configuration.maxMessagesPerExport) parleyd decodes at once; send smaller batches")
+        }
+        guard admit(messages: messages) else {
+            throw OTLPProblem(.tooManyRequests, encoding: encoding, retryAfter: 1, "parleyd is decoding \(configuration.maxMessagesInFlight) messages of other exports; retry shortly")
+        }
+        defer { inFlight.withLock { $0.messages -= messages } }
         let export: OTLPExport
         do {
             export = try OTLPExport.decode(data, signal: signal, encoding: encoding)
@@ -54,6 +70,14 @@ final class OTLPRoutes: Sendable {
             throw OTLPProblem(.badRequest, encoding: encoding, error.reason)
         }
         let client = context.remoteAddressText
+        if export.textsRepaired > 0 {
+            warn(
+                "OTLP text that is not UTF-8 stored with U+FFFD in place of each bad sequence",
+                ["client": "\(client)", "signal": "\(signal.rawValue)", "texts": "\(export.textsRepaired)"])
+        }
+        if export.rejected > 0, let rejection = export.rejection {
+            warn("OTLP items refused", ["client": "\(client)", "signal": "\(signal.rawValue)", "items": "\(export.rejected)", "reason": "\(rejection)"])
+        }
         switch await sink.store(export, signal: signal, client: client) {
         case .stored(let rejected, let reason):
             let total = rejected + export.rejected
@@ -66,9 +90,18 @@ final class OTLPRoutes: Sendable {
 
     /// One more export in flight, unless there are as many as allowed.
     private func admit() -> Bool {
-        inFlight.withLock { count in
-            guard count < configuration.maxConcurrentExports else { return false }
-            count += 1
+        inFlight.withLock { inFlight in
+            guard inFlight.exports < configuration.maxConcurrentExports else { return false }
+            inFlight.exports += 1
+            return true
+        }
+    }
+
+    /// An export's messages to decode, unless those of others already being decoded leave no room for them.
+    private func admit(messages: Int) -> Bool {
+        inFlight.withLock { inFlight in
+            guard inFlight.messages == 0 || inFlight.messages + messages <= configuration.maxMessagesInFlight else { return false }
+            inFlight.messages += messages
             return true
         }
     }
@@ -77,11 +110,15 @@ final class OTLPRoutes: Sendable {
     /// within the same limit: a small gzip that inflates past it (a "gzip bomb") is refused as it inflates.
     func body(of request: Request, encoding: OTLPEncoding?) async throws -> Data {
         let limit = configuration.maxBodyBytes
-        let tooLarge = OTLPProblem(.contentTooLarge, encoding: encoding, "an export is at most \(limit >> 20) MiB; send smaller batches")
+        let size = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        let tooLarge = OTLPProblem(.contentTooLarge, encoding: encoding, "an export is at most \(size); send smaller batches")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
         var body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            // A body without Content-Length (chunked) that goes on past the limit.
+            throw tooLarge
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw tooLarge
         }
@@ -90,11 +127,11 @@ final class OTLPRoutes: Sendable {
             break
         case "gzip":
             do {
-                body = try body.decompress(with: .gzip(), maxSize: limit)
-            } catch let error as CompressNIOError where error == .bufferOverflow {
-                throw OTLPProblem(.contentTooLarge, encoding: encoding, "the body inflates past \(limit >> 20) MiB; send smaller batches")
-            } catch {
-                throw OTLPProblem(.badRequest, encoding: encoding, "the body is not valid gzip (\(error))")
+                body = try BoundedGunzip.inflate(body, limit: limit)
+            } catch .tooLarge {
+                throw OTLPProblem(.contentTooLarge, encoding: encoding, "the body inflates past \(size); send smaller batches")
+            } catch .invalid(let reason) {
+                throw OTLPProblem(.badRequest, encoding: encoding, "the body is not valid gzip: \(reason)")
             }
         case let other?:
             throw OTLPProblem(.unsupportedMediaType, encoding: encoding, "content encoding \(other) is not supported; send gzip or none")

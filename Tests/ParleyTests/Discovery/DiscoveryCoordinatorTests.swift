@@ -93,12 +93,13 @@ struct DiscoveryCoordinatorTests {
     static func coordinator(
         _ backend: ScriptedBackend, advertise: Bool = true, backoff: Duration = .seconds(3600), domains: [String] = [],
         interfaces: InterfaceFilter = .standard, requiresSecret: Bool = true, maximumServices: Int = 1024,
-        stableAfter: Duration = .zero
+        stableAfter: Duration = .zero, extraTXT: TXTRecord = [:]
     ) -> DiscoveryCoordinator {
         var configuration = DiscoveryConfiguration(
             backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk",
             advertise: advertise, browseDomains: domains, interfaces: interfaces
         )
+        configuration.extraTXT = extraTXT
         configuration.maximumServices = maximumServices
         configuration.maximumAddressesPerService = 2
         return DiscoveryCoordinator(
@@ -167,6 +168,72 @@ struct DiscoveryCoordinatorTests {
         #expect(txt[TXTRecord.ParleyKey.displayName] == "desk")
         #expect(txt[TXTRecord.ParleyKey.authentication] == "1")
         #expect(backend.advertisement?.port == 7206)
+    }
+
+    @Test("extra TXT entries follow Parley's own at start; an extra entry with a key of Parley's own stops the start")
+    func extraTXTAtStart() throws {
+        let backend = ScriptedBackend()
+        try Self.coordinator(backend, extraTXT: ["otlp": "4318"]).start()
+        let txt = try #require(backend.advertisement?.txt)
+        #expect(txt.keys == ["id", "pv", "nm", "auth", "otlp"])
+        #expect(txt["otlp"] == "4318")
+
+        let refused = ScriptedBackend()
+        #expect(throws: DiscoveryError.reservedTXTKey("NM")) { try Self.coordinator(refused, extraTXT: ["NM": "impostor"]).start() }
+        #expect(refused.advertisement == nil)
+    }
+
+    @Test("a TXT entry set while running is published as a new advertisement; the same value again publishes nothing; a record past its limit, or a key of Parley's own, throws and changes nothing")
+    func extraTXTWhileRunning() throws {
+        let backend = ScriptedBackend()
+        let coordinator = Self.coordinator(backend)
+        try coordinator.start()
+        let advertisements = { backend.log.filter { $0.hasPrefix("advertise") }.count }
+        #expect(advertisements() == 1)
+
+        try coordinator.setExtraTXT("43181", forKey: "otlp")
+        #expect(advertisements() == 2)
+        #expect(backend.advertisement?.txt["otlp"] == "43181")
+        #expect(backend.advertisement?.txt[TXTRecord.ParleyKey.peerID] == Self.me.rawValue)
+        try coordinator.setExtraTXT("43181", forKey: "otlp")
+        #expect(advertisements() == 2, "an unchanged record was published again")
+
+        let tooLong = String(repeating: "x", count: 200)
+        #expect(throws: DiscoveryError.self) { try coordinator.setExtraTXT(tooLong, forKey: "big") }
+        #expect(throws: DiscoveryError.reservedTXTKey("auth")) { try coordinator.setExtraTXT("0", forKey: "auth") }
+        #expect(advertisements() == 2)
+        #expect(backend.advertisement?.txt.contains("big") == false)
+        #expect(backend.advertisement?.txt[TXTRecord.ParleyKey.authentication] == "1")
+
+        try coordinator.setExtraTXT(nil, forKey: "otlp")
+        #expect(advertisements() == 3)
+        #expect(backend.advertisement?.txt.contains("otlp") == false)
+    }
+
+    @Test("a node that does not advertise ignores TXT entries set while running")
+    func extraTXTWithoutAdvertising() throws {
+        let backend = ScriptedBackend()
+        let coordinator = Self.coordinator(backend, advertise: false)
+        try coordinator.start()
+        try coordinator.setExtraTXT("4318", forKey: "otlp")
+        #expect(backend.advertisement == nil)
+        #expect(!backend.log.contains { $0.hasPrefix("advertise") })
+    }
+
+    @Test("Transceiver.setAdvertisedTXT reaches the running transceiver's advertisement; with discovery off it does nothing")
+    func transceiverSetsTXT() async throws {
+        let backend = ScriptedBackend()
+        let transceiver = makeTransceiver("desk") { configuration in
+            configuration.discovery = DiscoveryConfiguration(
+                backend: DiscoveryBackendFactory(name: "scripted") { _ in backend }, instanceName: "Desk")
+        }
+        let quiet = makeTransceiver("quiet")
+        try await withRunning([transceiver, quiet]) {
+            try transceiver.setAdvertisedTXT("4318", forKey: "otlp")
+            #expect(backend.advertisement?.txt["otlp"] == "4318")
+            #expect(backend.advertisement?.port == UInt16(try #require(transceiver.listeningPort)))
+            try quiet.setAdvertisedTXT("4318", forKey: "otlp")
+        }
     }
 
     @Test("found Parley peers are dialled once each; its own advertisement and services without a peer id are not")

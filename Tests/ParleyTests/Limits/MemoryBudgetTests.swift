@@ -128,7 +128,7 @@ struct MemoryBudgetTests {
         ])
         if queued {
             let connection = PeerConnection(
-                channel: channel, role: .acceptor, sharedSecret: nil, requests: PendingRequests(),
+                channel: channel, role: .acceptor, authentication: .none, requests: PendingRequests(),
                 configuration: TransceiverConfiguration(name: "test"), budget: tap
             )
             try channel.pipeline.syncOperations.addHandler(ReplyResolver(connection: connection, counters: StatisticsCounters()))

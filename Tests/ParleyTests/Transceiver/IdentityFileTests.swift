@@ -1,5 +1,4 @@
 import Foundation
-import NIOEmbedded
 @testable import Parley
 import ParleyTestSupport
 import Testing
@@ -36,23 +35,5 @@ struct IdentityFileTests {
         let path = try directory.write("app.peer-id", "not a uuid\n")
         #expect(throws: IdentityError.notAPeerID(path: path, contents: "not a uuid")) { try ResolvedIdentity(.persisted(path: path)) }
         #expect(IdentityError.notAPeerID(path: path, contents: "x").description.contains("delete it to get a new id"))
-    }
-}
-
-@Suite("Event loops")
-struct EventLoopGroupTests {
-    @Test("a group that does not run sockets is refused at start with an error naming it, not a crash")
-    func nonSocketGroup() async throws {
-        // Thread-safe, unlike EmbeddedEventLoop: the transceiver touches its group from the test's threads.
-        let loop = NIOAsyncTestingEventLoop()
-        let transceiver = makeTransceiver("embedded") { $0.eventLoopGroup = loop }
-        do {
-            try await transceiver.start()
-            Issue.record("a testing event loop was taken for a socket event loop group")
-        } catch TransceiverError.unsupportedEventLoopGroup(let type) {
-            #expect(type == "NIOAsyncTestingEventLoop")
-        }
-        #expect(TransceiverError.unsupportedEventLoopGroup("NIOAsyncTestingEventLoop").description.contains("MultiThreadedEventLoopGroup"))
-        await loop.shutdownGracefully()
     }
 }

@@ -26,7 +26,7 @@ struct HandshakeDeadlineHandlerTests {
         #expect(throws: HandshakeError.timedOut(seconds: 5)) { try late.throwIfErrorCaught() }
 
         let dialled = EmbeddedChannel()
-        try dialled.pipeline.syncOperations.addHandler(HandshakeDeadlineHandler(timeout: .seconds(5), frames: 2, startsWithFirstByte: false))
+        try dialled.pipeline.syncOperations.addHandler(HandshakeDeadlineHandler(timeout: .seconds(5), frames: { 2 }, startsWithFirstByte: false))
         try dialled.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         try dialled.writeFrames(rawHello())
         dialled.embeddedEventLoop.advanceTime(by: .seconds(4))
@@ -39,7 +39,7 @@ struct HandshakeDeadlineHandlerTests {
 
         // Both handshake frames in one read meet the deadline as well.
         let together = EmbeddedChannel()
-        try together.pipeline.syncOperations.addHandler(HandshakeDeadlineHandler(timeout: .seconds(5), frames: 2, startsWithFirstByte: false))
+        try together.pipeline.syncOperations.addHandler(HandshakeDeadlineHandler(timeout: .seconds(5), frames: { 2 }, startsWithFirstByte: false))
         try together.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         try together.writeFrames(rawHello(), Frame.auth(ByteBuffer(string: "proof")))
         together.embeddedEventLoop.advanceTime(by: .seconds(60))

@@ -17,7 +17,7 @@ struct HeartbeatHandlerTests {
         let channel = EmbeddedChannel()
         let activity = ReadActivity()
         let connection = PeerConnection(
-            channel: channel, role: .dialer, sharedSecret: nil, requests: PendingRequests(),
+            channel: channel, role: .dialer, authentication: .none, requests: PendingRequests(),
             configuration: TransceiverConfiguration(name: "test")
         )
         try channel.pipeline.syncOperations.addHandlers([
@@ -102,7 +102,7 @@ struct HeartbeatHandlerTests {
         let channel = EmbeddedChannel()
         let activity = ReadActivity()
         let connection = PeerConnection(
-            channel: channel, role: .dialer, sharedSecret: nil, requests: PendingRequests(),
+            channel: channel, role: .dialer, authentication: .none, requests: PendingRequests(),
             configuration: TransceiverConfiguration(name: "test")
         )
         try channel.pipeline.syncOperations.addHandler(

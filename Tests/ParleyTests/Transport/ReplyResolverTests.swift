@@ -16,7 +16,7 @@ struct ReplyResolverTests {
         let requests = PendingRequests()
         let counters = StatisticsCounters()
         let connection = PeerConnection(
-            channel: channel, role: .dialer, sharedSecret: nil, requests: requests,
+            channel: channel, role: .dialer, authentication: .none, requests: requests,
             configuration: TransceiverConfiguration(name: "test")
         )
         if handshakeDone {

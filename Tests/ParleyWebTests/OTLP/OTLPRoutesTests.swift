@@ -41,12 +41,20 @@ struct OTLPRoutesTests {
     static let protobuf: HTTPFields = [.contentType: "application/x-protobuf"]
     static let json: HTTPFields = [.contentType: "application/json"]
 
+    /// What the receiver said through its `warn`, line by line: the message and its metadata.
+    final class Warnings: Sendable {
+        private let lines = Mutex<[(message: String, metadata: Logger.Metadata)]>([])
+        func add(_ message: Logger.Message, _ metadata: Logger.Metadata) { lines.withLock { $0.append((message.description, metadata)) } }
+        var all: [(message: String, metadata: Logger.Metadata)] { lines.withLock { $0 } }
+    }
+
     static func test(
-        sink: RecordingSink, configure: (inout OTLPConfiguration) -> Void = { _ in }, _ body: @Sendable (any TestClientProtocol) async throws -> Void
+        sink: RecordingSink, warnings: Warnings = Warnings(), configure: (inout OTLPConfiguration) -> Void = { _ in },
+        _ body: @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         var configuration = OTLPConfiguration(port: 0)
         configure(&configuration)
-        let receiver = OTLPReceiver(configuration: configuration, sink: sink, logger: Logger(label: "otlp-test"))
+        let receiver = OTLPReceiver(configuration: configuration, sink: sink, logger: Logger(label: "otlp-test"), warn: warnings.add)
         try await Application(router: receiver.makeRouter()).test(.router, body)
     }
 
@@ -156,5 +164,63 @@ struct OTLPRoutesTests {
             try await client.execute(uri: "/v1/traces", method: .post, headers: headers, body: ByteBuffer(string: Self.spanJSON)) { #expect($0.status == .ok) }
         }
         #expect(sink.received.count == 1)
+    }
+
+    @Test("an export of more messages than parleyd decodes at once is 413 before decoding; one that would take those in flight past theirs is 429")
+    func messageLimits() async throws {
+        let sink = RecordingSink()
+        // The objects of spanJSON: the request, a resource's spans, its resource, one attribute and its value, a
+        // scope's spans and two spans: 8.
+        try await Self.test(sink: sink, configure: { $0.maxMessagesPerExport = 7 }) { client in
+            try await client.execute(uri: "/v1/traces", method: .post, headers: Self.json, body: ByteBuffer(string: Self.spanJSON)) { response in
+                #expect(response.status == .contentTooLarge)
+                #expect(String(buffer: response.body).contains("holds 8 messages"))
+            }
+        }
+        #expect(sink.received.isEmpty)
+
+        let (arrived, arrivedContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+        let held = RecordingSink(gate: (arrivedContinuation, release))
+        try await Self.test(sink: held, configure: { $0.maxMessagesInFlight = 10 }) { client in
+            async let first: HTTPResponse.Status = client.execute(uri: "/v1/traces", method: .post, headers: Self.json, body: ByteBuffer(string: Self.spanJSON)) {
+                $0.status
+            }
+            for await _ in arrived { break }
+            // 8 held by the first export, 8 more would be 16.
+            try await client.execute(uri: "/v1/traces", method: .post, headers: Self.json, body: ByteBuffer(string: Self.spanJSON)) { response in
+                #expect(response.status == .tooManyRequests)
+                #expect(String(buffer: response.body).contains("decoding 10 messages"))
+            }
+            releaseContinuation.finish()
+            #expect(try await first == .ok)
+            // Given back once the first was stored.
+            try await client.execute(uri: "/v1/traces", method: .post, headers: Self.json, body: ByteBuffer(string: Self.spanJSON)) { #expect($0.status == .ok) }
+        }
+    }
+
+    @Test("each refusal is said once with its status, the client and the reason; text that is not UTF-8 is stored and said; 429 is not said")
+    func refusalsAreSaid() async throws {
+        let sink = RecordingSink()
+        let warnings = Warnings()
+        let notUTF8 = ByteBuffer(bytes: Array(#"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"bad "#.utf8) + [0xC3, 0x28] + Array(#""}}]}]}]}"#.utf8))
+        try await Self.test(sink: sink, warnings: warnings, configure: { $0.maxConcurrentExports = 0 }) { client in
+            try await client.execute(uri: "/v1/traces", method: .post, headers: Self.json, body: ByteBuffer(string: Self.spanJSON)) {
+                #expect($0.status == .tooManyRequests)
+            }
+        }
+        #expect(warnings.all.isEmpty, "\(warnings.all)")
+        try await Self.test(sink: sink, warnings: warnings) { client in
+            try await client.execute(uri: "/v1/logs", method: .post, headers: [.contentType: "text/plain"], body: ByteBuffer(string: "hello")) {
+                #expect($0.status == .unsupportedMediaType)
+            }
+            try await client.execute(uri: "/v1/logs", method: .post, headers: Self.json, body: notUTF8) { #expect($0.status == .ok) }
+        }
+        let lines = warnings.all
+        #expect(lines.map(\.message) == ["OTLP export refused", "OTLP text that is not UTF-8 stored with U+FFFD in place of each bad sequence"])
+        #expect(lines.first?.metadata["status"] == "415" && lines.first?.metadata["path"] == "/v1/logs")
+        #expect(lines.first?.metadata["reason"]?.description.contains("text/plain") == true)
+        #expect(lines.last?.metadata["texts"] == "1")
+        #expect(sink.received.last?.0.resources.first?.batch.logs.first?.message == "bad \u{FFFD}(")
     }
 }

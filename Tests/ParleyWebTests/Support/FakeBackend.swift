@@ -196,4 +196,16 @@ final class FakeBackend: WebDebuggerBackend {
         guard app == "Notes" else { throw item == "explode" ? Failure.broken : Failure.noSuchApp }
         return DrawerMessage.Result(message: "done")
     }
+
+    /// One request waiting, from "phone".
+    func devices() async -> WebDevices {
+        WebDevices(
+            fingerprint: "AAAA-BBBB-CCCC-DDDD", paired: [],
+            pending: [.init(fingerprint: "EEEE-FFFF", name: "phone", address: "192.0.2.7:50000", code: "123 456", requestedAt: Date(timeIntervalSince1970: 0), attempts: 1)])
+    }
+
+    func decide(_ decision: WebDeviceDecision, device: String) async throws -> String {
+        guard "EEEE-FFFF".hasPrefix(device) else { throw Failure.noSuchApp }
+        return "\(decision.rawValue) phone"
+    }
 }

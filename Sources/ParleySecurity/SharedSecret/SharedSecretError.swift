@@ -50,7 +50,21 @@ public enum SharedSecretError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
-    private static func octal(_ mode: UInt32) -> String {
+    init(_ failure: ProtectedFile.Failure, path: String) {
+        self =
+            switch failure {
+            case .missing: .missing(path: path)
+            case .unreadable(let reason): .unreadable(path: path, reason: reason)
+            case .notAFile: .notAFile(path: path)
+            case .wrongOwner(let owner, let user): .wrongOwner(path: path, owner: owner, user: user)
+            case .accessibleToOthers(let mode): .accessibleToOthers(path: path, mode: mode)
+            case .tooLong(let limit): .malformed(path: path, reason: "it is longer than \(limit) bytes")
+            case .alreadyExists: .alreadyExists(path: path)
+            case .cannotWrite(let reason): .cannotWrite(path: path, reason: reason)
+            }
+    }
+
+    static func octal(_ mode: UInt32) -> String {
         let digits = String(mode, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }

@@ -3,17 +3,6 @@
 @preconcurrency import Crypto
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// The C library's `write(2)`, under a name of its own: inside ``SharedSecret`` the name `write` is the method's.
-private func writeBytes(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, bytes, count) }
-
 /// The key all nodes of one deployment share: 32 random bytes, stored as one line of hex in a file that only
 /// its owner can read (`parleyctl secret generate` writes one). Nodes prove to each other that they know it,
 /// and it keys the encryption of their connections; it never goes on the wire.
@@ -98,75 +87,24 @@ public struct SharedSecret: Sendable {
     /// Writes the secret to `path` with mode 0600. The file appears whole or not at all (it is written under a
     /// temporary name first); an existing file is replaced only if `replacing` is true.
     public func write(toFile path: String, replacing: Bool) throws(SharedSecretError) {
-        let temporary = path + ".tmp-\(UUID().uuidString.prefix(8))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .cannotWrite(path: path, reason: Self.errnoText()) }
-        var failure: String?
-        // The umask may only remove bits, but be exact anyway.
-        if fchmod(fd, 0o600) != 0 { failure = Self.errnoText() }
-        let bytes = Array(fileText.utf8)
-        var offset = 0
-        while failure == nil, offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { writeBytes(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = Self.errnoText()
-            } else {
-                offset += written
-            }
-        }
-        if failure == nil, fsync(fd) != 0 { failure = Self.errnoText() }
-        close(fd)
-        defer { unlink(temporary) }
-        if let failure { throw .cannotWrite(path: path, reason: failure) }
-        if replacing {
-            guard rename(temporary, path) == 0 else { throw .cannotWrite(path: path, reason: Self.errnoText()) }
-        } else {
-            // link() fails if the name exists, atomically: no window in which another file could be replaced.
-            guard link(temporary, path) == 0 else {
-                if errno == EEXIST { throw .alreadyExists(path: path) }
-                throw .cannotWrite(path: path, reason: Self.errnoText())
-            }
+        do {
+            try ProtectedFile.write(Array(fileText.utf8), to: path, replacing: replacing)
+        } catch {
+            throw SharedSecretError(error, path: path)
         }
     }
 
     // MARK: - Reading
 
-    /// The file's text, after checking who may access it. The checks are made on the opened file, so the file
-    /// read is the file checked.
+    /// The file's text, after checking who may access it. A secret file is one short line; anything much longer
+    /// is not one, and is not read whole.
     private static func readProtectedFile(_ path: String, accessCheck: AccessCheck) throws(SharedSecretError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else {
-            if errno == ENOENT { throw .missing(path: path) }
-            throw .unreadable(path: path, reason: errnoText())
+        let bytes: [UInt8]
+        do {
+            bytes = try ProtectedFile.read(path, accessCheck: accessCheck, limit: 1024)
+        } catch {
+            throw SharedSecretError(error, path: path)
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: errnoText()) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .notAFile(path: path) }
-        let user = geteuid()
-        switch accessCheck {
-        case .ownerOnly:
-            guard info.st_uid == user else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
-            guard info.st_mode & 0o077 == 0 else { throw .accessibleToOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
-        case .systemdCredential:
-            guard info.st_uid == user || info.st_uid == 0 else { throw .wrongOwner(path: path, owner: info.st_uid, user: user) }
-            guard info.st_mode & 0o007 == 0 else { throw .accessibleToOthers(path: path, mode: UInt32(info.st_mode & 0o7777)) }
-        }
-        // A secret file is one short line; anything much longer is not one, and is not read whole.
-        let limit = 1024
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: limit + 1)
-        while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, limit + 1 - bytes.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, reason: errnoText())
-            }
-            if count == 0 { break }
-            bytes += chunk[0..<count]
-        }
-        guard bytes.count <= limit else { throw .malformed(path: path, reason: "it is longer than \(limit) bytes") }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .malformed(path: path, reason: "it is not text")
         }
@@ -193,8 +131,6 @@ public struct SharedSecret: Sendable {
         default: nil
         }
     }
-
-    private static func errnoText() -> String { String(cString: strerror(errno)) }
 }
 
 extension SharedSecret: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

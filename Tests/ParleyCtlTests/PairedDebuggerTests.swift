@@ -1,0 +1,77 @@
+import Foundation
+import Parley
+import ParleyControl
+import ParleyRemoteDebugger
+import ParleyTestSupport
+import Testing
+
+/// The Swift debugger client sending only to debuggers it paired with: real parleyd processes on loopback, a
+/// person as `parleyctl pair accept`, the app's device identity in a directory of the test's own.
+@Suite("Remote debugger: paired debuggers", .serialized, .timeLimit(.minutes(3)))
+struct PairedDebuggerTests {
+    struct AppState: Codable, Sendable, Equatable {
+        var count: Int
+    }
+
+    static func client(_ daemon: ParleydProcess, directory: ScratchDirectory, logs: LogCapture? = nil) -> RemoteDebugger<AppState, String> {
+        var configuration = RemoteDebuggerConfiguration<String>(appName: "paired-app", debugger: .endpoint(host: "127.0.0.1", port: daemon.port))
+        configuration.trust = .paired
+        configuration.deviceDirectory = directory.path
+        if let logs { configuration.logger = logs.logger }
+        return RemoteDebugger(configuration: configuration)
+    }
+
+    static func status(_ daemon: ParleydProcess) async throws -> Control.StatusReport {
+        try JSONDecoder().decode(Control.StatusReport.self, from: Data(try await daemon.ctl(["status", "--json"]).stdout.utf8))
+    }
+
+    static func sessions(_ daemon: ParleydProcess) async throws -> [[String: Any]] {
+        let result = try await daemon.ctl(["sessions", "--json"])
+        #expect(result.status == 0, "\(result)")
+        // One JSON object per line.
+        return result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    @Test("an app asks parleyd to pair and sends nothing until a person accepts; then its states arrive; after a restart it goes straight in, and another parleyd gets no byte of state")
+    func pairThenSend() async throws {
+        let directory = try ScratchDirectory(prefix: "paired-app")
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let first = Self.client(daemon, directory: directory)
+        try first.start()
+        first.write(action: "before pairing", state: AppState(count: 1), snapshot: nil)
+
+        let request = try await daemon.waitForLine(containing: "a device asks to pair")
+        let identity = try DeviceIdentity.loadOrCreate(in: directory.path, name: "paired-app")
+        #expect(request.contains(identity.fingerprint.short) && request.contains("paired-app"), "\(request)")
+        #expect(try await Self.sessions(daemon).isEmpty, "nothing is recorded before the pairing is accepted")
+
+        #expect(try await daemon.ctl(["pair", "accept", identity.fingerprint.short]).status == 0)
+        // The queued record goes out once the app's next connection gets in.
+        let entries = try await DebuggerTests.waitForHistory(daemon, count: 1)
+        #expect(entries.first?["action"] as? String == "before pairing")
+        await first.stop()
+
+        // Pinned: the next run goes straight in with the same identity.
+        let again = Self.client(daemon, directory: directory)
+        try again.start()
+        again.write(action: "after restart", state: AppState(count: 2), snapshot: nil)
+        let both = try await DebuggerTests.waitForHistory(daemon, count: 2)
+        #expect(both.last?["action"] as? String == "after restart")
+        await again.stop()
+        #expect(daemon.logLines(containing: "a device asks to pair").count == 1, "\(daemon.log)")
+
+        // Another parleyd: the app refuses it in the TLS handshake, before its hello. No request, no session.
+        let stranger = try await ParleydProcess.start(name: "stranger")
+        let logs = LogCapture()
+        let elsewhere = Self.client(stranger, directory: directory, logs: logs)
+        try elsewhere.start()
+        elsewhere.write(action: "secret state", state: AppState(count: 3), snapshot: nil)
+        let strangerDevice = try #require(try await Self.status(stranger).fingerprint.flatMap(DeviceFingerprint.init))
+        #expect(await logs.logged(mentioning: "the device with fingerprint \(strangerDevice.short) is not trusted here"))
+        #expect(try await Self.sessions(stranger).isEmpty)
+        #expect(stranger.logLines(containing: "a device asks to pair").isEmpty && !stranger.log.contains("secret state"))
+        await elsewhere.stop()
+        #expect(try await stranger.stop() == 0)
+        #expect(try await daemon.stop() == 0)
+    }
+}
