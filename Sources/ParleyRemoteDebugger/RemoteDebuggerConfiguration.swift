@@ -105,9 +105,10 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
         self.logger = logger
     }
 
-    /// Checks what `init` cannot: the capacity and the service type.
+    /// Checks what `init` cannot: the capacity, the service type, and a trust the wire protocol can keep.
     func validate() throws(RemoteDebuggerError) {
         guard queueCapacity >= 1 else { throw .invalidQueueCapacity(queueCapacity) }
+        if wireProtocol == .originalFraming, trust != .anyOpen { throw .trustNeedsParleyProtocol(trust) }
         if case .discover(_, let type) = debugger {
             do {
                 _ = try ServiceType(type)

@@ -20,6 +20,9 @@ public enum RemoteDebuggerError: Error, Sendable, Hashable, CustomStringConverti
     case notDelivered([DeliveryFailure])
     /// A trust other than `.anyOpen` needs the app's device identity, which cannot be read or made.
     case deviceIdentity(DeviceIdentityError)
+    /// A trust other than `.anyOpen` with the original framing, which has no TLS and no device identity: the app
+    /// would send to any debugger while its configuration says otherwise.
+    case trustNeedsParleyProtocol(DebuggerTrust)
 
     public var description: String {
         switch self {
@@ -39,6 +42,8 @@ public enum RemoteDebuggerError: Error, Sendable, Hashable, CustomStringConverti
             "the record did not reach the debugger: " + failures.map(\.description).joined(separator: "; ")
         case .deviceIdentity(let error):
             "cannot send to paired debuggers: \(error)"
+        case .trustNeedsParleyProtocol(let trust):
+            "sending only to \(trust) needs Parley's protocol: the original framing cannot tell one debugger from another; use wireProtocol .parley, or trust .anyOpen"
         }
     }
 }

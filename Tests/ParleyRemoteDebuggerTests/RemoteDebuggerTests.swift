@@ -236,6 +236,13 @@ struct RemoteDebuggerTests {
             return "\(error)".contains("'debug'")
         }
         #expect(discovery.made == 0)
+
+        var pairedOriginal = RemoteDebuggerConfiguration<CounterAction>(
+            appName: "counter-app", debugger: .endpoint(host: "127.0.0.1", port: 1), wireProtocol: .originalFraming)
+        pairedOriginal.trust = .named("alice-laptop")
+        let refused = RemoteDebugger<CounterState, CounterAction>(configuration: pairedOriginal)
+        #expect(throws: RemoteDebuggerError.trustNeedsParleyProtocol(.named("alice-laptop"))) { try refused.start() }
+        #expect("\(RemoteDebuggerError.trustNeedsParleyProtocol(.paired))".contains("original framing"))
     }
 
     @Test("with discovery, the client browses through the backend the app passes and sends to the debugger it finds")

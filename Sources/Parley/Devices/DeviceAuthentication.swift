@@ -50,6 +50,8 @@ public struct DeviceRequest: Sendable, Hashable {
     public var name: String?
     public var peerID: PeerID?
     public var address: String
+    /// The address without its port: what requests from one machine have in common.
+    public var host: String
     public var code: PairingCode
 }
 

@@ -87,7 +87,7 @@ extension Transceiver {
                     let hello: Hello? = if case .hello(let helloFrame) = frame { Hello(readingAtMost: helloFrame.body) } else { nil }
                     let request = DeviceRequest(
                         fingerprint: fingerprint, name: hello?.name, peerID: hello.flatMap { PeerID(rawValue: $0.peerID) },
-                        address: connection.remoteAddress, code: PairingCode(tls.authentication.identity.fingerprint, fingerprint)
+                        address: connection.remoteAddress, host: connection.remoteHost ?? connection.remoteAddress, code: PairingCode(tls.authentication.identity.fingerprint, fingerprint)
                     )
                     if let message = untrusted(request) { problem = .pairingRequested(message: message) }
                 }
@@ -150,9 +150,18 @@ extension Transceiver {
         connection.peer = peer
         if connection.role == .acceptor { admission.established(channel) }
         try register(connection, peer: peer, dialer: connection.role == .dialer ? localID : id, logger: logger)
-        // Only a peer that got in: one refused as connected-to-self or as a claim of a connected id is not one.
-        if case .device(let tls, _) = connection.authentication, let device = peer.device { tls.authentication.established?(peer, device) }
         channel.closeFuture.whenComplete { _ in self.connectionEnded(connection) }
+        if case .device(let tls, _) = connection.authentication, let device = peer.device {
+            // Trust asked again once registered: a device taken back while its handshake ran is either seen here or
+            // found in the registry by `disconnect(device:message:)`, which runs after the trust is withdrawn.
+            guard tls.authentication.trusts(device) else {
+                let message = "this device is not trusted by \(configuration.name) any more"
+                _ = disconnect(device: device, message: message)
+                throw HandshakeError.deviceNotTrusted(fingerprint: device.short)
+            }
+            // Only a peer that got in: one refused as connected-to-self or as a claim of a connected id is not one.
+            tls.authentication.established?(peer, device)
+        }
         return peer
     }
 

@@ -12,14 +12,17 @@ final class DeviceBook: Sendable {
     private let path: String
     private let logger: Logger
     private let state: Mutex<State>
+    private let saving = Mutex(())
     /// Called after a request arrives or a decision is made.
     private let changed = Mutex<(@Sendable () -> Void)?>(nil)
 
     func onChange(_ action: @escaping @Sendable () -> Void) { changed.withLock { $0 = action } }
     private func noteChange() { changed.withLock { $0 }?() }
 
-    /// Requests kept at most: a flood of new certificates pushes out the oldest requests, never a paired device.
+    /// Requests kept at most, in all and from one host: a flood of new certificates pushes out the oldest requests
+    /// (its own first), never a paired device.
     static let maximumPending = 32
+    static let maximumPendingPerHost = 4
     static let fileName = "devices.json"
 
     struct Paired: Codable, Sendable {
@@ -96,7 +99,11 @@ final class DeviceBook: Sendable {
                 state.pending[request.fingerprint] = pending
                 return false
             }
-            if state.pending.count >= Self.maximumPending, let oldest = state.pending.min(by: { $0.value.requestedAt < $1.value.requestedAt }) {
+            // Room is made at the expense of the machine asking most: one host making fresh certificates in a loop
+            // replaces its own requests, not another device's that a person is about to accept.
+            let fromHost = state.pending.filter { $0.value.request.host == request.host }
+            let crowd = fromHost.count >= Self.maximumPendingPerHost ? fromHost : state.pending.count >= Self.maximumPending ? state.pending : [:]
+            if let oldest = crowd.min(by: { $0.value.requestedAt < $1.value.requestedAt }) {
                 state.pending.removeValue(forKey: oldest.key)
             }
             state.pending[request.fingerprint] = Pending(request: request, requestedAt: Date(), attempts: 1)
@@ -142,16 +149,18 @@ final class DeviceBook: Sendable {
         return request
     }
 
-    /// Takes a paired device back. The caller closes its connections.
-    func unpair(_ prefix: String) throws(DeviceBookError) -> (DeviceFingerprint, Paired) {
-        let removed = try state.withLock { state throws(DeviceBookError) in
+    /// Takes a paired device back: it is not trusted from the moment this returns, even when the file cannot be
+    /// written (`saveFailure` then says why; the caller closes the device's connections first and reports it after).
+    func unpair(_ prefix: String) throws(DeviceBookError) -> (fingerprint: DeviceFingerprint, paired: Paired, saveFailure: DeviceBookError?) {
+        let (fingerprint, paired) = try state.withLock { state throws(DeviceBookError) in
             let fingerprint = try Self.find(prefix, among: state.paired.mapValues(\.name))
             return (fingerprint, state.paired.removeValue(forKey: fingerprint)!)
         }
-        try save()
+        var saveFailure: DeviceBookError?
+        do { try save() } catch { saveFailure = error }
         noteChange()
-        logger.notice("device unpaired", metadata: ["device": "\(removed.0.short)", "name": "\(removed.1.name)"])
-        return removed
+        logger.notice("device unpaired", metadata: ["device": "\(fingerprint.short)", "name": "\(paired.name)"])
+        return (fingerprint, paired, saveFailure)
     }
 
     /// Everything, for `parleyctl devices` and `parleyctl pair`.
@@ -176,16 +185,20 @@ final class DeviceBook: Sendable {
     }
 
     /// Writes the paired devices (with when each was last seen): whole or not at all, owner-only.
+    /// Saves run one at a time, each writing the list as it is when its turn comes, so two decisions made at once
+    /// cannot leave the older list on disk.
     func save() throws(DeviceBookError) {
-        let file = state.withLock { File(paired: $0.paired.values.sorted { $0.pairedAt < $1.pairedAt }) }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do {
-            try encoder.encode(file).write(to: URL(fileURLWithPath: path), options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
-        } catch {
-            throw .cannotSave(path: path, reason: error.localizedDescription)
+        try saving.withLock { _ throws(DeviceBookError) in
+            let file = state.withLock { File(paired: $0.paired.values.sorted { $0.pairedAt < $1.pairedAt }) }
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do {
+                try encoder.encode(file).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            } catch {
+                throw .cannotSave(path: path, reason: error.localizedDescription)
+            }
         }
     }
 
@@ -216,7 +229,7 @@ enum DeviceBookError: Error, Sendable, CustomStringConvertible {
         case .malformed(let path, let reason):
             "\(path) does not list paired devices: \(reason); fix it or remove it (every device then pairs again)"
         case .cannotSave(let path, let reason):
-            "cannot write \(path): \(reason)"
+            "cannot write \(path): \(reason); the change holds until parleyd stops and is lost then (check the data directory's owner and free space)"
         }
     }
 

@@ -33,8 +33,9 @@ struct DeviceService: Sendable {
             let refused = try book.refuse(device)
             return "refused \(refused.name ?? "?") (\(refused.fingerprint.short))"
         case .unpair:
-            let (fingerprint, paired) = try book.unpair(device)
+            let (fingerprint, paired, saveFailure) = try book.unpair(device)
             let closed = transceiver.disconnect(device: fingerprint, message: "this device was unpaired on \(transceiver.configuration.name)")
+            if let saveFailure { throw saveFailure }
             return "unpaired \(paired.name) (\(fingerprint.short)); \(closed) open \(closed == 1 ? "connection" : "connections") closed"
         }
     }

@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+@testable import Parley
+import ParleyControl
+@testable import ParleyDaemon
+import Testing
+
+/// parleyd's book of devices on its own: which requests a flood pushes out, and what an unpair does when its file
+/// cannot be written. (PairingTests drive the same book through a real parleyd.)
+@Suite("parleyd: the device book")
+struct DeviceBookTests {
+    static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    static func directory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-devicebook-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A pairing request from a device of its own (a fresh certificate) at `host`.
+    static func request(from host: String, to book: DeviceBook) throws -> DeviceFingerprint {
+        let device = try DeviceIdentity.generate(name: "device")
+        _ = book.requested(DeviceRequest(
+            fingerprint: device.fingerprint, name: "device", peerID: nil, address: "\(host):4000", host: host,
+            code: PairingCode(book.identity.fingerprint, device.fingerprint)))
+        return device.fingerprint
+    }
+
+    static func pending(_ book: DeviceBook) -> Set<String> { Set(book.list(connected: []).pending.map(\.fingerprint)) }
+
+    @Test("one host sending fresh certificates in a loop pushes out its own requests, not another machine's")
+    func floodFromOneHost() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let book = try DeviceBook(directory: directory, identity: try DeviceIdentity.generate(name: "parleyd"), logger: Self.logger)
+
+        let real = try Self.request(from: "192.0.2.7", to: book)
+        var flood: [DeviceFingerprint] = []
+        for _ in 0..<(DeviceBook.maximumPending + 8) { flood.append(try Self.request(from: "192.0.2.66", to: book)) }
+
+        let pending = Self.pending(book)
+        #expect(pending.contains(real.full))
+        #expect(pending.count == 1 + DeviceBook.maximumPendingPerHost)
+        // The flood's newest requests are the ones kept.
+        #expect(Set(flood.suffix(DeviceBook.maximumPendingPerHost).map(\.full)) == pending.subtracting([real.full]))
+    }
+
+    @Test("many hosts together are held to the overall limit, the oldest request going first")
+    func floodFromManyHosts() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let book = try DeviceBook(directory: directory, identity: try DeviceIdentity.generate(name: "parleyd"), logger: Self.logger)
+
+        let first = try Self.request(from: "192.0.2.1", to: book)
+        for index in 0..<DeviceBook.maximumPending { _ = try Self.request(from: "198.51.100.\(index + 1)", to: book) }
+
+        let pending = Self.pending(book)
+        #expect(pending.count == DeviceBook.maximumPending)
+        #expect(!pending.contains(first.full))
+    }
+
+    @Test("an unpair whose file cannot be written still takes the device back at once, and says the file was not written")
+    func unpairWithoutItsFile() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let book = try DeviceBook(directory: directory, identity: try DeviceIdentity.generate(name: "parleyd"), logger: Self.logger)
+        let device = try Self.request(from: "192.0.2.7", to: book)
+        _ = try book.accept(device.short)
+        #expect(book.trusts(device))
+
+        // A directory where the file goes: no write can replace it, whoever runs the test (root included).
+        let file = directory + "/" + DeviceBook.fileName
+        try FileManager.default.removeItem(atPath: file)
+        try FileManager.default.createDirectory(atPath: file + "/blocked", withIntermediateDirectories: true)
+
+        let (fingerprint, paired, saveFailure) = try book.unpair(device.short)
+        #expect(fingerprint == device)
+        #expect(paired.fingerprint == device.full)
+        #expect(!book.trusts(device))
+        let failure = try #require(saveFailure)
+        #expect("\(failure)".contains(DeviceBook.fileName))
+        #expect("\(failure)".contains("lost then"))
+    }
+}
