@@ -66,7 +66,7 @@ func format(_ value: Double) -> String { String(format: "%8.1f", value) }
 // A port nothing listens on: the exporter dials, is refused, and retries with backoff the whole run.
 let unreachable = DebuggerLocation.endpoint(host: "127.0.0.1", port: 9)
 let exporter = TelemetryExporter(
-    configuration: .init(appName: "telemetry-bench", destination: .debugger(unreachable), identity: .ephemeral, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+    configuration: .init(appName: "telemetry-bench", destination: .debugger(unreachable), identity: .ephemeral, trust: .anyOpen, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
 )
 try exporter.start()
 

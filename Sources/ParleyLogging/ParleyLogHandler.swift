@@ -38,14 +38,14 @@ public struct ParleyLogHandler: LogHandler {
     private var convertedMetadata: TelemetryAttributes = [:]
 
     /// A handler sending through the process's exporter for `appName` and `debugger`
-    /// (``TelemetryExporter/shared(appName:debugger:)``), made and started the first time it is asked for.
+    /// (``TelemetryExporter/shared(appName:debugger:trust:)``), made and started the first time it is asked for.
     public init(
-        label: String, appName: String, debugger: DebuggerLocation, level: Logger.Level = .info, redaction: SecretRedaction = SecretRedaction(),
-        metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
+        label: String, appName: String, debugger: DebuggerLocation, trust: DebuggerTrust = .paired, level: Logger.Level = .info,
+        redaction: SecretRedaction = SecretRedaction(), metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
     ) {
         // The exporter's own diagnostics would otherwise be sent by the exporter they are about (and asking for
         // the exporter while it is being made would make another).
-        let exporter = Self.isExportersOwn(label) ? nil : TelemetryExporter.shared(appName: appName, debugger: debugger)
+        let exporter = Self.isExportersOwn(label) ? nil : TelemetryExporter.shared(appName: appName, debugger: debugger, trust: trust)
         self.init(label: label, exporter: exporter, level: level, redaction: redaction, metadataProvider: metadataProvider)
     }
 

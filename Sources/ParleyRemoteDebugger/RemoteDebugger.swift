@@ -81,18 +81,13 @@ public final class RemoteDebugger<State: Codable & Sendable, Action: Sendable>: 
         case .parley:
             var paired: PairedDebuggers?
             var problem: DeviceIdentityError?
-            let trust = configuration.trust.resolved()
-            if trust != .anyOpen {
-                let wanted: String? = if case .named(let name) = trust { name } else { nil }
-                do {
-                    paired = try PairedDebuggers(
-                        directory: configuration.deviceDirectory ?? TransceiverConfiguration.defaultDeviceDirectory(name: configuration.appName),
-                        appName: configuration.appName, wanted: wanted, logger: configuration.logger)
-                } catch {
-                    // Said by start() and run(): a client that cannot keep its promise to send only to its paired
-                    // debuggers does not run.
-                    problem = error
-                }
+            do {
+                paired = try configuration.trust.pairedDebuggers(
+                    directory: configuration.deviceDirectory, appName: configuration.appName, logger: configuration.logger)
+            } catch {
+                // Said by start() and run(): a client that cannot keep its promise to send only to its paired
+                // debuggers does not run.
+                problem = error
             }
             deviceProblem = problem
             transport = ParleyDebuggerTransport(

@@ -69,9 +69,11 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
     /// The shared secret of a parleyd that requires one (`secretFile`); nil for an open one. Parley's protocol
     /// only: the original framing cannot authenticate.
     public var sharedSecret: SharedSecret?
-    /// Which debuggers records go to (Parley's protocol only; docs/security.md). `.anyOpen` (every debugger found,
-    /// as before) unless set; ``DebuggerTrust/paired`` sends only to debuggers this app paired with, over TLS.
-    public var trust: DebuggerTrust = .anyOpen
+    /// Which debuggers records go to (docs/security.md). With Parley's protocol ``DebuggerTrust/paired`` unless
+    /// set: only debuggers this app paired with, over TLS with its device certificate, a person accepting the first
+    /// pairing on the debugger; `.anyOpen` sends to every debugger found, as before pairing existed. The original
+    /// framing can only be `.anyOpen`.
+    public var trust: DebuggerTrust
     /// Where the app's device identity and the debuggers it paired with are kept (with a trust other than
     /// `.anyOpen`). nil: ``TransceiverConfiguration/defaultDeviceDirectory(name:)`` of the app's name.
     public var deviceDirectory: String?
@@ -91,9 +93,11 @@ public struct RemoteDebuggerConfiguration<Action>: Sendable {
         identity: TransceiverConfiguration.Identity? = nil,
         flushTimeout: Duration = .seconds(2),
         maximumRecordSize: Int = FrameLayout.defaultMaximumBodySize,
+        trust: DebuggerTrust? = nil,
         logger: Logger = Logger(label: "parley.remote-debugger")
     ) {
         self.appName = appName
+        self.trust = trust ?? (wireProtocol == .originalFraming ? .anyOpen : .paired)
         self.debugger = debugger
         self.wireProtocol = wireProtocol
         self.queueCapacity = queueCapacity

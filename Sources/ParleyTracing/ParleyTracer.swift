@@ -27,9 +27,9 @@ public struct ParleyTracer: Tracer {
     public let redaction: SecretRedaction
 
     /// A tracer sending through the process's exporter for `appName` and `debugger`
-    /// (``TelemetryExporter/shared(appName:debugger:)``), shared with `ParleyLogHandler`s made the same way.
-    public init(appName: String, debugger: DebuggerLocation, redaction: SecretRedaction = SecretRedaction()) {
-        self.init(exporter: TelemetryExporter.shared(appName: appName, debugger: debugger), redaction: redaction)
+    /// (``TelemetryExporter/shared(appName:debugger:trust:)``), shared with `ParleyLogHandler`s made the same way.
+    public init(appName: String, debugger: DebuggerLocation, trust: DebuggerTrust = .paired, redaction: SecretRedaction = SecretRedaction()) {
+        self.init(exporter: TelemetryExporter.shared(appName: appName, debugger: debugger, trust: trust), redaction: redaction)
     }
 
     /// A tracer sending through `exporter` (one shared with a `RemoteDebugger`, or configured by the app).

@@ -230,7 +230,7 @@ struct DebuggerTests {
         let daemon = try await ParleydProcess.start(staticPeer: nil)
         let restored = AsyncStream<AppState>.makeStream()
         let debugger = RemoteDebugger<AppState, String>(
-            configuration: .init(appName: "swift-app", debugger: .endpoint(host: "127.0.0.1", port: daemon.port))
+            configuration: .init(appName: "swift-app", debugger: .endpoint(host: "127.0.0.1", port: daemon.port), trust: .anyOpen)
         )
         debugger.onRestore { state in restored.continuation.yield(state) }
         try debugger.start()

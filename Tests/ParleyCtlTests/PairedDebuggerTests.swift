@@ -2,6 +2,7 @@ import Foundation
 import Parley
 import ParleyControl
 import ParleyRemoteDebugger
+import ParleyTelemetry
 import ParleyTestSupport
 import Testing
 
@@ -14,8 +15,8 @@ struct PairedDebuggerTests {
     }
 
     static func client(_ daemon: ParleydProcess, directory: ScratchDirectory, logs: LogCapture? = nil) -> RemoteDebugger<AppState, String> {
+        // The trust left as it comes: paired debuggers only.
         var configuration = RemoteDebuggerConfiguration<String>(appName: "paired-app", debugger: .endpoint(host: "127.0.0.1", port: daemon.port))
-        configuration.trust = .paired
         configuration.deviceDirectory = directory.path
         if let logs { configuration.logger = logs.logger }
         return RemoteDebugger(configuration: configuration)
@@ -72,6 +73,37 @@ struct PairedDebuggerTests {
         #expect(stranger.logLines(containing: "a device asks to pair").isEmpty && !stranger.log.contains("secret state"))
         await elsewhere.stop()
         #expect(try await stranger.stop() == 0)
+        #expect(try await daemon.stop() == 0)
+    }
+
+    @Test("what an app sends to is paired debuggers unless it says otherwise (any debugger only on the original framing, which cannot tell them apart); its telemetry exporter shares the app's identity, so one pairing lets both in")
+    func pairedByDefault() async throws {
+        #expect(RemoteDebuggerConfiguration<String>(appName: "app", debugger: .endpoint(host: "127.0.0.1", port: 1)).trust == .paired)
+        #expect(RemoteDebuggerConfiguration<String>(appName: "app", debugger: .endpoint(host: "127.0.0.1", port: 1), wireProtocol: .originalFraming).trust == .anyOpen)
+        #expect(TelemetryExporterConfiguration(appName: "app", debugger: .endpoint(host: "127.0.0.1", port: 1)).trust == .paired)
+
+        let directory = try ScratchDirectory(prefix: "paired-exporter")
+        let daemon = try await ParleydProcess.start(staticPeer: nil)
+        let watcher = try await TelemetryWatcher.start(on: daemon)
+        var configuration = TelemetryExporterConfiguration(appName: "paired-app", debugger: .endpoint(host: "127.0.0.1", port: daemon.port))
+        configuration.deviceDirectory = directory.path
+        let exporter = TelemetryExporter(configuration: configuration)
+        try exporter.start()
+        exporter.enqueue(LogRecord(time: .now, severity: .notice, label: "app", message: "logged before pairing"))
+
+        // The debugger client of the same app asks to pair; accepting it lets the exporter in too.
+        let debugger = Self.client(daemon, directory: directory)
+        try debugger.start()
+        _ = try await daemon.waitForLine(containing: "a device asks to pair")
+        #expect(try await watcher.logs().isEmpty, "nothing is stored before the pairing is accepted")
+        let identity = try DeviceIdentity.loadOrCreate(in: directory.path, name: "paired-app")
+        #expect(try await daemon.ctl(["pair", "accept", identity.fingerprint.short]).status == 0)
+        let stored = try await watcher.waitFor(message: "logged before pairing")
+        #expect(stored.record.label == "app")
+
+        await exporter.stop()
+        await debugger.stop()
+        await watcher.transceiver.stop()
         #expect(try await daemon.stop() == 0)
     }
 }

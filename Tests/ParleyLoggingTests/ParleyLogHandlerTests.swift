@@ -156,7 +156,7 @@ struct ParleyLogHandlerTests {
     func neverBlocks() async throws {
         let exporter = TelemetryExporter(
             configuration: .init(
-                appName: "unreachable-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), queueCapacity: 1_000, identity: .ephemeral,
+                appName: "unreachable-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), queueCapacity: 1_000, identity: .ephemeral, trust: .anyOpen,
                 flushTimeout: .milliseconds(100), logger: Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
             )
         )
@@ -173,7 +173,7 @@ struct ParleyLogHandlerTests {
 func idleExporter() -> TelemetryExporter {
     TelemetryExporter(
         configuration: .init(
-            appName: "idle", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), identity: .ephemeral,
+            appName: "idle", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), identity: .ephemeral, trust: .anyOpen,
             logger: Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
         )
     )

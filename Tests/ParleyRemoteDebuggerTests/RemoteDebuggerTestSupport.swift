@@ -70,6 +70,7 @@ func makeClient(
             filter: filter,
             identity: .ephemeral,
             flushTimeout: flushTimeout,
+            trust: .anyOpen,
             logger: logger
         )
     )

@@ -13,7 +13,7 @@ import Testing
 struct TelemetryExporterTests {
     @Test("the queue keeps the newest records and counts the ones it pushes out")
     func queueKeepsNewest() {
-        let exporter = TelemetryExporter(configuration: .init(appName: "app", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), queueCapacity: 3))
+        let exporter = TelemetryExporter(configuration: .init(appName: "app", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), queueCapacity: 3, trust: .anyOpen))
         for number in 1...5 { exporter.enqueue(line(number)) }
         #expect(exporter.queuedItems == [3, 4, 5].map { .log(line($0)) })
         #expect(exporter.droppedCount == 2)
@@ -61,7 +61,7 @@ struct TelemetryExporterTests {
     @Test("queued log lines and spans reach the debugger in batches of at most maximumBatchRecords, in order, and are counted as sent")
     func batchesArrive() async throws {
         let sink = try await TelemetrySink.start()
-        var configuration = TelemetryExporterConfiguration(appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: sink.port)))
+        var configuration = TelemetryExporterConfiguration(appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: sink.port)), trust: .anyOpen)
         configuration.identity = .ephemeral
         configuration.maximumBatchRecords = 100
         configuration.logger = quietLogger
@@ -84,7 +84,7 @@ struct TelemetryExporterTests {
     @Test("a batch whose JSON is larger than maximumBatchBytes goes in smaller batches; every record arrives once")
     func largeBatchesSplit() async throws {
         let sink = try await TelemetrySink.start()
-        var configuration = TelemetryExporterConfiguration(appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: sink.port)))
+        var configuration = TelemetryExporterConfiguration(appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: sink.port)), trust: .anyOpen)
         configuration.identity = .ephemeral
         configuration.maximumBatchBytes = 1024
         configuration.logger = quietLogger
@@ -206,14 +206,14 @@ private func span(_ name: String) -> SpanRecord {
 private func unreachableConfiguration(queueCapacity: Int) -> TelemetryExporterConfiguration {
     // Port 9 (discard): nothing listens there on loopback; the exporter dials, is refused, and retries.
     TelemetryExporterConfiguration(
-        appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), queueCapacity: queueCapacity, identity: .ephemeral,
+        appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), queueCapacity: queueCapacity, identity: .ephemeral, trust: .anyOpen,
         flushTimeout: .milliseconds(100), logger: quietLogger
     )
 }
 
 private func sinkConfiguration(_ sink: TelemetrySink) -> TelemetryExporterConfiguration {
     TelemetryExporterConfiguration(
-        appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: sink.port)), identity: .ephemeral, flushTimeout: .seconds(20),
+        appName: "telemetry-app", destination: .debugger(.endpoint(host: "127.0.0.1", port: sink.port)), identity: .ephemeral, trust: .anyOpen, flushTimeout: .seconds(20),
         logger: quietLogger
     )
 }

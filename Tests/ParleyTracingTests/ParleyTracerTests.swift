@@ -202,7 +202,7 @@ private struct Version: CustomStringConvertible, Sendable {
 func makeTracer() -> (ParleyTracer, TelemetryExporter) {
     let exporter = TelemetryExporter(
         configuration: .init(
-            appName: "idle", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), identity: .ephemeral,
+            appName: "idle", destination: .debugger(.endpoint(host: "127.0.0.1", port: 9)), identity: .ephemeral, trust: .anyOpen,
             logger: Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
         )
     )

@@ -38,6 +38,8 @@ public final class TelemetryExporter: Sendable {
     private let transceiver: Transceiver
     /// Whether the exporter runs and stops ``transceiver`` (`.debugger`), or only sends over it (`.transceiver`).
     private let ownsTransceiver: Bool
+    /// Why the paired debuggers cannot be used, when the trust needs them: `start()` and `run()` throw it.
+    private let deviceProblem: DeviceIdentityError?
     private let state: Mutex<State>
     /// Wakes the sender: a record was queued while it was idle, a peer came or went, or `stop()` was called. At
     /// most one wake-up is held, so waking is O(1) however often it happens.
@@ -52,16 +54,26 @@ public final class TelemetryExporter: Sendable {
         logger = configuration.logger
         switch configuration.destination {
         case .debugger(let location):
+            var paired: PairedDebuggers?
+            do {
+                paired = try configuration.trust.pairedDebuggers(
+                    directory: configuration.deviceDirectory, appName: configuration.appName, logger: configuration.logger)
+                deviceProblem = nil
+            } catch {
+                deviceProblem = error
+            }
             transceiver = Transceiver(
                 configuration: ParleyDebuggerTransport.transceiverConfiguration(
                     appName: configuration.appName, location: location, identity: configuration.identity,
-                    sharedSecret: configuration.sharedSecret, eventLoopGroup: configuration.eventLoopGroup, logger: configuration.logger
+                    sharedSecret: configuration.sharedSecret, paired: paired, eventLoopGroup: configuration.eventLoopGroup,
+                    logger: configuration.logger
                 )
             )
             ownsTransceiver = true
         case .transceiver(let shared):
             transceiver = shared
             ownsTransceiver = false
+            deviceProblem = nil
         }
         // A few hundred records is what waits at most while a debugger keeps up; the queue grows to its capacity
         // only when it does not.
@@ -83,7 +95,8 @@ public final class TelemetryExporter: Sendable {
         self.init(
             configuration: TelemetryExporterConfiguration(
                 appName: debugger.configuration.appName, destination: destination, queueCapacity: queueCapacity,
-                sharedSecret: debugger.configuration.sharedSecret
+                sharedSecret: debugger.configuration.sharedSecret, trust: debugger.configuration.trust,
+                deviceDirectory: debugger.configuration.deviceDirectory
             )
         )
     }
@@ -92,15 +105,18 @@ public final class TelemetryExporter: Sendable {
 
     private static let sharedExporters = Mutex<[String: TelemetryExporter]>([:])
 
-    /// The process's exporter for `appName` and `debugger`, made and started on first use: `ParleyLogHandler`
-    /// and `ParleyTracer` built with an app name and a location use it, so that both share one connection.
-    /// A failure to start is logged (``TelemetryExporter/loggerLabel``); records are then dropped and counted.
-    public static func shared(appName: String, debugger: DebuggerLocation) -> TelemetryExporter {
-        let key = "\(appName)\u{0}\(debugger)"
+    /// The process's exporter for `appName`, `debugger` and `trust`, made and started on first use:
+    /// `ParleyLogHandler` and `ParleyTracer` built with an app name and a location use it, so that both share one
+    /// connection. A failure to start is logged (``TelemetryExporter/loggerLabel``); records are then dropped and
+    /// counted.
+    public static func shared(appName: String, debugger: DebuggerLocation, trust: DebuggerTrust = .paired) -> TelemetryExporter {
+        let key = "\(appName)\u{0}\(debugger)\u{0}\(trust)"
         if let existing = sharedExporters.withLock({ $0[key] }) { return existing }
         // Made outside the lock: making it makes a Logger, which may run the app's logging bootstrap, which may
         // ask for this very exporter.
-        let candidate = TelemetryExporter(appName: appName, debugger: debugger)
+        var configuration = TelemetryExporterConfiguration(appName: appName, debugger: debugger)
+        configuration.trust = trust
+        let candidate = TelemetryExporter(configuration: configuration)
         let (exporter, isNew) = sharedExporters.withLock { exporters in
             if let existing = exporters[key] { return (existing, false) }
             exporters[key] = candidate
@@ -116,7 +132,7 @@ public final class TelemetryExporter: Sendable {
         return exporter
     }
 
-    /// Stops every exporter ``shared(appName:debugger:)`` made (each flushing for its flush timeout), for a
+    /// Stops every exporter ``shared(appName:debugger:trust:)`` made (each flushing for its flush timeout), for a
     /// program about to exit that wants its last records sent. Later uses make new ones.
     public static func stopShared() async {
         let exporters = sharedExporters.withLock { exporters in
@@ -188,6 +204,7 @@ public final class TelemetryExporter: Sendable {
     /// - Throws: ``TelemetryExporterError`` if the configuration is invalid or the exporter has already started.
     public func start() throws(TelemetryExporterError) {
         try configuration.validate()
+        if let deviceProblem { throw .deviceIdentity(deviceProblem) }
         try state.withLock { (state) throws(TelemetryExporterError) in
             guard case .idle = state.lifecycle, state.runTask == nil else { throw .alreadyStarted }
             // For callers with no task tree to put the exporter in (a logging bootstrap); stop() awaits it, so it
@@ -234,6 +251,7 @@ public final class TelemetryExporter: Sendable {
     ///   if its own connection cannot start at all.
     public func run() async throws {
         try configuration.validate()
+        if let deviceProblem { throw TelemetryExporterError.deviceIdentity(deviceProblem) }
         try state.withLock { (state) throws(TelemetryExporterError) in
             switch state.lifecycle {
             case .idle:

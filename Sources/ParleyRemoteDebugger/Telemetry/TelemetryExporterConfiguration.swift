@@ -43,6 +43,12 @@ public struct TelemetryExporterConfiguration: Sendable {
     public var identity: TransceiverConfiguration.Identity?
     /// The shared secret of a parleyd that requires one (`.debugger` only).
     public var sharedSecret: SharedSecret?
+    /// Which debuggers the exporter's own connection sends to (`.debugger` only), as
+    /// ``RemoteDebuggerConfiguration/trust``: ``DebuggerTrust/paired`` unless set. A `RemoteDebugger` of the same
+    /// app name keeps the same device identity in the same directory, so one pairing serves both.
+    public var trust: DebuggerTrust
+    /// Where the device identity and the paired debuggers are kept, as ``RemoteDebuggerConfiguration/deviceDirectory``.
+    public var deviceDirectory: String?
     /// On ``TelemetryExporter/stop()``, how long records still queued get to reach a debugger (connecting first,
     /// if none is connected yet).
     public var flushTimeout: Duration
@@ -66,10 +72,14 @@ public struct TelemetryExporterConfiguration: Sendable {
         limits: TelemetryLimits = .default,
         identity: TransceiverConfiguration.Identity? = nil,
         sharedSecret: SharedSecret? = nil,
+        trust: DebuggerTrust = .paired,
+        deviceDirectory: String? = nil,
         flushTimeout: Duration = .seconds(2),
         stallTimeout: Duration = .seconds(5),
         logger: Logger = Logger(label: TelemetryExporter.loggerLabel)
     ) {
+        self.trust = trust
+        self.deviceDirectory = deviceDirectory
         self.appName = appName
         self.destination = destination
         self.queueCapacity = queueCapacity
@@ -113,6 +123,8 @@ public enum TelemetryExporterError: Error, Sendable, Hashable, CustomStringConve
     case alreadyStarted
     /// A setting of the configuration is out of range: its name, its value, and the rule.
     case invalidSetting(String, String, String)
+    /// A trust other than `.anyOpen` needs the app's device identity, which cannot be read or made.
+    case deviceIdentity(DeviceIdentityError)
 
     public var description: String {
         switch self {
@@ -120,6 +132,8 @@ public enum TelemetryExporterError: Error, Sendable, Hashable, CustomStringConve
             "this telemetry exporter has already been started; an exporter runs once, create a new one to start again"
         case .invalidSetting(let name, let value, let rule):
             "the telemetry exporter's \(name) \(value) is invalid: \(rule)"
+        case .deviceIdentity(let error):
+            "the telemetry exporter cannot send to paired debuggers: \(error)"
         }
     }
 }

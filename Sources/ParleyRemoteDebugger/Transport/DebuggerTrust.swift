@@ -3,7 +3,8 @@ import Logging
 import Parley
 import Synchronization
 
-/// Which debuggers an app sends to.
+/// Which debuggers an app sends to. `.paired` unless the app says otherwise (the original framing, which cannot
+/// tell debuggers apart, is `.anyOpen`).
 public enum DebuggerTrust: Sendable, Hashable, CustomStringConvertible {
     /// Every debugger found (or the one at the endpoint), in the clear or with the shared secret, without a device
     /// identity: anyone on the LAN who runs a debugger receives the app's records.
@@ -22,6 +23,17 @@ public enum DebuggerTrust: Sendable, Hashable, CustomStringConvertible {
         case .paired: "paired debuggers"
         case .named(let name): "the debugger named \(name)"
         }
+    }
+
+    /// What a client with this trust sends through: nil for `.anyOpen`; otherwise the app's identity and the
+    /// debuggers it paired with, from `directory` (nil: the app's default device directory). Resolved against the
+    /// environment here, so that every client of one app reads `PARLEY_DEBUGGER` the same way.
+    func pairedDebuggers(directory: String?, appName: String, logger: Logger) throws(DeviceIdentityError) -> PairedDebuggers? {
+        let trust = resolved()
+        guard trust != .anyOpen else { return nil }
+        let wanted: String? = if case .named(let name) = trust { name } else { nil }
+        return try PairedDebuggers(
+            directory: directory ?? TransceiverConfiguration.defaultDeviceDirectory(name: appName), appName: appName, wanted: wanted, logger: logger)
     }
 
     /// `.paired` with `PARLEY_DEBUGGER` set is `.named` that name.
