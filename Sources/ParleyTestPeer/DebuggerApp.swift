@@ -4,7 +4,7 @@ import ParleyDNSSD
 import ParleyDiscovery
 import ParleyRemoteDebugger
 
-/// `debugger-app NAME COUNT [--original] [--dnssd]`: an app that reports its states through ``RemoteDebugger`` with
+/// `debugger-app NAME COUNT [--original] [--dnssd] [--paired DIR]`: an app that reports its states through ``RemoteDebugger`` with
 /// discovery, as apps do (through dns_sd.h with `--dnssd`, as apps on Apple platforms do), and prints what the
 /// debugger sends back. Runs until killed.
 func runDebuggerApp(_ arguments: [String]) async throws {
@@ -15,15 +15,18 @@ func runDebuggerApp(_ arguments: [String]) async throws {
     let count = arguments.dropFirst().first.flatMap(Int.init) ?? 3
     let original = arguments.contains("--original")
     let backend: DiscoveryBackendFactory = arguments.contains("--dnssd") ? .dnssd : .avahi
+    // `--paired DIR`: only debuggers this app paired with, its device identity in DIR.
+    let pairedDirectory = arguments.firstIndex(of: "--paired").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
     @Sendable func emit(_ fields: [String: any Sendable]) {
         let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
-    let debugger = RemoteDebugger<AppState, String>(
-        // Every open debugger, as apps did before pairing: the lab tests find parleyd, not pair with it
-        // (PairingTests and PairedDebuggerTests do that).
-        configuration: .init(appName: name, debugger: .discover(backend: backend), wireProtocol: original ? .originalFraming : .parley, trust: .anyOpen)
-    )
+    // Without --paired, every open debugger, as apps did before pairing: most lab tests find parleyd, not pair with it.
+    var configuration = RemoteDebuggerConfiguration<String>(
+        appName: name, debugger: .discover(backend: backend), wireProtocol: original ? .originalFraming : .parley,
+        trust: pairedDirectory == nil ? .anyOpen : .paired)
+    configuration.deviceDirectory = pairedDirectory
+    let debugger = RemoteDebugger<AppState, String>(configuration: configuration)
     debugger.onRestore { state in emit(["event": "restored", "step": state.step]) }
     try debugger.start()
     emit(["event": "ready", "name": name])

@@ -467,4 +467,48 @@ struct DaemonLabTests {
             }
         }
     }
+
+    @Test("an app paired with parleyd on A sends its states there and never to parleyd on B: both were asked to pair and showed the app's code, a person accepted on A, then on B too, and the app's next run still sends only to A")
+    func pairedAppSendsOnlyToItsDebugger() async throws {
+        try await NetnsLab.with { lab in
+            let a = try await Self.parleyd(lab, .a)
+            let b = try await Self.parleyd(lab, .b)
+            let app = [try Self.binary("parley-test-peer"), "debugger-app", "paired-app", "2", "--paired", "\(Self.directory)/paired-app"]
+            let first = try LabProcess(lab, .b, app)
+
+            // Paired with none yet, the app asks every debugger it finds, and records nothing anywhere.
+            try await a.waitForLog("a device asks to pair", timeout: .seconds(30))
+            try await b.waitForLog("a device asks to pair", timeout: .seconds(30))
+            let listed = try await Self.parleyctl(lab, .a, ["pair", "--json", "--socket", Self.socket])
+            #expect(listed.status == 0, "\(listed)")
+            let list = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+            let request = try #require((list["pending"] as? [[String: Any]])?.first { $0["name"] as? String == "paired-app" }, "\(listed.stdout)")
+            let fingerprint = try #require(request["fingerprint"] as? String)
+            let code = try #require(request["code"] as? String)
+            // The person compares: the app's log shows the code parleyd on A shows.
+            try await first.waitFor("the code \(code) in the app's log", timeout: .seconds(15)) { out, err in (out + err).contains(code) ? true : nil }
+
+            let accepted = try await Self.parleyctl(lab, .a, ["pair", "accept", String(fingerprint.prefix(19)), "--socket", Self.socket])
+            #expect(accepted.status == 0, "\(accepted)")
+            let history = try await Self.parleyctl(
+                lab, .a, ["history", "--json", "--follow", "--limit", "2", "--socket", Self.socket], timeout: .seconds(40))
+            #expect(history.status == 0, "\(history)")
+            #expect(history.stdout.split(separator: "\n").count == 2, "\(history.stdout)")
+
+            // A person on B accepts as well; the app has pinned A, and B gets nothing, now or in the app's next run.
+            let acceptedOnB = try await Self.parleyctl(lab, .b, ["pair", "accept", String(fingerprint.prefix(19)), "--socket", Self.socket])
+            #expect(acceptedOnB.status == 0, "\(acceptedOnB)")
+            try await lab.exec(.b, ["kill", try await first.hostPID()])
+            _ = try await first.waitForExit(timeout: .seconds(10))
+            let second = try LabProcess(lab, .b, app)
+            let both = try await Self.parleyctl(
+                lab, .a, ["history", "--json", "--follow", "--limit", "4", "--socket", Self.socket], timeout: .seconds(40))
+            #expect(both.stdout.split(separator: "\n").count == 4, "\(both.stdout)\napp: \(second.stdout) \(second.stderr)")
+            let sessionsOnB = try await Self.parleyctl(lab, .b, ["sessions", "--json", "--socket", Self.socket])
+            let sessionLines = sessionsOnB.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            #expect(sessionsOnB.status == 0 && sessionLines.isEmpty, "\(sessionsOnB)")
+            #expect(!b.stderr.contains("step.0"), "\(b.stderr)")
+            try await lab.exec(.b, ["kill", try await second.hostPID()])
+        }
+    }
 }
