@@ -24,6 +24,11 @@ public final class LogThrottle: Sendable {
     }
 
     public func warning(_ message: Logger.Message, metadata: Logger.Metadata = [:], to logger: Logger) {
+        log(.warning, message, metadata: metadata, to: logger)
+    }
+
+    /// As ``warning(_:metadata:to:)``, at `level`; the `log lines held back` line is a warning whatever the level.
+    public func log(_ level: Logger.Level, _ message: Logger.Message, metadata: Logger.Metadata = [:], to logger: Logger) {
         let key = message.description
         let now = NIODeadline.now()
         let (write, firstHeldBack) = kinds.withLock { kinds -> (Bool, Bool) in
@@ -34,7 +39,7 @@ public final class LogThrottle: Sendable {
             return (false, kind.heldBack == 1)
         }
         if write {
-            logger.warning(message, metadata: metadata)
+            logger.log(level: level, message, metadata: metadata)
         } else if firstHeldBack {
             timers.scheduleTask(in: .seconds(1)) { self.reportHeldBack(key, to: logger) }
         }

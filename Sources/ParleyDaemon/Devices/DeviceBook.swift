@@ -13,6 +13,8 @@ final class DeviceBook: Sendable {
     private let logger: Logger
     private let state: Mutex<State>
     private let saving = Mutex(())
+    /// Ten requests a second logged at most after a burst of twenty; the rest counted in one line.
+    private let throttle = LogThrottle(perSecond: 10, burst: 20)
     /// Called after a request arrives or a decision is made.
     private let changed = Mutex<(@Sendable () -> Void)?>(nil)
 
@@ -112,12 +114,14 @@ final class DeviceBook: Sendable {
         let accept = "parleyctl pair accept \(request.fingerprint.short)"
         noteChange()
         if isNew {
-            logger.notice(
-                "a device asks to pair; accept it only if it shows the same code",
+            // Throttled: a host making fresh certificates in a loop asks anew with each.
+            throttle.log(
+                .notice, "a device asks to pair; accept it only if it shows the same code",
                 metadata: [
                     "device": "\(request.fingerprint.short)", "name": "\(request.name ?? "?")", "address": "\(request.address)",
                     "code": "\(request.code)", "accept": "\(accept)",
-                ]
+                ],
+                to: logger
             )
         }
         return "pairing requested: this debugger (\(identity.fingerprint.short)) shows the code \(request.code); a person there accepts it with `\(accept)`"

@@ -11,10 +11,12 @@ import Testing
 struct DeviceBookTests {
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
-    static func directory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-devicebook-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+    /// A book of a parleyd of its own, in a directory removed afterwards.
+    static func withBook(_ body: (DeviceBook, String) throws -> Void) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-devicebook-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try body(try DeviceBook(directory: directory, identity: try DeviceIdentity.generate(name: "parleyd"), logger: logger), directory)
     }
 
     /// A pairing request from a device of its own (a fresh certificate) at `host`.
@@ -30,55 +32,50 @@ struct DeviceBookTests {
 
     @Test("one host sending fresh certificates in a loop pushes out its own requests, not another machine's")
     func floodFromOneHost() throws {
-        let directory = try Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let book = try DeviceBook(directory: directory, identity: try DeviceIdentity.generate(name: "parleyd"), logger: Self.logger)
+        try Self.withBook { book, _ in
+            let real = try Self.request(from: "192.0.2.7", to: book)
+            var flood: [DeviceFingerprint] = []
+            for _ in 0..<(DeviceBook.maximumPending + 8) { flood.append(try Self.request(from: "192.0.2.66", to: book)) }
 
-        let real = try Self.request(from: "192.0.2.7", to: book)
-        var flood: [DeviceFingerprint] = []
-        for _ in 0..<(DeviceBook.maximumPending + 8) { flood.append(try Self.request(from: "192.0.2.66", to: book)) }
-
-        let pending = Self.pending(book)
-        #expect(pending.contains(real.full))
-        #expect(pending.count == 1 + DeviceBook.maximumPendingPerHost)
-        // The flood's newest requests are the ones kept.
-        #expect(Set(flood.suffix(DeviceBook.maximumPendingPerHost).map(\.full)) == pending.subtracting([real.full]))
+            let pending = Self.pending(book)
+            #expect(pending.contains(real.full))
+            #expect(pending.count == 1 + DeviceBook.maximumPendingPerHost)
+            // The flood's newest requests are the ones kept.
+            #expect(Set(flood.suffix(DeviceBook.maximumPendingPerHost).map(\.full)) == pending.subtracting([real.full]))
+        }
     }
 
     @Test("many hosts together are held to the overall limit, the oldest request going first")
     func floodFromManyHosts() throws {
-        let directory = try Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let book = try DeviceBook(directory: directory, identity: try DeviceIdentity.generate(name: "parleyd"), logger: Self.logger)
+        try Self.withBook { book, _ in
+            let first = try Self.request(from: "192.0.2.1", to: book)
+            for index in 0..<DeviceBook.maximumPending { _ = try Self.request(from: "198.51.100.\(index + 1)", to: book) }
 
-        let first = try Self.request(from: "192.0.2.1", to: book)
-        for index in 0..<DeviceBook.maximumPending { _ = try Self.request(from: "198.51.100.\(index + 1)", to: book) }
-
-        let pending = Self.pending(book)
-        #expect(pending.count == DeviceBook.maximumPending)
-        #expect(!pending.contains(first.full))
+            let pending = Self.pending(book)
+            #expect(pending.count == DeviceBook.maximumPending)
+            #expect(!pending.contains(first.full))
+        }
     }
 
     @Test("an unpair whose file cannot be written still takes the device back at once, and says the file was not written")
     func unpairWithoutItsFile() throws {
-        let directory = try Self.directory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let book = try DeviceBook(directory: directory, identity: try DeviceIdentity.generate(name: "parleyd"), logger: Self.logger)
-        let device = try Self.request(from: "192.0.2.7", to: book)
-        _ = try book.accept(device.short)
-        #expect(book.trusts(device))
+        try Self.withBook { book, directory in
+            let device = try Self.request(from: "192.0.2.7", to: book)
+            _ = try book.accept(device.short)
+            #expect(book.trusts(device))
 
-        // A directory where the file goes: no write can replace it, whoever runs the test (root included).
-        let file = directory + "/" + DeviceBook.fileName
-        try FileManager.default.removeItem(atPath: file)
-        try FileManager.default.createDirectory(atPath: file + "/blocked", withIntermediateDirectories: true)
+            // A directory where the file goes: no write can replace it, whoever runs the test (root included).
+            let file = directory + "/" + DeviceBook.fileName
+            try FileManager.default.removeItem(atPath: file)
+            try FileManager.default.createDirectory(atPath: file + "/blocked", withIntermediateDirectories: true)
 
-        let (fingerprint, paired, saveFailure) = try book.unpair(device.short)
-        #expect(fingerprint == device)
-        #expect(paired.fingerprint == device.full)
-        #expect(!book.trusts(device))
-        let failure = try #require(saveFailure)
-        #expect("\(failure)".contains(DeviceBook.fileName))
-        #expect("\(failure)".contains("lost then"))
+            let (fingerprint, paired, saveFailure) = try book.unpair(device.short)
+            #expect(fingerprint == device)
+            #expect(paired.fingerprint == device.full)
+            #expect(!book.trusts(device))
+            let failure = try #require(saveFailure)
+            #expect("\(failure)".contains(DeviceBook.fileName))
+            #expect("\(failure)".contains("lost then"))
+        }
     }
 }
