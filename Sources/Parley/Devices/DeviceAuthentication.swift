@@ -87,9 +87,11 @@ struct DeviceTLS: Sendable {
         configuration.minimumTLSVersion = .tlsv13
         configuration.certificateVerification = .noHostnameVerification
         configuration.trustRoots = .certificates([])
-        // Closing waits for the peer's close_notify at most this long (NIO SSL's default is five seconds): Parley
-        // has said goodbye in its own close frame by then.
-        configuration.shutdownTimeout = .seconds(1)
+        // Closing waits for the peer's close_notify at most this long (NIO SSL's default is five seconds). Parley's
+        // own close frame has ended the conversation by then, and a peer that closes TCP without close_notify (a
+        // ragged end, which NIO SSL answers by waiting out this timeout) would otherwise hold a connection slot of
+        // its address: with a second, a device reconnecting in a loop filled maximumConnectionsPerAddress.
+        configuration.shutdownTimeout = .milliseconds(50)
         return configuration
     }
 
