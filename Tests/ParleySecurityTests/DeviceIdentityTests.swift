@@ -71,6 +71,24 @@ struct DeviceIdentityTests {
         }
     }
 
+    @Test("eight creators racing to make a lost certificate again end with one fingerprint, the one on disk")
+    func racingCertificates() throws {
+        try SharedSecretTests.withDirectory { directory in
+            _ = try DeviceIdentity.loadOrCreate(in: directory, name: "racer")
+            for _ in 0..<5 {
+                try FileManager.default.removeItem(atPath: directory + "/" + DeviceIdentity.certificateFileName)
+                let fingerprints = Mutex<[DeviceFingerprint?]>(Array(repeating: nil, count: 8))
+                DispatchQueue.concurrentPerform(iterations: 8) { index in
+                    let fingerprint = try? DeviceIdentity.loadOrCreate(in: directory, name: "racer").fingerprint
+                    fingerprints.withLock { $0[index] = fingerprint }
+                }
+                let all = fingerprints.withLock { $0 }
+                #expect(!all.contains(nil) && Set(all).count == 1)
+                #expect(all.first == (try DeviceIdentity.loadOrCreate(in: directory, name: "racer")).fingerprint)
+            }
+        }
+    }
+
     @Test("a fingerprint is SHA-256 of the certificate in base32: full and short forms, parsed back, matched by a prefix")
     func fingerprints() throws {
         let identity = try DeviceIdentity.generate(name: "x")

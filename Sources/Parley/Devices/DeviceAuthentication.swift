@@ -1,5 +1,6 @@
 import NIOCore
 import NIOSSL
+import ParleyWire
 import ParleySecurity
 import Synchronization
 
@@ -181,6 +182,47 @@ final class TLSSniffer: ChannelInboundHandler, RemovableChannelHandler {
         }
         context.fireChannelRead(data)
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+}
+
+/// Ahead of a dialler's TLS: a node that refuses the connection at accept (too many connections from this address,
+/// its pool full) answers the TLS ClientHello with a Parley close frame in the clear, which TLS would report only as
+/// an end during its handshake. Read here, it fails the handshake with the node's own words. The first byte of
+/// anything else (a TLS record) hands the connection to TLS, and this handler leaves.
+final class ClearRefusalReader: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    /// A close frame is small; anything longer in the clear is not one.
+    private var decoder = FrameDecoder(maximumBodySize: 4096)
+    private var received: ByteBuffer?
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var bytes = unwrapInboundIn(data)
+        if received == nil {
+            guard let first = bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) else { return }
+            guard first == StartByte.parley.rawValue else {
+                context.fireChannelRead(data)
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                return
+            }
+            received = bytes
+        } else {
+            received!.writeBuffer(&bytes)
+        }
+        let error: any Error
+        do {
+            guard let frame = try decoder.decode(buffer: &received!) else { return }
+            if case .close(let close) = frame {
+                error = HandshakeError.refusedByPeer(code: close.code, message: close.message)
+            } else {
+                error = HandshakeError.tlsFailed("the node answered in the clear, not in TLS")
+            }
+        } catch let wireError {
+            error = HandshakeError.tlsFailed("the node answered in the clear, not in TLS: \(wireError)")
+        }
+        context.fireErrorCaught(error)
+        context.close(promise: nil)
     }
 }
 

@@ -2,9 +2,10 @@ import NIOCore
 import ParleyWire
 
 /// The whole pipeline of a connection refused at accept. It waits for the first byte, because only that says
-/// who is calling: a Parley peer (0xCF) is sent the close frame, then the connection is half-closed so the frame
-/// is not lost to a reset; an app of the original debugger (0xCE) must never receive a Parley frame and is just
-/// closed; anything else, or silence until the handshake timeout, is closed too. Everything read is discarded,
+/// who is calling: a Parley peer (0xCF), or a device beginning TLS (0x16, a handshake record: a Parley dialler
+/// reads the answer before TLS), is sent the close frame in the clear, then the connection is half-closed so the
+/// frame is not lost to a reset; an app of the original debugger (0xCE) must never receive a Parley frame and is
+/// just closed; anything else, or silence until the handshake timeout, is closed too. Everything read is discarded,
 /// so a refused connection never buffers a frame.
 final class RefusalHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
@@ -41,7 +42,7 @@ final class RefusalHandler: ChannelInboundHandler {
         let bytes = unwrapInboundIn(data)
         guard !answered, let first = bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) else { return }
         answered = true
-        guard first == StartByte.parley.rawValue else {
+        guard first == StartByte.parley.rawValue || first == DeviceTLS.handshakeRecordType else {
             context.close(promise: nil)
             return
         }

@@ -94,7 +94,7 @@ struct ChannelSetup: Sendable {
         // TLS first, below the budget: what the budget charges and what the decoder gives back are the same bytes.
         if case .device(let tls, let presented) = authentication {
             switch role {
-            case .dialer: try sync.addHandler(tls.handler(for: .dialer, recordingIn: presented))
+            case .dialer: try sync.addHandlers(ClearRefusalReader(), tls.handler(for: .dialer, recordingIn: presented))
             case .acceptor:
                 try sync.addHandler(
                     TLSSniffer(

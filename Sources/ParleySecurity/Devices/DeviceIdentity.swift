@@ -37,8 +37,8 @@ public struct DeviceIdentity: Sendable {
 
     /// The identity kept in `directory`, created there on first use (the directory too). A key whose certificate
     /// is missing gets a new certificate (and so a new fingerprint: devices that paired with the old one pair
-    /// again). Two processes creating one at once end with the same identity: the key file is linked into place
-    /// only if none is there, and the loser reads the winner's.
+    /// again). Two processes creating one at once end with the same identity: the key file and the certificate are
+    /// each linked into place only if none is there, and the loser reads the winner's.
     public static func loadOrCreate(in directory: String, name: String) throws(DeviceIdentityError) -> DeviceIdentity {
         let keyPath = directory + "/" + keyFileName
         let certificatePath = directory + "/" + certificateFileName
@@ -64,21 +64,35 @@ public struct DeviceIdentity: Sendable {
         case .failure(let failure):
             throw DeviceIdentityError(failure, path: keyPath)
         }
-        if let existing = try? String(contentsOfFile: certificatePath, encoding: .utf8),
-            let certificate = try? Certificate(pemEncoded: existing),
-            certificate.publicKey == Certificate.PublicKey(key.publicKey)
-        {
-            return DeviceIdentity(privateKey: key, certificateDER: try der(certificate), name: Self.commonName(certificate) ?? name)
-        }
+        if let existing = try storedCertificate(at: certificatePath, for: key, name: name) { return existing }
         // Missing, unreadable or for another key: made again from the key, which is what identifies the device.
+        // Two processes making it at once sign two different certificates (and so two fingerprints): a missing one
+        // is linked into place only if still missing, and the loser takes the winner's.
         let certificateDER = try selfSigned(key, name: name)
+        let pem = Array((Self.pem(certificateDER) + "\n").utf8)
         do {
-            let pem = Self.pem(certificateDER) + "\n"
-            try Data(pem.utf8).write(to: URL(fileURLWithPath: certificatePath), options: .atomic)
+            try ProtectedFile.write(pem, to: certificatePath, replacing: false)
+        } catch .alreadyExists {
+            if let winner = try storedCertificate(at: certificatePath, for: key, name: name) { return winner }
+            // A stale one, for another key: replaced, and what is on disk afterwards is the identity.
+            do {
+                try ProtectedFile.write(pem, to: certificatePath, replacing: true)
+            } catch {
+                throw DeviceIdentityError(error, path: certificatePath)
+            }
+            if let stored = try storedCertificate(at: certificatePath, for: key, name: name) { return stored }
         } catch {
-            throw .cannotWrite(path: certificatePath, reason: error.localizedDescription)
+            throw DeviceIdentityError(error, path: certificatePath)
         }
         return DeviceIdentity(privateKey: key, certificateDER: certificateDER, name: name)
+    }
+
+    /// The identity of the certificate at `path`, if it is one for `key`.
+    private static func storedCertificate(at path: String, for key: P256.Signing.PrivateKey, name: String) throws(DeviceIdentityError) -> DeviceIdentity? {
+        guard let existing = try? String(contentsOfFile: path, encoding: .utf8), let certificate = try? Certificate(pemEncoded: existing),
+            certificate.publicKey == Certificate.PublicKey(key.publicKey)
+        else { return nil }
+        return DeviceIdentity(privateKey: key, certificateDER: try der(certificate), name: Self.commonName(certificate) ?? name)
     }
 
     /// The private key in PEM (PKCS #8), for a TLS library.

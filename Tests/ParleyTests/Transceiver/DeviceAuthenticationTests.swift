@@ -33,6 +33,26 @@ struct DeviceAuthenticationTests {
         #expect(logs.all.contains { $0.metadata.values.contains { $0.contains(serverIdentity.fingerprint.short) } })
     }
 
+    @Test("a device refused at accept (too many connections from its address) is told why in the node's own words, not as a TLS failure")
+    func refusedAtAccept() async throws {
+        let (serverIdentity, clientIdentity) = (try DeviceIdentity.generate(name: "server"), try DeviceIdentity.generate(name: "client"))
+        let server = makeTransceiver("server", listen: "127.0.0.1") {
+            $0.devices = DeviceAuthentication(identity: serverIdentity, trusting: [clientIdentity.fingerprint])
+            $0.maximumConnectionsPerAddress = 1
+        }
+        let first = Self.node("first", clientIdentity, trusting: [serverIdentity], listen: nil)
+        let second = Self.node("second", clientIdentity, trusting: [serverIdentity], listen: nil)
+        try await withRunning([server, first, second]) {
+            _ = try await first.connect(to: server.loopbackEndpoint)
+            await #expect {
+                _ = try await second.connect(to: server.loopbackEndpoint)
+            } throws: { error in
+                guard case .handshakeFailed(_, .refusedByPeer(.tooManyConnections, let message)) = error as? TransceiverError else { return false }
+                return message.contains("at most 1 per address")
+            }
+        }
+    }
+
     @Test("a device the acceptor does not trust is refused with device-not-trusted after the TLS handshake; no handler runs", arguments: [true, false])
     func notTrusted(byServer: Bool) async throws {
         let (serverIdentity, clientIdentity) = (try DeviceIdentity.generate(name: "server"), try DeviceIdentity.generate(name: "client"))
