@@ -114,9 +114,13 @@ struct OtelEnv: AsyncParsableCommand {
         let type = try ServiceType(serviceType)
         let wanted = name
         let found = try await ServiceBrowser.browse(type, for: seconds(timeout)) { services in
-            // A parleyd named exactly, with its receiver: there is nothing to wait for.
+            // A parleyd named exactly, with its receiver and its addresses resolved: there is nothing to wait for.
+            // (Before its addresses, its endpoint would be its host name, which an exporter may not resolve.)
             guard let wanted else { return false }
-            return services.contains { ($0.instanceName == wanted || $0.txt[TXTRecord.ParleyKey.displayName] == wanted) && OTLPAdvertisement.endpoint(of: $0) != nil }
+            return services.contains {
+                ($0.instanceName == wanted || $0.txt[TXTRecord.ParleyKey.displayName] == wanted) && !$0.addresses.isEmpty
+                    && OTLPAdvertisement.endpoint(of: $0) != nil
+            }
         }
         let matching = wanted.map { wanted in found.filter { Self.names(wanted, service: $0) } } ?? found
         let receivers = matching.compactMap { service in OTLPAdvertisement.endpoint(of: service).map { (service: service, endpoint: $0) } }
