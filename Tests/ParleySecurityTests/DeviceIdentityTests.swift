@@ -61,14 +61,19 @@ struct DeviceIdentityTests {
     @Test("eight creators racing in one directory end with one identity")
     func racingCreators() throws {
         try SharedSecretTests.withDirectory { directory in
-            let fingerprints = Mutex<[DeviceFingerprint?]>(Array(repeating: nil, count: 8))
-            DispatchQueue.concurrentPerform(iterations: 8) { index in
-                let fingerprint = try? DeviceIdentity.loadOrCreate(in: directory, name: "racer").fingerprint
-                fingerprints.withLock { $0[index] = fingerprint }
-            }
-            let all = fingerprints.withLock { $0 }
+            let all = Self.race(in: directory)
             #expect(!all.contains(nil) && Set(all).count == 1)
         }
+    }
+
+    /// What eight threads loading or creating the identity in `directory` at once each get (nil: an error).
+    static func race(in directory: String) -> [DeviceFingerprint?] {
+        let fingerprints = Mutex<[DeviceFingerprint?]>(Array(repeating: nil, count: 8))
+        DispatchQueue.concurrentPerform(iterations: 8) { index in
+            let fingerprint = try? DeviceIdentity.loadOrCreate(in: directory, name: "racer").fingerprint
+            fingerprints.withLock { $0[index] = fingerprint }
+        }
+        return fingerprints.withLock { $0 }
     }
 
     @Test("eight creators racing to make a lost certificate again end with one fingerprint, the one on disk")
@@ -77,12 +82,7 @@ struct DeviceIdentityTests {
             _ = try DeviceIdentity.loadOrCreate(in: directory, name: "racer")
             for _ in 0..<5 {
                 try FileManager.default.removeItem(atPath: directory + "/" + DeviceIdentity.certificateFileName)
-                let fingerprints = Mutex<[DeviceFingerprint?]>(Array(repeating: nil, count: 8))
-                DispatchQueue.concurrentPerform(iterations: 8) { index in
-                    let fingerprint = try? DeviceIdentity.loadOrCreate(in: directory, name: "racer").fingerprint
-                    fingerprints.withLock { $0[index] = fingerprint }
-                }
-                let all = fingerprints.withLock { $0 }
+                let all = Self.race(in: directory)
                 #expect(!all.contains(nil) && Set(all).count == 1)
                 #expect(all.first == (try DeviceIdentity.loadOrCreate(in: directory, name: "racer")).fingerprint)
             }
