@@ -12,8 +12,8 @@ import Darwin
 /// file on the opened descriptor (so the file read is the file checked); writing makes the file whole or not at
 /// all, mode 0600. Failures say what went wrong with the file; the callers' own error types say which file it
 /// was and what to do.
-enum ProtectedFile {
-    enum Failure: Error, Sendable, Hashable {
+package enum ProtectedFile {
+    package enum Failure: Error, Sendable, Hashable {
         case missing
         case unreadable(reason: String)
         case notAFile
@@ -64,7 +64,12 @@ enum ProtectedFile {
 
     /// Writes `bytes` to `path` with mode 0600, under a temporary name first; an existing file is replaced only if
     /// `replacing` is true (otherwise ``Failure/alreadyExists``, atomically: two writers cannot both succeed).
-    static func write(_ bytes: [UInt8], to path: String, replacing: Bool) throws(Failure) {
+    /// What went wrong, for a caller's own message: a write that replaces fails only with ``Failure/cannotWrite(reason:)``.
+    package static func writeFailureText(_ failure: Failure) -> String {
+        if case .cannotWrite(let reason) = failure { reason } else { "\(failure)" }
+    }
+
+    package static func write(_ bytes: [UInt8], to path: String, replacing: Bool) throws(Failure) {
         let temporary = path + ".tmp-\(UUID().uuidString.prefix(8))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .cannotWrite(reason: errnoText()) }

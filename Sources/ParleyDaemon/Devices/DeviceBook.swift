@@ -197,11 +197,16 @@ final class DeviceBook: Sendable {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let bytes: Data
             do {
-                try encoder.encode(file).write(to: URL(fileURLWithPath: path), options: .atomic)
-                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+                bytes = try encoder.encode(file)
             } catch {
-                throw .cannotSave(path: path, reason: error.localizedDescription)
+                throw .cannotSave(path: path, reason: "\(error)")
+            }
+            do throws(ProtectedFile.Failure) {
+                try ProtectedFile.write(Array(bytes), to: path, replacing: true)
+            } catch {
+                throw .cannotSave(path: path, reason: ProtectedFile.writeFailureText(error))
             }
         }
     }

@@ -114,9 +114,9 @@ final class PairedDebuggers: Sendable {
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            try encoder.encode(list).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try ProtectedFile.write(Array(try encoder.encode(list)), to: path, replacing: true)
         } catch {
-            logger.warning("cannot remember the paired debugger; it asks again at the next start", metadata: ["path": "\(path)", "reason": "\(error)"])
+            logger.warning("cannot remember the paired debugger; it asks again at the next start", metadata: ["path": "\(path)", "reason": "\((error as? ProtectedFile.Failure).map(ProtectedFile.writeFailureText) ?? "\(error)")"])
         }
     }
 

@@ -64,8 +64,11 @@ struct DeviceBookTests {
             _ = try book.accept(device.short)
             #expect(book.trusts(device))
 
-            // A directory where the file goes: no write can replace it, whoever runs the test (root included).
             let file = directory + "/" + DeviceBook.fileName
+            let mode = try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+            #expect(mode == 0o600, "devices.json is written owner-only, like every protected file")
+
+            // A directory where the file goes: no write can replace it, whoever runs the test (root included).
             try FileManager.default.removeItem(atPath: file)
             try FileManager.default.createDirectory(atPath: file + "/blocked", withIntermediateDirectories: true)
 
