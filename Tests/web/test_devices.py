@@ -31,6 +31,19 @@ def css(driver, selector):
     return driver.find_elements(By.CSS_SELECTOR, selector)
 
 
+def click(driver, selector):
+    """Clicks the element; one replaced between finding and clicking is found again (a stale click did not happen)."""
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, selector).click() or True, f"could not click {selector}")
+
+
+def read_request(driver):
+    """The first pairing request's code and text, or None while there is none."""
+    requests = css(driver, ".pairing-request")
+    if not requests:
+        return None
+    return {"code": requests[0].find_element(By.CSS_SELECTOR, ".pairing-code").text, "text": requests[0].text}
+
+
 def ask_to_pair(parleyd, certificate, key):
     """Connects as the device and says hello; returns parleyd's fingerprint and its refusal's text."""
     conn, theirs = wire.connect_device(parleyd.port, certificate, key)
@@ -52,17 +65,19 @@ def test_a_pairing_request_appears_live_with_its_code_and_accept_then_unpair(par
     code = wire.pairing_code(mine, theirs)
     assert code in said
     # The page was open before the request: it arrives by the live stream.
-    request = wait(browser, lambda d: (css(d, ".pairing-request") or [None])[0], "the request did not appear")
-    assert request.find_element(By.CSS_SELECTOR, ".pairing-code").text == code
-    assert "phone" in request.text and wire.fingerprint_text(mine, 16) in request.text
-    assert browser.find_element(By.CSS_SELECTOR, ".device-self .fingerprint").text == wire.fingerprint_text(theirs, 16)
+    # The page renders its lists again on every event, so an element found once may be replaced: each check reads
+    # what it needs inside one wait, and the buttons are found afresh.
+    shown = wait(browser, lambda d: read_request(d), "the request did not appear")
+    assert shown["code"] == code
+    assert "phone" in shown["text"] and wire.fingerprint_text(mine, 16) in shown["text"]
+    assert wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".device-self .fingerprint").text) == wire.fingerprint_text(theirs, 16)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "devices_pairing_request.png"))
 
-    request.find_element(By.CSS_SELECTOR, "button.accept").click()
-    row = wait(browser, lambda d: (css(d, ".paired-device") or [None])[0], "the device was not listed as paired")
+    click(browser, ".pairing-request button.accept")
+    paired = f'.paired-device[data-fingerprint="{wire.fingerprint_text(mine)}"]'
+    wait(browser, lambda d: css(d, paired), "the device was not listed as paired")
     assert not css(browser, ".pairing-request")
-    assert row.get_attribute("data-fingerprint") == wire.fingerprint_text(mine)
     assert parleyd.get("/api/devices")["paired"][0]["fingerprint"] == wire.fingerprint_text(mine)
 
     # Paired: the device gets in; the page says it is connected once asked again.
@@ -72,9 +87,9 @@ def test_a_pairing_request_appears_live_with_its_code_and_accept_then_unpair(par
         conn.assert_alive()
         browser.refresh()
         wait(browser, lambda d: "connected" in d.find_element(By.CSS_SELECTOR, ".paired-device").text, "not shown connected")
-        browser.find_element(By.CSS_SELECTOR, ".paired-device button.unpair").click()
+        click(browser, ".paired-device button.unpair")
         wait(browser, lambda d: css(d, "dialog#confirm[open]"))
-        browser.find_element(By.ID, "confirm-ok").click()
+        click(browser, "#confirm-ok")
         conn.expect_close(wire.CODE_IDS["device-not-trusted"])
     finally:
         conn.close()
