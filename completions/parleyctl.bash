@@ -210,9 +210,9 @@ _parleyctl_browse() {
 
 _parleyctl_send() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --reply --force --json --verbose --no-color --no-pager --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --paired --reply --force --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--service-type --name --secret-file --log-level --socket --to --wait-peer --reply-timeout --output)
+    non_repeating_options=(--service-type --name --secret-file --debugger --device-directory --log-level --socket --to --wait-peer --reply-timeout --output)
     __parleyctl_offer_flags_options 2
 
     # Offer option value completions
@@ -227,6 +227,12 @@ _parleyctl_send() {
         return
         ;;
     '--secret-file')
+        return
+        ;;
+    '--debugger')
+        return
+        ;;
+    '--device-directory')
         return
         ;;
     '--log-level')
@@ -253,9 +259,9 @@ _parleyctl_send() {
 
 _parleyctl_listen() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --no-pager --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --paired --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=(--type --peer)
-    non_repeating_options=(--port --service-type --name --secret-file --log-level --socket)
+    non_repeating_options=(--port --service-type --name --secret-file --debugger --device-directory --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -278,6 +284,12 @@ _parleyctl_listen() {
     '--secret-file')
         return
         ;;
+    '--debugger')
+        return
+        ;;
+    '--device-directory')
+        return
+        ;;
     '--log-level')
         return
         ;;
@@ -289,9 +301,9 @@ _parleyctl_listen() {
 
 _parleyctl_peers() {
     repeating_flags=()
-    non_repeating_flags=(--direct --no-discovery --json --verbose --no-color --no-pager --version -h --help)
+    non_repeating_flags=(--direct --no-discovery --paired --json --verbose --no-color --no-pager --version -h --help)
     repeating_options=(--peer)
-    non_repeating_options=(--wait --wait-for --service-type --name --secret-file --log-level --socket)
+    non_repeating_options=(--wait --wait-for --service-type --name --secret-file --debugger --device-directory --log-level --socket)
     __parleyctl_offer_flags_options 0
 
     # Offer option value completions
@@ -313,6 +325,12 @@ _parleyctl_peers() {
         return
         ;;
     '--secret-file')
+        return
+        ;;
+    '--debugger')
+        return
+        ;;
+    '--device-directory')
         return
         ;;
     '--log-level')

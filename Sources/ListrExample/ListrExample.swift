@@ -30,7 +30,7 @@ struct ListrExample: AsyncParsableCommand {
             DumpDatabaseCommand {} (replies with the list as JSON bytes) and
             ReplaceDatabaseCommand {"data": "<base64>"}, each with a CLIResponse:
             {"message": "text"} or {"data": "<base64>"}. Prints
-            "listr ready on port N as NAME" once it listens; stops on SIGINT or SIGTERM.
+            "listr ready on port N as NAME, device FINGERPRINT" once it listens; stops on SIGINT or SIGTERM.
             """
     )
 
@@ -66,7 +66,23 @@ struct ListrExample: AsyncParsableCommand {
         """)
     var secretFile: String?
 
+    @Option(help: ArgumentHelp(
+        "Where listr keeps its device identity (its key and certificate), made on first start (default: $XDG_STATE_HOME/parley/<--name>.device).",
+        valueName: "directory"))
+    var deviceDirectory: String?
+
+    @Option(help: ArgumentHelp("""
+        A device (its fingerprint, at least the 16 characters of the short form) let in over TLS with its \
+        certificate, as parleyctl --direct --paired connects; repeatable. Peers in the clear still meet \
+        --secret-file or the open mode. A device not named here is told to ask listr's person, whose log shows \
+        the pairing code and this option to accept it.
+        """, valueName: "fingerprint"))
+    var trustDevice: [String] = []
+
     func validate() throws {
+        for text in trustDevice where text.filter({ $0 != "-" }).count < 16 {
+            throw ValidationError("--trust-device \"\(text)\" is too short: give at least the 16 characters of the short fingerprint (XXXX-XXXX-XXXX-XXXX)")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
         do { _ = try ServiceType(serviceType) } catch { throw ValidationError("\(error)") }
@@ -99,6 +115,27 @@ struct ListrExample: AsyncParsableCommand {
 
                 """.utf8))
         }
+        // A device identity of its own: peers that connect with a certificate (parleyctl --direct --paired) are let in
+        // when listed in --trust-device; the others are told to ask, and the code goes to this terminal.
+        let identity: DeviceIdentity
+        do {
+            identity = try DeviceIdentity.loadOrCreate(in: deviceDirectory ?? TransceiverConfiguration.defaultDeviceDirectory(name: name), name: name)
+        } catch {
+            throw ListrError("--device-directory: \(error)")
+        }
+        let trusted = trustDevice
+        var devices = DeviceAuthentication(identity: identity, allowsCleartext: true) { fingerprint in
+            trusted.contains { fingerprint.matches(prefix: $0) }
+        }
+        devices.dialsDevices = false
+        devices.untrusted = { request in
+            say("""
+                listr: \(request.name ?? "a device") (\(request.fingerprint.short), from \(request.host)) asks to pair; \
+                the code here is \(request.code); to accept, restart listr with --trust-device \(request.fingerprint.short)
+                """)
+            return "listr's person accepts by restarting it with --trust-device for this device; listr's code is \(request.code)"
+        }
+        configuration.devices = devices
         // Discovery makes the app findable; it never dials anyone itself: it waits to be contacted.
         configuration.discovery = noDiscovery ? nil : DiscoveryConfiguration(backend: .avahi, serviceType: serviceType, autoConnect: .none)
         let parley = Transceiver(configuration: configuration)
@@ -184,7 +221,7 @@ struct ListrExample: AsyncParsableCommand {
         try await parley.start()
         try telemetry.start()
         logger.info("listr started", metadata: ["port": "\(parley.listeningPort ?? port)"])
-        say("listr ready on port \(parley.listeningPort ?? port) as \(name)")
+        say("listr ready on port \(parley.listeningPort ?? port) as \(name), device \(identity.fingerprint.short)")
         let signal = await signals.next().map { "\($0)" } ?? "end of signals"
         say("listr stopping (signal \(signal))")
         logger.info("listr stopping", metadata: ["signal": "\(signal)"])

@@ -3,6 +3,7 @@ import Logging
 import Parley
 import ParleyAvahi
 import ParleyControl
+import Synchronization
 
 /// The transceiver `--direct` runs inside parleyctl: an ephemeral identity, discovery with auto-connect (or the
 /// `--peer` endpoints), and a listener only for `listen`.
@@ -34,6 +35,23 @@ struct DirectNode {
             throw CtlFailure.usage("--secret-file: \(error)")
         }
         configuration.logger = Logger(label: "parleyctl")
+        let trust = options.deviceTrust()
+        if trust.paired {
+            let paired: PairedDebuggers
+            do {
+                paired = try PairedDebuggers(
+                    directory: options.deviceDirectory ?? TransceiverConfiguration.defaultDeviceDirectory(name: options.name),
+                    name: options.name, wanted: trust.wanted, logger: configuration.logger
+                )
+            } catch {
+                throw CtlFailure.usage("--paired: \(error)")
+            }
+            var devices = paired.authentication
+            let told = PairingPrompt(device: paired.identity.fingerprint)
+            devices.pairingRequested = { code, message in told.say(code: code, message: message) }
+            configuration.devices = devices
+            configuration.discovery?.autoConnect = .matching { paired.admits($0) }
+        }
         transceiver = Transceiver(configuration: configuration)
     }
 
@@ -88,6 +106,25 @@ struct DirectNode {
             text += " (discovery off and no --peer given)"
         }
         return text
+    }
+}
+
+/// Says on standard error, once per code, that a debugger asked for pairing: the code to compare and what its
+/// person does. The dial that met it failed; parleyctl keeps waiting (and dialling) until its timeout, so an accept
+/// in the meantime lets it through.
+final class PairingPrompt: Sendable {
+    private let device: DeviceFingerprint
+    private let said = Mutex<Set<PairingCode>>([])
+
+    init(device: DeviceFingerprint) { self.device = device }
+
+    func say(code: PairingCode, message: String) {
+        guard said.withLock({ $0.insert(code).inserted }) else { return }
+        FileHandle.standardError.write(Data("""
+            parleyctl: not paired yet; this device is \(device.short), the code here is \(code): accept on the debugger \
+            only if it shows the same (it says: \(message)); waiting until --timeout for the accept
+
+            """.utf8))
     }
 }
 

@@ -30,6 +30,21 @@ struct DirectOptions: ParsableArguments {
     @Option(help: ArgumentHelp("With --direct: the shared secret file of the nodes to talk to (as parleyd's secretFile).", valueName: "file"))
     var secretFile: String?
 
+    @Flag(help: """
+        With --direct: connect as a device (TLS 1.3 with parleyctl's own certificate) and only to the debuggers \
+        parleyctl paired with; while there is none, to the one --debugger or PARLEY_DEBUGGER names, else to every \
+        debugger found, each of which asks its person to accept (parleyctl prints the code to compare).
+        """)
+    var paired = false
+
+    @Option(help: ArgumentHelp("With --direct: the debugger (its DNS-SD instance name) to pair with while none is paired; implies --paired.", valueName: "name"))
+    var debugger: String?
+
+    @Option(help: ArgumentHelp(
+        "With --paired: where parleyctl keeps its device identity and the debuggers it paired with (default: $XDG_STATE_HOME/parley/<--name>.device).",
+        valueName: "directory"))
+    var deviceDirectory: String?
+
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "error"
 
@@ -38,12 +53,26 @@ struct DirectOptions: ParsableArguments {
             throw ValidationError("--peer \"\(text)\" is not HOST:PORT (an IPv6 address goes in brackets: [::1]:7206)")
         }
         do { _ = try ServiceType(serviceType) } catch { throw ValidationError("--service-type: \(error)") }
+        if (paired || debugger != nil || deviceDirectory != nil) && !direct {
+            throw ValidationError("--paired, --debugger and --device-directory are for --direct; without it parleyctl goes through the local parleyd")
+        }
+        if deviceDirectory != nil && !paired && debugger == nil {
+            throw ValidationError("--device-directory is where --paired keeps parleyctl's identity; give --paired too")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown --log-level \"\(logLevel)\"; use trace, debug, info, notice, warning, error or critical")
         }
     }
 
     var endpoints: [Endpoint] { peers.compactMap(Endpoint.init) }
+
+    /// Whether this tool connects as a device, and the debugger it wants while it has paired with none: `--debugger`,
+    /// else (with `--paired`) `PARLEY_DEBUGGER`, as an app's `.paired` trust reads it.
+    func deviceTrust(environment: [String: String] = ProcessInfo.processInfo.environment) -> (paired: Bool, wanted: String?) {
+        if let debugger { return (true, debugger) }
+        guard paired else { return (false, nil) }
+        return (true, environment["PARLEY_DEBUGGER"].flatMap { $0.isEmpty ? nil : $0 })
+    }
 
     /// Discovery runs unless static peers were given or it was turned off.
     var usesDiscovery: Bool { endpoints.isEmpty && !noDiscovery }

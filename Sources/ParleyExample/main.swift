@@ -6,6 +6,8 @@ import Parley
 //
 //   parley-example                                 the two peers run open
 //   parley-example --secret-file /etc/parley/secret   both prove the secret (parleyd's secretFile) and encrypt
+//   parley-example --devices DIRECTORY             each keeps a device identity in DIRECTORY (made on first run) and
+//                                                  lets in only the other's certificate, over TLS 1.3
 
 struct AddItemCommand: Codable, Sendable, NamedMessage {
     static let messageType = "listr.AddItemCommand"
@@ -27,30 +29,54 @@ actor ItemStore {
     func add(_ title: String) { items.append(title) }
 }
 
+func fail(_ text: String, status: Int32 = 1) -> Never {
+    FileHandle.standardError.write(Data("parley-example: \(text)\n".utf8))
+    exit(status)
+}
+
 var secret: SharedSecret?
+var identities: (tablet: DeviceIdentity, phone: DeviceIdentity)?
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.count == 2, arguments[0] == "--secret-file" {
     do {
         secret = try SharedSecret(contentsOfFile: arguments[1])
     } catch {
-        FileHandle.standardError.write(Data("parley-example: --secret-file: \(error)\n".utf8))
-        exit(1)
+        fail("--secret-file: \(error)")
+    }
+} else if arguments.count == 2, arguments[0] == "--devices" {
+    // Long-term identities, as an app keeps in its state directory: the second run finds the same fingerprints.
+    do {
+        identities = (
+            try DeviceIdentity.loadOrCreate(in: arguments[1] + "/kitchen-tablet", name: "kitchen-tablet"),
+            try DeviceIdentity.loadOrCreate(in: arguments[1] + "/phone", name: "phone")
+        )
+    } catch {
+        fail("--devices: \(error)")
     }
 } else if !arguments.isEmpty {
-    FileHandle.standardError.write(Data("usage: parley-example [--secret-file PATH]\n".utf8))
-    exit(2)
+    fail("usage: parley-example [--secret-file PATH | --devices DIRECTORY]", status: 2)
+}
+
+/// With --devices: this side's identity, trusting only the other's fingerprint (both already known here; two
+/// machines would pair instead: docs/security.md).
+@MainActor func devices(_ mine: KeyPath<(tablet: DeviceIdentity, phone: DeviceIdentity), DeviceIdentity>,
+             trusting theirs: KeyPath<(tablet: DeviceIdentity, phone: DeviceIdentity), DeviceIdentity>) -> DeviceAuthentication? {
+    identities.map { DeviceAuthentication(identity: $0[keyPath: mine], trusting: [$0[keyPath: theirs].fingerprint]) }
 }
 
 let store = ItemStore()
-let tablet = Transceiver(
-    configuration: .init(name: "kitchen-tablet", identity: .ephemeral, listenHost: "127.0.0.1", port: 0, sharedSecret: secret))
+var tabletConfiguration = TransceiverConfiguration(name: "kitchen-tablet", identity: .ephemeral, listenHost: "127.0.0.1", port: 0, sharedSecret: secret)
+tabletConfiguration.devices = devices(\.tablet, trusting: \.phone)
+let tablet = Transceiver(configuration: tabletConfiguration)
 tablet.receive(AddItemCommand.self) { command, peer in
     await store.add(command.title)
     print("tablet: \(peer.name) added \"\(command.title)\"")
 }
 tablet.respond(to: ListItemsCommand.self) { _, _ in ItemList(items: await store.items) }
 
-let phone = Transceiver(configuration: .init(name: "phone", identity: .ephemeral, listenHost: nil, sharedSecret: secret))
+var phoneConfiguration = TransceiverConfiguration(name: "phone", identity: .ephemeral, listenHost: nil, sharedSecret: secret)
+phoneConfiguration.devices = devices(\.phone, trusting: \.tablet)
+let phone = Transceiver(configuration: phoneConfiguration)
 
 try await tablet.start()
 try await phone.start()
@@ -58,7 +84,14 @@ let port = tablet.listeningPort!
 print("tablet listening on 127.0.0.1:\(port)")
 
 let peer = try await phone.connect(to: Endpoint(host: "127.0.0.1", port: port))
-print("phone: connected to \(peer.name)\(secret == nil ? " (open)" : " (secret proven, encrypted)")")
+let mode = if let identities {
+    " (devices over TLS 1.3: tablet \(identities.tablet.fingerprint.short), phone \(identities.phone.fingerprint.short))"
+} else if secret != nil {
+    " (secret proven, encrypted)"
+} else {
+    " (open)"
+}
+print("phone: connected to \(peer.name)\(mode)")
 
 try await phone.send(AddItemCommand(title: "milk"), to: peer)
 try await phone.broadcast(AddItemCommand(title: "eggs"))

@@ -30,6 +30,10 @@ public struct DeviceAuthentication: Sendable {
     /// Told of every peer that completed its handshake over TLS, with its fingerprint: an app pins the debugger it
     /// paired with here.
     public var established: (@Sendable (Peer, DeviceFingerprint) -> Void)?
+    /// Told when a node this one dialled answered with a pairing request: the code this side shows (compare it with
+    /// the node's) and the node's message (what its person does to accept). The dial fails as well; a command-line
+    /// tool says this at once instead of waiting for a peer.
+    public var pairingRequested: (@Sendable (_ code: PairingCode, _ message: String) -> Void)?
 
     public init(identity: DeviceIdentity, allowsCleartext: Bool = false, trusts: @escaping @Sendable (DeviceFingerprint) -> Bool) {
         self.identity = identity

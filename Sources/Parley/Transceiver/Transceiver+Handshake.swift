@@ -108,7 +108,9 @@ extension Transceiver {
                 if case .refusedByPeer(.pairingRequested, let message) = error, case .device(let tls, let presented) = connection.authentication,
                     let other = presented.recorded
                 {
-                    throw HandshakeError.pairingRequestedByPeer(code: "\(PairingCode(tls.authentication.identity.fingerprint, other))", message: message)
+                    let code = PairingCode(tls.authentication.identity.fingerprint, other)
+                    tls.authentication.pairingRequested?(code, message)
+                    throw HandshakeError.pairingRequestedByPeer(code: "\(code)", message: message)
                 }
                 throw error
             case .established(let outcome, let frames):

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import ParleyDiscovery
+import ParleySecurity
+import Synchronization
+
+/// The debuggers (parleyds) a device paired with, kept beside its device identity (`paired-debuggers.json`), and
+/// the transceiver settings that dial only them: what an app's debugger client, its exporter and `parleyctl
+/// --direct --paired` share. While none is paired, the device dials the one it wants (or every debugger found),
+/// which asks a person to accept; the first that accepts is pinned.
+public final class PairedDebuggers: Sendable {
+    struct Entry: Codable, Sendable {
+        var fingerprint: String
+        var name: String
+        var pairedAt: Date
+    }
+
+    static let fileName = "paired-debuggers.json"
+
+    public let identity: DeviceIdentity
+    private let path: String
+    private let wanted: String?
+    private let logger: Logger
+    private let entries: Mutex<[DeviceFingerprint: Entry]>
+
+    /// Loads (or makes) the identity in `directory` and reads the debuggers paired so far. `wanted` is the instance
+    /// name to pair with while none is paired (nil: any debugger found).
+    public init(directory: String, name: String, wanted: String?, logger: Logger) throws(DeviceIdentityError) {
+        identity = try DeviceIdentity.loadOrCreate(in: directory, name: name)
+        path = directory + "/" + Self.fileName
+        self.wanted = wanted
+        self.logger = logger
+        var entries: [DeviceFingerprint: Entry] = [:]
+        if let data = FileManager.default.contents(atPath: path) {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            guard let list = try? decoder.decode([Entry].self, from: data) else {
+                throw .malformed(path: path, reason: "it is not a list of paired debuggers; remove it to pair again")
+            }
+            for entry in list {
+                if let fingerprint = DeviceFingerprint(entry.fingerprint) { entries[fingerprint] = entry }
+            }
+        }
+        self.entries = Mutex(entries)
+    }
+
+    /// Trusted at the TLS handshake: a paired debugger; while none is paired, any debugger this app dials (which
+    /// then asks a person to accept the pairing, or refuses).
+    public func trusts(_ fingerprint: DeviceFingerprint) -> Bool {
+        entries.withLock { $0.isEmpty || $0[fingerprint] != nil }
+    }
+
+    /// Which advertised debuggers to dial: those whose `fp` TXT key names a paired one; while none is paired, the
+    /// wanted name (or every debugger).
+    public func admits(_ service: DiscoveredService) -> Bool {
+        guard service.peerID != nil else { return false }
+        return entries.withLock { entries in
+            guard !entries.isEmpty else { return wanted.map { $0 == service.instanceName } ?? true }
+            guard let advertised = service.txt[TXTRecord.ParleyKey.deviceFingerprint] else { return false }
+            return entries.keys.contains { $0.matches(prefix: advertised) }
+        }
+    }
+
+    /// A debugger accepted this app: pinned from now on.
+    public func established(_ peer: Peer, _ fingerprint: DeviceFingerprint) {
+        let isNew = entries.withLock { entries in
+            guard entries[fingerprint] == nil else { return false }
+            entries[fingerprint] = Entry(fingerprint: fingerprint.full, name: peer.name, pairedAt: Date())
+            return true
+        }
+        guard isNew else { return }
+        logger.notice("paired with a debugger; from now on this device sends to it, and to no debugger it has not paired with", metadata: [
+            "debugger": "\(peer.name)", "device": "\(fingerprint.short)",
+        ])
+        let list = entries.withLock { Array($0.values).sorted { $0.pairedAt < $1.pairedAt } }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            try ProtectedFile.write(Array(try encoder.encode(list)), to: path, replacing: true)
+        } catch {
+            logger.warning("cannot remember the paired debugger; it asks again at the next start", metadata: ["path": "\(path)", "reason": "\((error as? ProtectedFile.Failure).map(ProtectedFile.writeFailureText) ?? "\(error)")"])
+        }
+    }
+
+    /// Whether a debugger is paired yet.
+    public var isEmpty: Bool { entries.withLock { $0.isEmpty } }
+
+    /// The transceiver's device settings: TLS with this identity, to the debuggers trusted above.
+    public var authentication: DeviceAuthentication {
+        var authentication = DeviceAuthentication(identity: identity) { [self] fingerprint in trusts(fingerprint) }
+        authentication.established = { [self] peer, fingerprint in established(peer, fingerprint) }
+        return authentication
+    }
+}
