@@ -22,6 +22,7 @@ public final class PairedDebuggers: Sendable {
     private let wanted: String?
     private let logger: Logger
     private let entries: Mutex<[DeviceFingerprint: Entry]>
+    private let saving = Mutex(())
 
     /// Loads (or makes) the identity in `directory` and reads the debuggers paired so far. `wanted` is the instance
     /// name to pair with while none is paired (nil: any debugger found).
@@ -72,14 +73,23 @@ public final class PairedDebuggers: Sendable {
         logger.notice("paired with a debugger; from now on this device sends to it, and to no debugger it has not paired with", metadata: [
             "debugger": "\(peer.name)", "device": "\(fingerprint.short)",
         ])
-        let list = entries.withLock { Array($0.values).sorted { $0.pairedAt < $1.pairedAt } }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do {
-            try ProtectedFile.write(Array(try encoder.encode(list)), to: path, replacing: true)
-        } catch {
-            logger.warning("cannot remember the paired debugger; it asks again at the next start", metadata: ["path": "\(path)", "reason": "\((error as? ProtectedFile.Failure).map(ProtectedFile.writeFailureText) ?? "\(error)")"])
+        save()
+    }
+
+    /// Writes the list as it is now. Saves take turns, each reading the list inside its turn: two debuggers
+    /// accepted at once are both in the file, whichever save ends last. Not under `entries`' lock, which TLS
+    /// handshakes take on the event loops.
+    private func save() {
+        saving.withLock { _ in
+            let list = entries.withLock { Array($0.values).sorted { $0.pairedAt < $1.pairedAt } }
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do {
+                try ProtectedFile.write(Array(try encoder.encode(list)), to: path, replacing: true)
+            } catch {
+                logger.warning("cannot remember the paired debugger; it asks again at the next start", metadata: ["path": "\(path)", "reason": "\((error as? ProtectedFile.Failure).map(ProtectedFile.writeFailureText) ?? "\(error)")"])
+            }
         }
     }
 

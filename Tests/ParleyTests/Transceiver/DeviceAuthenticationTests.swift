@@ -176,6 +176,46 @@ extension DeviceAuthenticationTests {
         }
     }
 
+    @Test("a device taken back while its handshake runs (trusted at its first frame, not once registered) is closed with device-not-trusted and never reaches a handler, and its fingerprint is not reported as established")
+    func takenBackDuringHandshake() async throws {
+        let (serverIdentity, clientIdentity) = (try DeviceIdentity.generate(name: "parleyd"), try DeviceIdentity.generate(name: "app"))
+        // The acceptor asks twice: at the first frame, and again once the peer is registered. The person's unpair
+        // falls between the two.
+        let asked = Mutex(0)
+        let established = Mutex<[DeviceFingerprint]>([])
+        let server = makeTransceiver("parleyd") {
+            var devices = DeviceAuthentication(identity: serverIdentity) { _ in asked.withLock { $0 += 1; return $0 == 1 } }
+            devices.established = { _, fingerprint in established.withLock { $0.append(fingerprint) } }
+            $0.devices = devices
+        }
+        let received = Mutex<[String]>([])
+        server.receive(Echo.self) { echo, _ in received.withLock { $0.append(echo.text) } }
+        let client = Self.node("app", clientIdentity, trusting: [serverIdentity], listen: nil)
+        try await withRunning([server, client]) {
+            let serverEvents = server.peerEvents
+            let clientEvents = client.peerEvents
+            // The dialler may complete its side before the close frame arrives; either way the connection ends with
+            // the acceptor's reason.
+            if let peer = try? await client.connect(to: server.loopbackEndpoint) {
+                try? await client.send(Echo(text: "after unpair"), to: peer)
+                for await event in clientEvents {
+                    if case .disconnected(let gone, let reason) = event, gone.id == peer.id {
+                        #expect(reason == .peerSaidGoodbye(.deviceNotTrusted, message: "this device is not trusted by parleyd any more"), "\(reason)")
+                        break
+                    }
+                }
+            }
+            // Registered before the second question, so the acceptor reports it gone.
+            for await event in serverEvents {
+                if case .disconnected(let gone, _) = event, gone.id == client.localPeerID { break }
+            }
+            #expect(server.peers.isEmpty)
+            #expect(asked.withLock { $0 } == 2)
+        }
+        #expect(received.withLock { $0 }.isEmpty, "no handler ran for the device")
+        #expect(established.withLock { $0 }.isEmpty, "a device refused once registered is not reported as established")
+    }
+
     @Test("a node that also allows peers in the clear lets an open peer in beside a trusted device, each the way it came")
     func cleartextBesideDevices() async throws {
         let (serverIdentity, clientIdentity) = (try DeviceIdentity.generate(name: "parleyd"), try DeviceIdentity.generate(name: "app"))

@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+@testable import Parley
+import ParleyTestSupport
+import Testing
+
+/// What a device remembers of the debuggers it paired with (`paired-debuggers.json`), without sockets.
+@Suite("Paired debuggers")
+struct PairedDebuggersTests {
+    static func debugger(_ name: String) throws -> (Peer, DeviceFingerprint) {
+        let identity = try DeviceIdentity.generate(name: name)
+        return (Peer(id: PeerID(), name: name, address: "10.0.0.2:7206", protocolVersion: 1, accepts: []), identity.fingerprint)
+    }
+
+    @Test("debuggers accepted at once are all remembered, whichever save ends last; the next start trusts exactly them, in a file only its owner reads")
+    func concurrentAccepts() async throws {
+        let directory = try ScratchDirectory(prefix: "paired")
+        let paired = try PairedDebuggers(directory: directory.path, name: "app", wanted: nil, logger: Logger(label: "test"))
+        let stranger = try Self.debugger("stranger").1
+        #expect(paired.isEmpty && paired.trusts(stranger), "while none is paired, the debugger dialled is asked")
+        let debuggers = try (0..<8).map { try Self.debugger("debugger-\($0)") }
+        await withTaskGroup(of: Void.self) { group in
+            for (peer, fingerprint) in debuggers {
+                group.addTask { paired.established(peer, fingerprint) }
+            }
+        }
+        let again = try PairedDebuggers(directory: directory.path, name: "app", wanted: nil, logger: Logger(label: "test"))
+        #expect(again.identity.fingerprint == paired.identity.fingerprint)
+        for (peer, fingerprint) in debuggers {
+            #expect(again.trusts(fingerprint), "\(peer.name) was lost")
+        }
+        #expect(!again.trusts(stranger))
+        let mode = try FileManager.default.attributesOfItem(atPath: directory.file("paired-debuggers.json"))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test("a damaged file is refused with its path and what to do, rather than trusting every debugger again")
+    func damagedFile() throws {
+        let directory = try ScratchDirectory(prefix: "paired")
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: directory.file("paired-debuggers.json")))
+        #expect {
+            _ = try PairedDebuggers(directory: directory.path, name: "app", wanted: nil, logger: Logger(label: "test"))
+        } throws: { error in
+            "\(error)".contains("paired-debuggers.json") && "\(error)".contains("remove it to pair again")
+        }
+    }
+}
