@@ -3,6 +3,7 @@ import Logging
 @testable import Parley
 import ParleyControl
 @testable import ParleyDaemon
+import ParleyTestSupport
 import Testing
 
 /// parleyd's book of devices on its own: which requests a flood pushes out, and what an unpair does when its file
@@ -12,7 +13,7 @@ struct DeviceBookTests {
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// A book of a parleyd of its own, in a directory removed afterwards.
-    static func withBook(_ body: (DeviceBook, String) throws -> Void) throws {
+    static func withBook(logger: Logger = logger, _ body: (DeviceBook, String) throws -> Void) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-devicebook-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -43,6 +44,27 @@ struct DeviceBookTests {
             // The flood's newest requests are the ones kept.
             #expect(Set(flood.suffix(DeviceBook.maximumPendingPerHost).map(\.full)) == pending.subtracting([real.full]))
         }
+    }
+
+    @Test("a flood of requests writes a burst of pairing lines, then one line counting the rest")
+    func floodIsThrottledInTheLog() async throws {
+        let logs = LogCapture()
+        let requests = 100
+        // The certificates first: made in the loop they would pace it, and the throttle would refill between them.
+        let devices = try (0..<requests).map { _ in try DeviceIdentity.generate(name: "device") }
+        try Self.withBook(logger: logs.logger) { book, _ in
+            for (index, device) in devices.enumerated() {
+                _ = book.requested(DeviceRequest(
+                    fingerprint: device.fingerprint, name: "device", peerID: nil, address: "198.51.100.\(index % 200 + 1):4000",
+                    host: "198.51.100.\(index % 200 + 1)", code: PairingCode(book.identity.fingerprint, device.fingerprint)))
+            }
+        }
+        let heldBack = "log lines held back"
+        #expect(await logs.logged(mentioning: heldBack))
+        let written = logs.all.count { $0.message.hasPrefix("a device asks to pair") }
+        let counted = logs.records(mentioning: heldBack).compactMap { Int($0.metadata["count"] ?? "") }.reduce(0, +)
+        #expect(written < requests / 2, "\(written) pairing lines for \(requests) requests")
+        #expect(written + counted == requests, "every request is either written or counted")
     }
 
     @Test("many hosts together are held to the overall limit, the oldest request going first")
