@@ -313,6 +313,8 @@ let package = Package(
             dependencies: [
                 "Parley", "ParleyWire", "ParleyTestSupport", "ParleyTestPeer", nioCore, nioPosix, nioFoundation, logging,
                 serviceLifecycle, .product(name: "NIOEmbedded", package: "swift-nio"),
+                // A TLS client of the tests' own (a device's certificate with another key) and the key that signs for it.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), crypto,
             ],
             swiftSettings: strict
         ),

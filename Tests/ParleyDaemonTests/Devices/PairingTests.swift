@@ -80,6 +80,47 @@ struct PairingTests {
         #expect(try await daemon.stop() == 0)
     }
 
+    @Test("a copy of a revoked device's state directory is the revoked device: parleyd refuses it (a pairing request again, nothing stored) while another paired device stays in")
+    func copiedStateDirectoryAfterRevoking() async throws {
+        let scratch = try ScratchDirectory(prefix: "devices")
+        let original = scratch.file("phone.device")
+        let identity = try DeviceIdentity.loadOrCreate(in: original, name: "phone")
+        let other = try DeviceIdentity.generate(name: "tablet")
+        let daemon = try await ParleydProcess.start()
+        let parleyd = try #require(DeviceFingerprint(try Self.json(DeviceControl.DeviceList.self, try await daemon.ctl(["pair", "--json"])).fingerprint))
+        for device in [identity, other] {
+            let app = Self.app(device.name, device, trusting: parleyd)
+            try await app.start()
+            _ = try? await app.connect(to: daemon.endpoint)
+            await app.stop()
+            #expect(try await daemon.ctl(["pair", "accept", device.fingerprint.short]).status == 0)
+        }
+        #expect(try await daemon.ctl(["unpair", identity.fingerprint.short]).status == 0)
+
+        // Someone copied the phone's directory before it was revoked (a backup, another machine).
+        let copy = scratch.file("copy.device")
+        try FileManager.default.copyItem(atPath: original, toPath: copy)
+        let copied = try DeviceIdentity.loadOrCreate(in: copy, name: "phone")
+        #expect(copied.fingerprint == identity.fingerprint)
+        let impostor = Self.app("phone", copied, trusting: parleyd)
+        try await impostor.start()
+        do {
+            _ = try await impostor.connect(to: daemon.endpoint)
+            Issue.record("a copy of a revoked device got in")
+        } catch TransceiverError.handshakeFailed(_, let error) {
+            #expect(error.closeCode == .pairingRequested, "\(error)")
+        }
+        await impostor.stop()
+        let tablet = Self.app("tablet", other, trusting: parleyd)
+        try await tablet.start()
+        #expect(try await tablet.connect(to: daemon.endpoint).device == parleyd, "the other paired device is unaffected")
+        await tablet.stop()
+        let devices = try Self.json(DeviceControl.DeviceList.self, try await daemon.ctl(["devices", "--json"]))
+        #expect(devices.paired.map(\DeviceControl.PairedDevice.fingerprint) == [other.fingerprint.full])
+        #expect(devices.pending.map(\DeviceControl.PairingRequest.fingerprint) == [identity.fingerprint.full], "the copy is a request a person would have to accept again")
+        #expect(try await daemon.stop() == 0)
+    }
+
     @Test("parleyd keeps its identity and its paired devices across a restart; its key file is owner-only")
     func restart() async throws {
         let daemon = try await ParleydProcess.start()
