@@ -1,3 +1,5 @@
+import ParleyJSON
+
 /// How severe a log record is: swift-log's seven levels, with OpenTelemetry's severity numbers so that a record
 /// from another language maps onto the same scale.
 public enum LogSeverity: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
@@ -108,5 +110,103 @@ public struct LogRecord: Sendable, Hashable, Codable {
         try container.encodeIfPresent(traceID, forKey: .traceID)
         try container.encodeIfPresent(spanID, forKey: .spanID)
         if droppedMetadata != 0 { try container.encode(droppedMetadata, forKey: .droppedMetadata) }
+    }
+}
+
+extension LogRecord {
+    /// Reads a record from a parsed tree in one pass over its members, without `Decodable`'s containers: parleyd
+    /// reads every record of an app's batches this way (a record's generic containers, their metadata lookups and
+    /// key searches cost most of its decoding). It takes what the `Decodable` path takes, the same way (the last of
+    /// a repeated member, null as absent for what is optional, unknown members ignored), and returns nil for
+    /// anything else: for a record that one refuses, and for the rare one written in a way this one does not read
+    /// (a time or line written as `1.0`), the `Decodable` path then decides, with its words for what is wrong.
+    public init?(reading tree: JSONValue) {
+        guard case .object(let members) = tree else { return nil }
+        var time: UnixNanos?
+        var severity: LogSeverity?
+        var message: String?
+        var record = LogRecord(time: UnixNanos(0), severity: .info, label: "", message: "")
+        for member in members {
+            let value = member.value
+            switch member.key {
+            case "timeUnixNano":
+                switch value {
+                case .number(let number): time = UInt64(number.text).map(UnixNanos.init)
+                case .string(let text): time = UInt64(text).map(UnixNanos.init)
+                default: time = nil
+                }
+                if time == nil { return nil }
+            case "severity":
+                guard case .string(let text) = value, let level = LogSeverity(rawValue: text) else { return nil }
+                severity = level
+            case "message":
+                guard case .string(let text) = value else { return nil }
+                message = text
+            case "label": guard Self.read(value, into: &record.label) else { return nil }
+            case "source": guard Self.read(value, into: &record.source) else { return nil }
+            case "file": guard Self.read(value, into: &record.file) else { return nil }
+            case "function": guard Self.read(value, into: &record.function) else { return nil }
+            case "line":
+                switch value {
+                case .null: record.line = 0
+                case .number(let number):
+                    guard let line = UInt(number.text) else { return nil }
+                    record.line = line
+                default: return nil
+                }
+            case "droppedMetadataCount":
+                switch value {
+                case .null: record.droppedMetadata = 0
+                case .number(let number):
+                    guard let count = Int(number.text) else { return nil }
+                    record.droppedMetadata = count
+                default: return nil
+                }
+            case "traceId":
+                switch value {
+                case .null: record.traceID = nil
+                case .string(let text):
+                    guard let id = TraceID(hex: text) else { return nil }
+                    record.traceID = id
+                default: return nil
+                }
+            case "spanId":
+                switch value {
+                case .null: record.spanID = nil
+                case .string(let text):
+                    guard let id = SpanID(hex: text) else { return nil }
+                    record.spanID = id
+                default: return nil
+                }
+            case "metadata":
+                switch value {
+                case .null: record.metadata = [:]
+                case .object(let entries):
+                    var metadata = TelemetryAttributes(minimumCapacity: entries.count)
+                    for entry in entries {
+                        guard let read = try? TelemetryValue(entry.value) else { return nil }
+                        metadata[entry.key] = read
+                    }
+                    record.metadata = metadata
+                default: return nil
+                }
+            default: continue
+            }
+        }
+        guard let time, let severity, let message else { return nil }
+        record.time = time
+        record.severity = severity
+        record.message = message
+        self = record
+    }
+
+    /// An optional text member: null leaves the default, a string is taken, anything else is refused.
+    private static func read(_ value: JSONValue, into field: inout String) -> Bool {
+        switch value {
+        case .null: field = ""
+        case .string(let text): field = text
+        default: return false
+        }
+        return true
     }
 }

@@ -49,7 +49,7 @@ extension TelemetryValue: Codable {
         }
     }
 
-    private init(_ value: JSONValue) throws(TreeProblem) {
+    init(_ value: JSONValue) throws(TreeProblem) {
         switch value {
         case .string(let text): self = .string(text)
         case .bool(let flag): self = .bool(flag)
@@ -80,7 +80,7 @@ extension TelemetryValue: Codable {
     }
 
     /// What is wrong inside a tree, and where: the keys are gathered on the way out, innermost first.
-    private struct TreeProblem: Error {
+    struct TreeProblem: Error {
         var problem: String
         var innermostFirst: [IndexKey] = []
 
@@ -129,7 +129,7 @@ extension TelemetryValue: CustomStringConvertible {
 }
 
 /// A member name or an index in the coding path of an error inside an attribute value.
-private struct IndexKey: CodingKey {
+struct IndexKey: CodingKey {
     let stringValue: String
     let intValue: Int?
 
