@@ -146,38 +146,10 @@ extension LogRecord {
             case "source": guard Self.read(value, into: &record.source) else { return nil }
             case "file": guard Self.read(value, into: &record.file) else { return nil }
             case "function": guard Self.read(value, into: &record.function) else { return nil }
-            case "line":
-                switch value {
-                case .null: record.line = 0
-                case .number(let number):
-                    guard let line = UInt(number.text) else { return nil }
-                    record.line = line
-                default: return nil
-                }
-            case "droppedMetadataCount":
-                switch value {
-                case .null: record.droppedMetadata = 0
-                case .number(let number):
-                    guard let count = Int(number.text) else { return nil }
-                    record.droppedMetadata = count
-                default: return nil
-                }
-            case "traceId":
-                switch value {
-                case .null: record.traceID = nil
-                case .string(let text):
-                    guard let id = TraceID(hex: text) else { return nil }
-                    record.traceID = id
-                default: return nil
-                }
-            case "spanId":
-                switch value {
-                case .null: record.spanID = nil
-                case .string(let text):
-                    guard let id = SpanID(hex: text) else { return nil }
-                    record.spanID = id
-                default: return nil
-                }
+            case "line": guard Self.read(value, into: &record.line) else { return nil }
+            case "droppedMetadataCount": guard Self.read(value, into: &record.droppedMetadata) else { return nil }
+            case "traceId": guard Self.read(value, into: &record.traceID, TraceID.init(hex:)) else { return nil }
+            case "spanId": guard Self.read(value, into: &record.spanID, SpanID.init(hex:)) else { return nil }
             case "metadata":
                 switch value {
                 case .null: record.metadata = [:]
@@ -198,6 +170,30 @@ extension LogRecord {
         record.severity = severity
         record.message = message
         self = record
+    }
+
+    /// An optional integer member: null leaves zero, an integer in range is taken, anything else is refused.
+    private static func read<Number: FixedWidthInteger>(_ value: JSONValue, into field: inout Number) -> Bool {
+        switch value {
+        case .null: field = 0
+        case .number(let number):
+            guard let read = Number(number.text) else { return false }
+            field = read
+        default: return false
+        }
+        return true
+    }
+
+    /// An optional id member: null leaves none, a string `make` accepts is taken, anything else is refused.
+    private static func read<ID>(_ value: JSONValue, into field: inout ID?, _ make: (String) -> ID?) -> Bool {
+        switch value {
+        case .null: field = nil
+        case .string(let text):
+            guard let id = make(text) else { return false }
+            field = id
+        default: return false
+        }
+        return true
     }
 
     /// An optional text member: null leaves the default, a string is taken, anything else is refused.
