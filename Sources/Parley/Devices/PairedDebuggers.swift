@@ -52,12 +52,12 @@ public final class PairedDebuggers: Sendable {
     }
 
     /// Which advertised debuggers to dial: those whose `fp` TXT key names a paired one; while none is paired, the
-    /// wanted name (or every debugger).
+    /// wanted name (or every debugger) among those that advertise an `fp` at all. A node without one takes no
+    /// devices: a TLS dial there could only fail.
     public func admits(_ service: DiscoveredService) -> Bool {
-        guard service.peerID != nil else { return false }
+        guard service.peerID != nil, let advertised = service.txt[TXTRecord.ParleyKey.deviceFingerprint] else { return false }
         return entries.withLock { entries in
             guard !entries.isEmpty else { return wanted.map { $0 == service.instanceName } ?? true }
-            guard let advertised = service.txt[TXTRecord.ParleyKey.deviceFingerprint] else { return false }
             return entries.keys.contains { $0.matches(prefix: advertised) }
         }
     }

@@ -34,6 +34,28 @@ struct PairedDebuggersTests {
         #expect(mode == 0o600)
     }
 
+    static func service(_ name: String, fingerprint: DeviceFingerprint?) -> DiscoveredService {
+        DiscoveredService(
+            instanceName: name, type: .debug, domain: "local", hostName: "\(name).local", addresses: [], port: 7206,
+            txt: .parley(peerID: PeerID().rawValue, displayName: name, requiresSecret: false, deviceFingerprint: fingerprint?.short))
+    }
+
+    @Test("which advertised debuggers are dialled: before pairing, those that take devices (the wanted name only, if one is named); after, only the paired one")
+    func admits() throws {
+        let directory = try ScratchDirectory(prefix: "paired")
+        let (alice, bob) = (try Self.debugger("alice"), try Self.debugger("bob"))
+        let named = try PairedDebuggers(directory: directory.path, name: "app", wanted: "alice", logger: Logger(label: "test"))
+        #expect(named.admits(Self.service("alice", fingerprint: alice.1)))
+        #expect(!named.admits(Self.service("bob", fingerprint: bob.1)), "not the one named")
+        #expect(!named.admits(Self.service("alice", fingerprint: nil)), "a node that takes no devices")
+
+        let any = try PairedDebuggers(directory: directory.path, name: "app", wanted: nil, logger: Logger(label: "test"))
+        #expect(any.admits(Self.service("bob", fingerprint: bob.1)) && !any.admits(Self.service("open-app", fingerprint: nil)))
+        any.established(alice.0, alice.1)
+        #expect(any.admits(Self.service("renamed", fingerprint: alice.1)), "the paired one, whatever its name")
+        #expect(!any.admits(Self.service("bob", fingerprint: bob.1)))
+    }
+
     @Test("a damaged file is refused with its path and what to do, rather than trusting every debugger again")
     func damagedFile() throws {
         let directory = try ScratchDirectory(prefix: "paired")
