@@ -36,6 +36,10 @@ struct DirectNode {
         }
         configuration.logger = Logger(label: "parleyctl")
         let trust = options.deviceTrust()
+        if trust.paired, listenPort != nil {
+            // Paired debuggers are whom this tool dials; as a listener it would take any device in while none is paired.
+            throw CtlFailure.usage("--paired is for the commands that dial parleyds (send, peers); listen --direct takes peers in the clear or with --secret-file")
+        }
         if trust.paired {
             let paired: PairedDebuggers
             do {

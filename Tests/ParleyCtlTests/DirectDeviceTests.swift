@@ -69,12 +69,14 @@ struct DirectDeviceTests {
         try await trusting.stop()
     }
 
-    @Test("--paired and its options are for --direct, and --device-directory goes with --paired")
+    @Test("--paired and its options are for --direct, --device-directory goes with --paired, and listen refuses --paired")
     func pairedOptionsNeedDirect() async throws {
         let through = try await ChildProcess.run("parleyctl", ["send", "X", "--paired"])
         #expect(through.status == 2 && through.stderr.contains("--paired, --debugger and --device-directory are for --direct"), "\(through)")
         let alone = try await ChildProcess.run("parleyctl", ["peers", "--direct", "--device-directory", "/tmp/x"])
         #expect(alone.status == 2 && alone.stderr.contains("give --paired too"), "\(alone)")
+        let listening = try await ChildProcess.run("parleyctl", ["listen", "--direct", "--paired", "--no-discovery"])
+        #expect(listening.status == 2 && listening.stderr.contains("--paired is for the commands that dial parleyds"), "\(listening)")
     }
 
     @Test("parley-example --devices keeps both peers' identities in the directory and connects them over TLS with each other's certificate")

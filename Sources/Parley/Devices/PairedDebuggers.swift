@@ -96,7 +96,8 @@ public final class PairedDebuggers: Sendable {
     /// Whether a debugger is paired yet.
     public var isEmpty: Bool { entries.withLock { $0.isEmpty } }
 
-    /// The transceiver's device settings: TLS with this identity, to the debuggers trusted above.
+    /// The transceiver's device settings: TLS with this identity, to the debuggers trusted above. For a node that
+    /// only dials (no listener): while none is paired it trusts the debugger it dials, which an acceptor must not.
     public var authentication: DeviceAuthentication {
         var authentication = DeviceAuthentication(identity: identity) { [self] fingerprint in trusts(fingerprint) }
         authentication.established = { [self] peer, fingerprint in established(peer, fingerprint) }
