@@ -35,17 +35,17 @@ struct DirectNode {
             throw CtlFailure.usage("--secret-file: \(error)")
         }
         configuration.logger = Logger(label: "parleyctl")
-        let trust = options.deviceTrust()
-        if trust.paired, listenPort != nil {
-            // Paired debuggers are whom this tool dials; as a listener it would take any device in while none is paired.
-            throw CtlFailure.usage("--paired is for the commands that dial parleyds (send, peers); listen --direct takes peers in the clear or with --secret-file")
-        }
-        if trust.paired {
+        if options.connectsAsDevice {
+            guard listenPort == nil else {
+                // Paired debuggers are whom this tool dials; as a listener it would take any device in while none is paired.
+                throw CtlFailure.usage("--paired is for the commands that dial parleyds (send, peers); listen --direct takes peers in the clear or with --secret-file")
+            }
             let paired: PairedDebuggers
             do {
+                // The debugger wanted is read as an app's `.paired` trust reads it: --debugger, else PARLEY_DEBUGGER.
                 paired = try PairedDebuggers(
-                    directory: options.deviceDirectory ?? TransceiverConfiguration.defaultDeviceDirectory(name: options.name),
-                    name: options.name, wanted: trust.wanted, logger: configuration.logger
+                    directory: options.deviceDirectory, name: options.name, wanted: PairedDebuggers.wanted(named: options.debugger),
+                    logger: configuration.logger
                 )
             } catch {
                 throw CtlFailure.usage("--paired: \(error)")
@@ -126,7 +126,8 @@ final class PairingPrompt: Sendable {
         guard said.withLock({ $0.insert(code).inserted }) else { return }
         FileHandle.standardError.write(Data("""
             parleyctl: not paired yet; this device is \(device.short), the code here is \(code): accept on the debugger \
-            only if it shows the same (it says: \(message)); waiting until --timeout for the accept
+            only if it shows the same (it says: \(message)); waiting for the accept as long as parleyctl waits for a \
+            peer (--wait-peer, --wait)
 
             """.utf8))
     }

@@ -56,7 +56,7 @@ struct DirectOptions: ParsableArguments {
         if (paired || debugger != nil || deviceDirectory != nil) && !direct {
             throw ValidationError("--paired, --debugger and --device-directory are for --direct; without it parleyctl goes through the local parleyd")
         }
-        if deviceDirectory != nil && !paired && debugger == nil {
+        if deviceDirectory != nil && !connectsAsDevice {
             throw ValidationError("--device-directory is where --paired keeps parleyctl's identity; give --paired too")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
@@ -66,13 +66,8 @@ struct DirectOptions: ParsableArguments {
 
     var endpoints: [Endpoint] { peers.compactMap(Endpoint.init) }
 
-    /// Whether this tool connects as a device, and the debugger it wants while it has paired with none: `--debugger`,
-    /// else (with `--paired`) `PARLEY_DEBUGGER`, as an app's `.paired` trust reads it.
-    func deviceTrust(environment: [String: String] = ProcessInfo.processInfo.environment) -> (paired: Bool, wanted: String?) {
-        if let debugger { return (true, debugger) }
-        guard paired else { return (false, nil) }
-        return (true, environment["PARLEY_DEBUGGER"].flatMap { $0.isEmpty ? nil : $0 })
-    }
+    /// Whether this tool connects as a device (`--paired`, or `--debugger`, which implies it).
+    var connectsAsDevice: Bool { paired || debugger != nil }
 
     /// Discovery runs unless static peers were given or it was turned off.
     var usesDiscovery: Bool { endpoints.isEmpty && !noDiscovery }

@@ -57,16 +57,11 @@ if arguments.count == 2, arguments[0] == "--secret-file" {
     fail("usage: parley-example [--secret-file PATH | --devices DIRECTORY]", status: 2)
 }
 
-/// With --devices: this side's identity, trusting only the other's fingerprint (both already known here; two
-/// machines would pair instead: docs/security.md).
-@MainActor func devices(_ mine: KeyPath<(tablet: DeviceIdentity, phone: DeviceIdentity), DeviceIdentity>,
-             trusting theirs: KeyPath<(tablet: DeviceIdentity, phone: DeviceIdentity), DeviceIdentity>) -> DeviceAuthentication? {
-    identities.map { DeviceAuthentication(identity: $0[keyPath: mine], trusting: [$0[keyPath: theirs].fingerprint]) }
-}
-
 let store = ItemStore()
 var tabletConfiguration = TransceiverConfiguration(name: "kitchen-tablet", identity: .ephemeral, listenHost: "127.0.0.1", port: 0, sharedSecret: secret)
-tabletConfiguration.devices = devices(\.tablet, trusting: \.phone)
+// With --devices: each side's identity, trusting only the other's fingerprint (both known here; two machines
+// would pair instead: docs/security.md).
+tabletConfiguration.devices = identities.map { DeviceAuthentication(identity: $0.tablet, trusting: [$0.phone.fingerprint]) }
 let tablet = Transceiver(configuration: tabletConfiguration)
 tablet.receive(AddItemCommand.self) { command, peer in
     await store.add(command.title)
@@ -75,7 +70,7 @@ tablet.receive(AddItemCommand.self) { command, peer in
 tablet.respond(to: ListItemsCommand.self) { _, _ in ItemList(items: await store.items) }
 
 var phoneConfiguration = TransceiverConfiguration(name: "phone", identity: .ephemeral, listenHost: nil, sharedSecret: secret)
-phoneConfiguration.devices = devices(\.phone, trusting: \.tablet)
+phoneConfiguration.devices = identities.map { DeviceAuthentication(identity: $0.phone, trusting: [$0.tablet.fingerprint]) }
 let phone = Transceiver(configuration: phoneConfiguration)
 
 try await tablet.start()

@@ -62,13 +62,36 @@ package enum ProtectedFile {
         return bytes
     }
 
-    /// Writes `bytes` to `path` with mode 0600, under a temporary name first; an existing file is replaced only if
-    /// `replacing` is true (otherwise ``Failure/alreadyExists``, atomically: two writers cannot both succeed).
     /// What went wrong, for a caller's own message: a write that replaces fails only with ``Failure/cannotWrite(reason:)``.
     package static func writeFailureText(_ failure: Failure) -> String {
         if case .cannotWrite(let reason) = failure { reason } else { "\(failure)" }
     }
 
+    /// Writes `value` as the project's own JSON files are (the devices parleyd paired with, the debuggers a device
+    /// paired with): dates in ISO 8601, keys sorted, one member a line, replacing the file as ``write(_:to:replacing:)``.
+    package static func writeJSON(_ value: some Encodable, to path: String) throws(Failure) {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let bytes: Data
+        do {
+            bytes = try encoder.encode(value)
+        } catch {
+            throw .cannotWrite(reason: "\(error)")
+        }
+        try write(Array(bytes), to: path, replacing: true)
+    }
+
+    /// Reads what ``writeJSON(_:to:)`` wrote; nil when there is no file to read.
+    package static func readJSON<Value: Decodable>(_ type: Value.Type, at path: String) throws -> Value? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(type, from: data)
+    }
+
+    /// Writes `bytes` to `path` with mode 0600, under a temporary name first; an existing file is replaced only if
+    /// `replacing` is true (otherwise ``Failure/alreadyExists``, atomically: two writers cannot both succeed).
     package static func write(_ bytes: [UInt8], to path: String, replacing: Bool) throws(Failure) {
         let temporary = path + ".tmp-\(UUID().uuidString.prefix(8))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

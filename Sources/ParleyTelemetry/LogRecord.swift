@@ -156,7 +156,7 @@ extension LogRecord {
                 case .object(let entries):
                     var metadata = TelemetryAttributes(minimumCapacity: entries.count)
                     for entry in entries {
-                        guard let read = try? TelemetryValue(entry.value) else { return nil }
+                        guard let read = TelemetryValue(reading: entry.value) else { return nil }
                         metadata[entry.key] = read
                     }
                     record.metadata = metadata

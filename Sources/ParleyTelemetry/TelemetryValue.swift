@@ -38,6 +38,13 @@ extension TelemetryValue: Codable {
         }
     }
 
+    /// The value a parsed tree holds, or nil where the decoder above refuses it: what `LogRecord(reading:)` reads
+    /// metadata with.
+    init?(reading value: JSONValue) {
+        guard let read = try? TelemetryValue(value) else { return nil }
+        self = read
+    }
+
     /// The value a parsed tree holds: what the decoder above finds by trying one type after another, read from
     /// the JSON at once.
     private init(_ value: JSONValue, at path: [any CodingKey]) throws {
@@ -49,7 +56,7 @@ extension TelemetryValue: Codable {
         }
     }
 
-    init(_ value: JSONValue) throws(TreeProblem) {
+    private init(_ value: JSONValue) throws(TreeProblem) {
         switch value {
         case .string(let text): self = .string(text)
         case .bool(let flag): self = .bool(flag)
@@ -80,7 +87,7 @@ extension TelemetryValue: Codable {
     }
 
     /// What is wrong inside a tree, and where: the keys are gathered on the way out, innermost first.
-    struct TreeProblem: Error {
+    private struct TreeProblem: Error {
         var problem: String
         var innermostFirst: [IndexKey] = []
 
@@ -129,7 +136,7 @@ extension TelemetryValue: CustomStringConvertible {
 }
 
 /// A member name or an index in the coding path of an error inside an attribute value.
-struct IndexKey: CodingKey {
+private struct IndexKey: CodingKey {
     let stringValue: String
     let intValue: Int?
 

@@ -24,25 +24,34 @@ public final class PairedDebuggers: Sendable {
     private let entries: Mutex<[DeviceFingerprint: Entry]>
     private let saving = Mutex(())
 
-    /// Loads (or makes) the identity in `directory` and reads the debuggers paired so far. `wanted` is the instance
-    /// name to pair with while none is paired (nil: any debugger found).
-    public init(directory: String, name: String, wanted: String?, logger: Logger) throws(DeviceIdentityError) {
+    /// Loads (or makes) the identity of the device called `name` in `directory` (nil:
+    /// ``TransceiverConfiguration/defaultDeviceDirectory(name:)``) and reads the debuggers paired so far. `wanted`
+    /// is the instance name to pair with while none is paired (nil: any debugger found; see ``wanted(named:environment:)``).
+    public init(directory: String?, name: String, wanted: String?, logger: Logger) throws(DeviceIdentityError) {
+        let directory = directory ?? TransceiverConfiguration.defaultDeviceDirectory(name: name)
         identity = try DeviceIdentity.loadOrCreate(in: directory, name: name)
         path = directory + "/" + Self.fileName
         self.wanted = wanted
         self.logger = logger
+        let list: [Entry]?
+        do {
+            list = try ProtectedFile.readJSON([Entry].self, at: path)
+        } catch {
+            throw .malformedPairedDebuggers(path: path, reason: "it is not a list of paired debuggers")
+        }
         var entries: [DeviceFingerprint: Entry] = [:]
-        if let data = FileManager.default.contents(atPath: path) {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            guard let list = try? decoder.decode([Entry].self, from: data) else {
-                throw .malformed(path: path, reason: "it is not a list of paired debuggers; remove it to pair again")
-            }
-            for entry in list {
-                if let fingerprint = DeviceFingerprint(entry.fingerprint) { entries[fingerprint] = entry }
-            }
+        for entry in list ?? [] {
+            if let fingerprint = DeviceFingerprint(entry.fingerprint) { entries[fingerprint] = entry }
         }
         self.entries = Mutex(entries)
+    }
+
+    /// The debugger to pair with while none is paired, as a person chose it: `named` (the app's configuration,
+    /// parleyctl's `--debugger`), else the environment's `PARLEY_DEBUGGER`; nil: every debugger found is asked.
+    public static func wanted(named: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let named { return named }
+        guard let name = environment["PARLEY_DEBUGGER"], !name.isEmpty else { return nil }
+        return name
     }
 
     /// Trusted at the TLS handshake: a paired debugger; while none is paired, any debugger this app dials (which
@@ -82,13 +91,12 @@ public final class PairedDebuggers: Sendable {
     private func save() {
         saving.withLock { _ in
             let list = entries.withLock { Array($0.values).sorted { $0.pairedAt < $1.pairedAt } }
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            do {
-                try ProtectedFile.write(Array(try encoder.encode(list)), to: path, replacing: true)
+            do throws(ProtectedFile.Failure) {
+                try ProtectedFile.writeJSON(list, to: path)
             } catch {
-                logger.warning("cannot remember the paired debugger; it asks again at the next start", metadata: ["path": "\(path)", "reason": "\((error as? ProtectedFile.Failure).map(ProtectedFile.writeFailureText) ?? "\(error)")"])
+                logger.warning(
+                    "cannot remember the paired debugger; it asks again at the next start",
+                    metadata: ["path": "\(path)", "reason": "\(ProtectedFile.writeFailureText(error))"])
             }
         }
     }

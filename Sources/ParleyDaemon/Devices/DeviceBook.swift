@@ -55,21 +55,17 @@ final class DeviceBook: Sendable {
         self.logger = logger
         path = directory + "/" + Self.fileName
         var paired: [DeviceFingerprint: Paired] = [:]
-        if let data = FileManager.default.contents(atPath: path) {
-            let file: File
-            do {
-                let decoder = JSONDecoder()
-                decoder.dateDecodingStrategy = .iso8601
-                file = try decoder.decode(File.self, from: data)
-            } catch {
-                throw .malformed(path: path, reason: "\(error)")
+        let stored: File?
+        do {
+            stored = try ProtectedFile.readJSON(File.self, at: path)
+        } catch {
+            throw .malformed(path: path, reason: "\(error)")
+        }
+        for device in stored?.paired ?? [] {
+            guard let fingerprint = DeviceFingerprint(device.fingerprint) else {
+                throw .malformed(path: path, reason: "\"\(device.fingerprint.prefix(80))\" is not a device fingerprint")
             }
-            for device in file.paired {
-                guard let fingerprint = DeviceFingerprint(device.fingerprint) else {
-                    throw .malformed(path: path, reason: "\"\(device.fingerprint.prefix(80))\" is not a device fingerprint")
-                }
-                paired[fingerprint] = device
-            }
+            paired[fingerprint] = device
         }
         state = Mutex(State(paired: paired))
     }
@@ -104,7 +100,14 @@ final class DeviceBook: Sendable {
             // Room is made at the expense of the machine asking most: one host making fresh certificates in a loop
             // replaces its own requests, not another device's that a person is about to accept.
             let fromHost = state.pending.filter { $0.value.request.host == request.host }
-            let crowd = fromHost.count >= Self.maximumPendingPerHost ? fromHost : state.pending.count >= Self.maximumPending ? state.pending : [:]
+            let crowd: [DeviceFingerprint: Pending]
+            if fromHost.count >= Self.maximumPendingPerHost {
+                crowd = fromHost
+            } else if state.pending.count >= Self.maximumPending {
+                crowd = state.pending
+            } else {
+                crowd = [:]
+            }
             if let oldest = crowd.min(by: { $0.value.requestedAt < $1.value.requestedAt }) {
                 state.pending.removeValue(forKey: oldest.key)
             }
@@ -194,17 +197,8 @@ final class DeviceBook: Sendable {
     func save() throws(DeviceBookError) {
         try saving.withLock { _ throws(DeviceBookError) in
             let file = state.withLock { File(paired: $0.paired.values.sorted { $0.pairedAt < $1.pairedAt }) }
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let bytes: Data
-            do {
-                bytes = try encoder.encode(file)
-            } catch {
-                throw .cannotSave(path: path, reason: "\(error)")
-            }
             do throws(ProtectedFile.Failure) {
-                try ProtectedFile.write(Array(bytes), to: path, replacing: true)
+                try ProtectedFile.writeJSON(file, to: path)
             } catch {
                 throw .cannotSave(path: path, reason: ProtectedFile.writeFailureText(error))
             }

@@ -1,7 +1,5 @@
-import Foundation
 import Logging
 import Parley
-import Synchronization
 
 /// Which debuggers an app sends to. `.paired` unless the app says otherwise (the original framing, which cannot
 /// tell debuggers apart, is `.anyOpen`).
@@ -26,19 +24,16 @@ public enum DebuggerTrust: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What a client with this trust sends through: nil for `.anyOpen`; otherwise the app's identity and the
-    /// debuggers it paired with, from `directory` (nil: the app's default device directory). Resolved against the
-    /// environment here, so that every client of one app reads `PARLEY_DEBUGGER` the same way.
+    /// debuggers it paired with, from `directory` (nil: the app's default device directory). `.paired` reads
+    /// `PARLEY_DEBUGGER` here (``PairedDebuggers/wanted(named:environment:)``), so that every client of one app
+    /// reads it the same way.
     func pairedDebuggers(directory: String?, appName: String, logger: Logger) throws(DeviceIdentityError) -> PairedDebuggers? {
-        let trust = resolved()
-        guard trust != .anyOpen else { return nil }
-        let wanted: String? = if case .named(let name) = trust { name } else { nil }
-        return try PairedDebuggers(
-            directory: directory ?? TransceiverConfiguration.defaultDeviceDirectory(name: appName), name: appName, wanted: wanted, logger: logger)
-    }
-
-    /// `.paired` with `PARLEY_DEBUGGER` set is `.named` that name.
-    func resolved(environment: [String: String] = ProcessInfo.processInfo.environment) -> DebuggerTrust {
-        if case .paired = self, let name = environment["PARLEY_DEBUGGER"], !name.isEmpty { return .named(name) }
-        return self
+        let named: String?
+        switch self {
+        case .anyOpen: return nil
+        case .paired: named = nil
+        case .named(let name): named = name
+        }
+        return try PairedDebuggers(directory: directory, name: appName, wanted: PairedDebuggers.wanted(named: named), logger: logger)
     }
 }

@@ -181,6 +181,8 @@ public enum DeviceIdentityError: Error, Sendable, Hashable, CustomStringConverti
     case malformed(path: String, reason: String)
     case cannotWrite(path: String, reason: String)
     case cannotCreate(reason: String)
+    /// The list of debuggers a device paired with, kept beside its identity, is not one.
+    case malformedPairedDebuggers(path: String, reason: String)
 
     init(_ failure: ProtectedFile.Failure, path: String) {
         self =
@@ -216,6 +218,8 @@ public enum DeviceIdentityError: Error, Sendable, Hashable, CustomStringConverti
             "cannot write \(path): \(reason)"
         case .cannotCreate(let reason):
             "cannot make a device certificate: \(reason)"
+        case .malformedPairedDebuggers(let path, let reason):
+            "\(path) does not list paired debuggers: \(reason); remove it to pair again (the device identity is kept)"
         }
     }
 }

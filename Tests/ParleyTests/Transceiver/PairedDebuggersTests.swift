@@ -56,6 +56,23 @@ struct PairedDebuggersTests {
         #expect(!any.admits(Self.service("bob", fingerprint: bob.1)))
     }
 
+    @Test("the debugger wanted before pairing: the one named in the configuration, else PARLEY_DEBUGGER, else any; an empty variable names none")
+    func wantedDebugger() throws {
+        #expect(PairedDebuggers.wanted(named: "alice-laptop", environment: ["PARLEY_DEBUGGER": "bob-desktop"]) == "alice-laptop")
+        #expect(PairedDebuggers.wanted(named: nil, environment: ["PARLEY_DEBUGGER": "bob-desktop"]) == "bob-desktop")
+        #expect(PairedDebuggers.wanted(named: nil, environment: ["PARLEY_DEBUGGER": ""]) == nil)
+        #expect(PairedDebuggers.wanted(named: nil, environment: [:]) == nil)
+
+        // The name chosen through the environment is the one dialled.
+        let directory = try ScratchDirectory(prefix: "paired")
+        let (bob, alice) = (try Self.debugger("bob-desktop"), try Self.debugger("alice-laptop"))
+        let paired = try PairedDebuggers(
+            directory: directory.path, name: "app", wanted: PairedDebuggers.wanted(named: nil, environment: ["PARLEY_DEBUGGER": "bob-desktop"]),
+            logger: Logger(label: "test"))
+        #expect(paired.admits(Self.service("bob-desktop", fingerprint: bob.1)))
+        #expect(!paired.admits(Self.service("alice-laptop", fingerprint: alice.1)))
+    }
+
     @Test("a damaged file is refused with its path and what to do, rather than trusting every debugger again")
     func damagedFile() throws {
         let directory = try ScratchDirectory(prefix: "paired")
@@ -63,7 +80,8 @@ struct PairedDebuggersTests {
         #expect {
             _ = try PairedDebuggers(directory: directory.path, name: "app", wanted: nil, logger: Logger(label: "test"))
         } throws: { error in
-            "\(error)".contains("paired-debuggers.json") && "\(error)".contains("remove it to pair again")
+            // About the list, not the key beside it: removing the list keeps the device's identity.
+            "\(error)".contains("paired-debuggers.json") && "\(error)".contains("remove it to pair again") && !"\(error)".contains("key file")
         }
     }
 }
