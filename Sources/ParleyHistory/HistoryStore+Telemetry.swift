@@ -55,8 +55,7 @@ extension HistoryStore {
             conditions.append("logRecord.session IN \(TelemetrySQL.sessions(ofApp: app, arguments: &arguments))")
         }
         if let severity = query.minimumSeverity {
-            conditions.append("logRecord.severity >= ?")
-            arguments += [severity.number]
+            conditions.append(TelemetrySQL.atLeast(severity, column: "logRecord.severity", arguments: &arguments))
         }
         if let label = query.label {
             conditions.append(try TelemetrySQL.glob(label, column: "logRecord.label", arguments: &arguments))
@@ -255,6 +254,14 @@ enum TelemetrySQL {
         let prefix = app.lowercased()
         arguments += [app, prefix, prefix, prefix]
         return "(SELECT id FROM session WHERE importing = 0 AND (appName = ? OR (? <> '' AND substr(peerID, 1, length(?)) = ?)))"
+    }
+
+    /// `column >= …` for a minimum level. From warnings up it also states the severity index's own condition,
+    /// literally: SQLite uses a partial index only for a query that says its WHERE term.
+    static func atLeast(_ severity: LogSeverity, column: String, arguments: inout StatementArguments) -> String {
+        arguments += [severity.number]
+        let indexed = HistorySchema.indexedSeverity
+        return severity.number >= indexed ? "\(column) >= ? AND \(column) >= \(indexed)" : "\(column) >= ?"
     }
 
     /// `column GLOB …` for a label pattern (`*` any run, `?` one character, `\` takes the next one literally).

@@ -169,8 +169,7 @@ struct TimelineArm {
             var sql = "SELECT 1 AS k, id, time AS t FROM logRecord WHERE session = ?"
             var arguments: StatementArguments = [query.session]
             if let severity = query.minimumSeverity {
-                sql += " AND severity >= ?"
-                arguments += [severity.number]
+                sql += " AND " + TelemetrySQL.atLeast(severity, column: "severity", arguments: &arguments)
             }
             if let label = query.label {
                 sql += " AND " + (try TelemetrySQL.glob(label, column: "label", arguments: &arguments))

@@ -95,4 +95,52 @@ struct HistoryMigrationTests {
             try await store.close()
         }
     }
+
+    @Test("after the severity index narrows to warnings and above, every level filter finds what it did, and warnings and above are looked up through the index")
+    func severityIndexOfWarnings() async throws {
+        try await withTemporaryDirectory { directory in
+            let older = try Self.database(in: directory, upTo: "v8: a summary row per trace and session")
+            let levels: [LogSeverity] = [.trace, .debug, .info, .notice, .warning, .error, .critical]
+            try await older.write { db in
+                try db.execute(sql: "INSERT INTO session (peerID, appName, kind, started, ended) VALUES ('a-1', 'Listr', 'parley', 0, 1)")
+                for (number, level) in levels.enumerated() {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO logRecord (session, received, time, severity, label, message, metadata, source, file, function, line,
+                                                   droppedMetadata, size)
+                            VALUES (1, 0, ?, ?, 'listr', ?, '', '', '', '', 0, 0, 100)
+                            """,
+                        arguments: [number, level.number, "\(level)"])
+                }
+            }
+            try older.close()
+
+            let store = try await HistoryStore.open(directory: directory)
+            let session = try await store.beginSession(peerID: "b-2", appName: "Listr", kind: .parley)
+            _ = try await store.appendTelemetry(
+                TelemetryBatch(logs: levels.map { LogRecord(time: UnixNanos(100), severity: $0, label: "listr", message: "new \($0)", source: "") }),
+                to: session.id)
+            for (index, level) in levels.enumerated() {
+                let found = try await store.logs(LogQuery(minimumSeverity: level)).items.map(\.record.message)
+                let expected = levels[index...].map { "\($0)" } + levels[index...].map { "new \($0)" }
+                #expect(found == expected, "at least \(level)")
+                let timeline = try await store.timeline(TimelineQuery(session: session.id, kinds: [.log], minimumSeverity: level))
+                #expect(timeline.items.count == levels.count - index, "timeline at least \(level)")
+            }
+
+            func plan(_ level: LogSeverity) async throws -> String {
+                var arguments = StatementArguments()
+                let condition = TelemetrySQL.atLeast(level, column: "logRecord.severity", arguments: &arguments)
+                let bound = arguments
+                return try await store.pool.read { db in
+                    try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM logRecord WHERE \(condition)", arguments: bound)
+                        .map { $0["detail"] as String }.joined(separator: "; ")
+                }
+            }
+            #expect(try await plan(.error).contains("logRecord_by_severity"))
+            #expect(try await plan(.warning).contains("logRecord_by_severity"))
+            #expect(!(try await plan(.info)).contains("logRecord_by_severity"))
+            try await store.close()
+        }
+    }
 }
