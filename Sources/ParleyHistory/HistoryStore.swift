@@ -45,16 +45,18 @@ public final class HistoryStore: Sendable {
     /// tagged with it, because entry numbers start again in another history.
     public let identity: String
     let pool: DatabasePool
+    let checkpointer: Checkpointer
     let logger: Logger
     private let currentLimits: Mutex<RetentionLimits>
 
-    private init(path: String, pool: DatabasePool, limits: RetentionLimits, logger: Logger) {
+    private init(path: String, pool: DatabasePool, checkpointer: Checkpointer, limits: RetentionLimits, logger: Logger) {
         self.path = path
         var info = stat()
         // Unreadable (it was just opened, so hardly): a name of this run alone, which no other history shares.
         identity = stat(path, &info) == 0
             ? String(UInt64(info.st_dev), radix: 16) + "." + String(UInt64(info.st_ino), radix: 16) : UUID().uuidString
         self.pool = pool
+        self.checkpointer = checkpointer
         self.currentLimits = Mutex(limits)
         self.logger = logger
     }
@@ -65,19 +67,21 @@ public final class HistoryStore: Sendable {
         if let problem = limits.problem { throw .invalidLimits(problem) }
         let path = URL(fileURLWithPath: directory).appendingPathComponent(fileName).path
         let pool: DatabasePool
+        let checkpointer = Checkpointer(path: path, logger: logger)
         do {
             // Opening and migrating are synchronous file work: keep them off the cooperative pool.
-            pool = try await BlockingPool.shared.run { try openPool(at: path) }
+            pool = try await BlockingPool.shared.run { try openPool(at: path, checkpointer: checkpointer) }
         } catch {
+            await checkpointer.stop()
             throw .cannotOpen(path: path, failure: Self.failure(error))
         }
-        let store = HistoryStore(path: path, pool: pool, limits: limits, logger: logger)
+        let store = HistoryStore(path: path, pool: pool, checkpointer: checkpointer, limits: limits, logger: logger)
         try await store.recover()
         try await store.setLimits(limits)
         return store
     }
 
-    private static func openPool(at path: String) throws -> DatabasePool {
+    private static func openPool(at path: String, checkpointer: Checkpointer) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.label = "parley.history"
         configuration.foreignKeysEnabled = true
@@ -85,10 +89,12 @@ public final class HistoryStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // The file gives back the pages retention frees (takes effect for a database created from now on), and
             // the WAL is cut back after each checkpoint: the limit holds for the files on disk, not only the rows.
-            // Both are settings of the writer's connection; the pool's readers are read-only.
+            // These, and checkpoints on a connection of their own (Checkpointer), are settings of the writer's
+            // connection; the pool's readers are read-only.
             guard !db.configuration.readonly else { return }
             try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
             try db.execute(sql: "PRAGMA journal_size_limit = \(walSizeLimit)")
+            checkpointer.install(on: db)
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try HistorySchema.migrator.migrate(pool)
@@ -98,6 +104,7 @@ public final class HistoryStore: Sendable {
     /// Closes the database (waiting for reads in progress); the store cannot be used afterwards.
     public func close() async throws(HistoryStoreError) {
         let pool = self.pool
+        await checkpointer.stop()
         do {
             try await BlockingPool.shared.run { try pool.close() }
         } catch {
