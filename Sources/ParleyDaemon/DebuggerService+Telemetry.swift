@@ -18,8 +18,10 @@ import Synchronization
 /// naming the app and why, and its other messages, and other apps, go on as before.
 extension DebuggerService {
     func installTelemetry() {
-        // Handlers run in order per connection, and each connection's batches are stored in that order (one lane
-        // per connection); a batch is decoded while the one before it is stored.
+        // Handlers run in order per connection, so each connection's batches reach the store in that order; the
+        // store keeps it, taking batches that wait together into one transaction. What follows storing (telling
+        // pages and followers) runs in the same order, in one lane per connection, while the connection's next
+        // batches are decoded and wait for the store (at most the lane's depth of them).
         // The session is found here, in the connection's order, not in the lane: the connection's states (another
         // handler) and batches go to the one session begun for it.
         transceiver.receiveRaw(typeName: TelemetryBatch.messageType) { [self] message, peer in
@@ -31,7 +33,14 @@ extension DebuggerService {
                 notStored(received, from: peer, error)
                 return
             }
-            await telemetryLanes.add(peer.connectionID) { [self] in await store(received, in: session, from: peer) }
+            let append = store.enqueueTelemetry(received.batch, to: session)
+            await telemetryLanes.add(peer.connectionID) { [self] in
+                do {
+                    try await stored(received.batch, append, session: session, appName: peer.name, peerID: peer.id.rawValue)
+                } catch {
+                    notStored(received, from: peer, error)
+                }
+            }
         }
         // Pages of up to 500 records of up to a few hundred KiB each: coded off the event loops.
         local(TelemetryControl.Logs.self, heavy: true) { [store] request in
@@ -92,15 +101,6 @@ extension DebuggerService {
         return received.batch.isEmpty ? nil : received
     }
 
-    /// Stores a checked batch in the app's session.
-    func store(_ received: ReceivedTelemetry, in session: Int64, from peer: Peer) async {
-        do {
-            try await storeTelemetry(received.batch, session: session, appName: peer.name, peerID: peer.id.rawValue)
-        } catch {
-            notStored(received, from: peer, error)
-        }
-    }
-
     private func notStored(_ received: ReceivedTelemetry, from peer: Peer, _ error: any Error) {
         telemetryCounts.recordsRefused.add(received.batch.count, ordering: .relaxed)
         transceiver.logThrottle.warning(
@@ -119,8 +119,18 @@ extension DebuggerService {
     @discardableResult
     func storeTelemetry(
         _ batch: TelemetryBatch, session: Int64, appName: String, peerID: String, resource: TelemetryAttributes? = nil
-    ) async throws(HistoryStoreError) -> (logs: [StoredLogRecord], spans: [StoredSpan]) {
-        let stored = try await store.appendTelemetry(batch, to: session)
+    ) async throws(HistoryStoreError) -> TelemetryAppend.Stored {
+        try await stored(batch, store.enqueueTelemetry(batch, to: session), session: session, appName: appName, peerID: peerID, resource: resource)
+    }
+
+    /// Waits for `batch` to be stored, then does what ``storeTelemetry(_:session:appName:peerID:resource:)`` says
+    /// follows.
+    @discardableResult
+    private func stored(
+        _ batch: TelemetryBatch, _ append: TelemetryAppend, session: Int64, appName: String, peerID: String,
+        resource: TelemetryAttributes? = nil
+    ) async throws(HistoryStoreError) -> TelemetryAppend.Stored {
+        let stored = try await append.stored()
         forwarder?.enqueue(batch, resource: resource ?? Self.resource(appName: appName, peerID: peerID))
         telemetryCounts.logsStored.add(stored.logs.count, ordering: .relaxed)
         telemetryCounts.spansStored.add(stored.spans.count, ordering: .relaxed)

@@ -33,9 +33,10 @@ final class DebuggerService: Sendable {
     let logFollowers = Mutex<[PeerID: LogQuery]>([:])
     /// What came of the apps' log records and spans, for the metrics.
     let telemetryCounts = TelemetryCounts()
-    /// Each connection's checked telemetry batches, stored in order while the next is decoded (one stored and
-    /// one waiting at most, besides the one being decoded), then the end of its session.
-    let telemetryLanes = OrderedLanes<UInt64>(depth: 2)
+    /// Each connection's checked telemetry batches, in order, from the store's queue to the pages and followers
+    /// told of them, then the end of its session. Four waiting at most, besides the one being decoded: enough for
+    /// the store to take several of an app's batches into one transaction while it is busy.
+    let telemetryLanes = OrderedLanes<UInt64>(depth: 4)
 
     /// `diffMaxBytes`: the two states of a diff together.
     private let diffMaxBytes: Int

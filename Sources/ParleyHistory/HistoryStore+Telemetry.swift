@@ -8,37 +8,87 @@ import ParleyTelemetry
 extension HistoryStore {
     // MARK: - Storing
 
-    /// Stores a batch of an app's log records and spans in its open session, in one transaction, then applies the
-    /// retention limits (which never drop what this call stored). The records are stored as given: the caller
-    /// has cut them to ``TelemetryLimits`` (parleyd does for every batch it receives). Returns them numbered, in
-    /// the batch's order.
+    /// Stores a batch of an app's log records and spans in its open session, then applies the retention limits
+    /// (which never drop what this call stored). The records are stored as given: the caller has cut them to
+    /// ``TelemetryLimits`` (parleyd does for every batch it receives). Returns them numbered, in the batch's order.
+    /// When it throws, nothing of the batch was stored.
     public func appendTelemetry(
         _ batch: TelemetryBatch, to session: Int64, at received: Date = Date()
-    ) async throws(HistoryStoreError) -> (logs: [StoredLogRecord], spans: [StoredSpan]) {
-        guard !batch.isEmpty else { return ([], []) }
-        let receivedMilliseconds = Timestamp(received).milliseconds
-        let limits = self.limits
-        let (logIDs, spanIDs, dropped) = try await write("store log records and spans") { db -> ([Int64], [Int64], Int) in
-            guard let open = try SessionRecord.fetchOne(db, sql: "SELECT * FROM session WHERE id = ?", arguments: [session]), !open.importing else {
-                throw HistoryStoreError.noSuchSession(session)
-            }
-            guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
-            let encoder = TelemetryRows.encoder()
-            let logIDs = try TelemetryRows.insert(
-                logs: batch.logs.lazy.map { ($0, receivedMilliseconds) }, session: session, encoder: encoder, in: db)
-            let spanIDs = try TelemetryRows.insert(
-                spans: batch.spans.lazy.map { ($0, receivedMilliseconds) }, session: session, encoder: encoder, in: db)
-            let dropped = try Self.enforce(limits, keeping: Kept(log: logIDs.first, span: spanIDs.first), in: db)
-            return (logIDs, spanIDs, dropped)
+    ) async throws(HistoryStoreError) -> TelemetryAppend.Stored {
+        try await enqueueTelemetry(batch, to: session, at: received).stored()
+    }
+
+    /// Hands a batch to the store and returns at once: batches are stored in the order they are enqueued, several
+    /// to a transaction while the writer is busy (``TelemetryCommits``), each as ``appendTelemetry(_:to:at:)``
+    /// says. A caller that must keep an app's batches in order enqueues them in that order, and may go on decoding
+    /// its next batch while this one waits.
+    public func enqueueTelemetry(_ batch: TelemetryBatch, to session: Int64, at received: Date = Date()) -> TelemetryAppend {
+        guard !batch.isEmpty else { return TelemetryAppend(.success(([], []))) }
+        let append = TelemetryAppend()
+        let waiting = TelemetryCommits.Waiting(
+            batch: batch, session: session, receivedMilliseconds: Timestamp(received).milliseconds, append: append)
+        if telemetryCommits.withLock({ $0.add(waiting) }) {
+            Task { await storeWaitingTelemetry() }
         }
-        if dropped > 0 {
-            logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(dropped)"])
+        return append
+    }
+
+    /// Stores what waits, a transaction at a time, until nothing does.
+    private func storeWaitingTelemetry() async {
+        while true {
+            let group = telemetryCommits.withLock { $0.next() }
+            guard !group.isEmpty else { return }
+            await store(group)
+        }
+    }
+
+    /// Stores batches in one transaction. A batch whose session is not open is refused alone; a failure of the
+    /// database refuses them all, and stores none.
+    private func store(_ group: [TelemetryCommits.Waiting]) async {
+        let limits = self.limits
+        typealias IDs = Result<(logs: [Int64], spans: [Int64]), HistoryStoreError>
+        let outcome: Result<(ids: [IDs], dropped: Int), HistoryStoreError>
+        do {
+            outcome = .success(try await write("store log records and spans") { db -> (ids: [IDs], dropped: Int) in
+                let encoder = TelemetryRows.encoder()
+                var kept = Kept()
+                var ids: [IDs] = []
+                for waiting in group {
+                    do {
+                        try Self.requireOpenSession(waiting.session, in: db)
+                    } catch let refused as HistoryStoreError {
+                        ids.append(.failure(refused))
+                        continue
+                    }
+                    let received = waiting.receivedMilliseconds
+                    let logIDs = try TelemetryRows.insert(
+                        logs: waiting.batch.logs.lazy.map { ($0, received) }, session: waiting.session, encoder: encoder, in: db)
+                    let spanIDs = try TelemetryRows.insert(
+                        spans: waiting.batch.spans.lazy.map { ($0, received) }, session: waiting.session, encoder: encoder, in: db)
+                    kept.log = kept.log ?? logIDs.first
+                    kept.span = kept.span ?? spanIDs.first
+                    ids.append(.success((logIDs, spanIDs)))
+                }
+                return (ids, try Self.enforce(limits, keeping: kept, in: db))
+            })
+        } catch {
+            outcome = .failure(error)
+        }
+        if case .success(let stored) = outcome, stored.dropped > 0 {
+            logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(stored.dropped)"])
             await giveBackFreePages()
         }
-        return (
-            zip(logIDs, batch.logs).map { StoredLogRecord(id: $0, session: session, record: $1) },
-            zip(spanIDs, batch.spans).map { StoredSpan(id: $0, session: session, span: $1) }
-        )
+        for (index, waiting) in group.enumerated() {
+            waiting.append.finish(
+                outcome.flatMap { stored in
+                    stored.ids[index].map { logIDs, spanIDs in
+                        (
+                            zip(logIDs, waiting.batch.logs).map { StoredLogRecord(id: $0, session: waiting.session, record: $1) },
+                            zip(spanIDs, waiting.batch.spans).map { StoredSpan(id: $0, session: waiting.session, span: $1) }
+                        )
+                    }
+                })
+        }
     }
 
     // MARK: - Log records

@@ -48,6 +48,7 @@ public final class HistoryStore: Sendable {
     let checkpointer: Checkpointer
     let logger: Logger
     private let currentLimits: Mutex<RetentionLimits>
+    let telemetryCommits = Mutex(TelemetryCommits())
 
     private init(path: String, pool: DatabasePool, checkpointer: Checkpointer, limits: RetentionLimits, logger: Logger) {
         self.path = path
@@ -271,6 +272,15 @@ public final class HistoryStore: Sendable {
         }
     }
 
+    /// `session` is one an app is recording into: stored, not being imported, not ended.
+    static func requireOpenSession(_ session: Int64, in db: Database) throws {
+        // Plain SQL rather than the query interface: this runs for every state and batch an app sends.
+        guard let open = try SessionRecord.fetchOne(db, sql: "SELECT * FROM session WHERE id = ?", arguments: [session]), !open.importing else {
+            throw HistoryStoreError.noSuchSession(session)
+        }
+        guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
+    }
+
     // MARK: - Entries
 
     /// Records a state change of an open session, then applies the retention limits.
@@ -291,11 +301,7 @@ public final class HistoryStore: Sendable {
             if case .failure(let error) = Result(catching: { () throws(JSONError) in try JSONSkimmer.validate(record.state) }) {
                 throw HistoryStoreError.invalidState(error)
             }
-            // Plain SQL rather than the query interface: this runs for every state an app sends.
-            guard let open = try SessionRecord.fetchOne(db, sql: "SELECT * FROM session WHERE id = ?", arguments: [session]), !open.importing else {
-                throw HistoryStoreError.noSuchSession(session)
-            }
-            guard open.ended == nil else { throw HistoryStoreError.sessionEnded(session) }
+            try Self.requireOpenSession(session, in: db)
             let sequence = try Self.insertEntry(session: session, time: time, action: record.action, state: state, screenshot: screenshot, in: db)
             return (sequence, try Self.enforce(limits, keeping: Kept(entry: sequence), in: db))
         }

@@ -1,0 +1,64 @@
+import Foundation
+import ParleyDebugger
+@testable import ParleyHistory
+import ParleyTelemetry
+import Testing
+
+@Suite("History: batches stored several to a transaction")
+struct TelemetryCommitsTests {
+    static func waiting(_ records: Int, session: Int64 = 1) -> TelemetryCommits.Waiting {
+        TelemetryCommits.Waiting(
+            batch: TelemetryBatch(logs: (0..<records).map { log(Double($0)) }), session: session, receivedMilliseconds: 0, append: TelemetryAppend())
+    }
+
+    @Test("the first batch starts storing; those that come meanwhile wait and are taken together, oldest first, up to 4 096 records but at least one")
+    func grouping() {
+        var commits = TelemetryCommits()
+        func add(_ records: Int, session: Int64) -> Bool { commits.add(Self.waiting(records, session: session)) }
+        func next() -> [Int64] { commits.next().map(\.session) }
+        let starts = add(512, session: 1)
+        #expect(starts)
+        let first = next()
+        #expect(first == [1])
+        // The writer is busy with the first: these wait.
+        let started = (2...10).map { add(512, session: Int64($0)) }
+        #expect(started.allSatisfy { !$0 })
+        let (second, third) = (next(), next())
+        #expect(second == [2, 3, 4, 5, 6, 7, 8, 9] && third == [10])
+        // A batch larger than a transaction's share is taken alone.
+        let added = [add(4_000, session: 11), add(200, session: 12)]
+        let (large, small) = (next(), next())
+        #expect(added == [false, false] && large == [11] && small == [12])
+        // Nothing waits: storing stops, and the next batch starts it again.
+        let none = next()
+        let again = add(1, session: 13)
+        #expect(none.isEmpty && again)
+    }
+
+    @Test("batches enqueued back to back are stored in that order; one for a session that has ended is refused alone, and the others are kept")
+    func outcomesPerBatch() async throws {
+        try await withStore { store, _ in
+            let open = try await store.beginSession(peerID: "a-1", appName: "Listr", kind: .parley)
+            let ended = try await store.beginSession(peerID: "b-2", appName: "Other", kind: .parley)
+            _ = try await store.appendTelemetry(TelemetryBatch(logs: [log(0)]), to: ended.id)
+            _ = try await store.endSession(ended.id)
+            let appends = [
+                store.enqueueTelemetry(TelemetryBatch(logs: [log(1, .info, "first"), log(2, .info, "second")]), to: open.id),
+                store.enqueueTelemetry(TelemetryBatch(logs: [log(3, .info, "too late")]), to: ended.id),
+                store.enqueueTelemetry(TelemetryBatch(logs: [log(4, .info, "third")], spans: [span(4)]), to: open.id),
+                store.enqueueTelemetry(TelemetryBatch(), to: ended.id),
+            ]
+            let first = try await appends[0].stored()
+            await #expect(throws: HistoryStoreError.sessionEnded(ended.id)) { try await appends[1].stored() }
+            let third = try await appends[2].stored()
+            #expect(try await appends[3].stored().logs.isEmpty)
+            #expect(first.logs.map(\.record.message) == ["first", "second"] && third.logs.map(\.record.message) == ["third"])
+            #expect(first.logs.map(\.id) == [first.logs[0].id, first.logs[0].id + 1] && third.logs[0].id == first.logs[1].id + 1)
+            #expect(third.spans.count == 1)
+            let stored = try await store.logs(LogQuery(session: open.id)).items.map(\.record.message)
+            #expect(stored == ["first", "second", "third"])
+            // Waiting again gives the same answer.
+            #expect(try await appends[2].stored().logs.map(\.id) == third.logs.map(\.id))
+        }
+    }
+}
