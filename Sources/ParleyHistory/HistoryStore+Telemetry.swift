@@ -23,10 +23,9 @@ extension HistoryStore {
     /// says. A caller that must keep an app's batches in order enqueues them in that order, and may go on decoding
     /// its next batch while this one waits.
     public func enqueueTelemetry(_ batch: TelemetryBatch, to session: Int64, at received: Date = Date()) -> TelemetryAppend {
-        guard !batch.isEmpty else { return TelemetryAppend(.success(([], []))) }
-        let append = TelemetryAppend()
-        let waiting = TelemetryCommits.Waiting(
-            batch: batch, session: session, receivedMilliseconds: Timestamp(received).milliseconds, append: append)
+        let append = TelemetryAppend(batch: batch, session: session)
+        guard !batch.isEmpty else { return append }
+        let waiting = TelemetryCommits.Waiting(append: append, receivedMilliseconds: Timestamp(received).milliseconds)
         if telemetryCommits.withLock({ $0.add(waiting) }) {
             Task { await storeWaitingTelemetry() }
         }
@@ -46,13 +45,13 @@ extension HistoryStore {
     /// database refuses them all, and stores none.
     private func store(_ group: [TelemetryCommits.Waiting]) async {
         let limits = self.limits
-        typealias IDs = Result<(logs: [Int64], spans: [Int64]), HistoryStoreError>
-        let outcome: Result<(ids: [IDs], dropped: Int), HistoryStoreError>
+        typealias Stored = Result<TelemetryAppend.IDs, HistoryStoreError>
+        let outcome: Result<(ids: [Stored], dropped: Int), HistoryStoreError>
         do {
-            outcome = .success(try await write("store log records and spans") { db -> (ids: [IDs], dropped: Int) in
+            outcome = .success(try await write("store log records and spans") { db -> (ids: [Stored], dropped: Int) in
                 let encoder = TelemetryRows.encoder()
                 var kept = Kept()
-                var ids: [IDs] = []
+                var ids: [Stored] = []
                 for waiting in group {
                     do {
                         try Self.requireOpenSession(waiting.session, in: db)
@@ -79,15 +78,7 @@ extension HistoryStore {
             await giveBackFreePages()
         }
         for (index, waiting) in group.enumerated() {
-            waiting.append.finish(
-                outcome.flatMap { stored in
-                    stored.ids[index].map { logIDs, spanIDs in
-                        (
-                            zip(logIDs, waiting.batch.logs).map { StoredLogRecord(id: $0, session: waiting.session, record: $1) },
-                            zip(spanIDs, waiting.batch.spans).map { StoredSpan(id: $0, session: waiting.session, span: $1) }
-                        )
-                    }
-                })
+            waiting.append.finish(outcome.flatMap { $0.ids[index] })
         }
     }
 

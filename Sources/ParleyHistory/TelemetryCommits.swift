@@ -6,24 +6,28 @@ import Synchronization
 /// once stored, for whoever waits.
 public final class TelemetryAppend: Sendable {
     public typealias Stored = (logs: [StoredLogRecord], spans: [StoredSpan])
+    /// The ids the batch's log records and spans were stored under, in its order.
+    typealias IDs = (logs: [Int64], spans: [Int64])
 
     private enum State {
-        case waiting([CheckedContinuation<Result<Stored, HistoryStoreError>, Never>])
-        case done(Result<Stored, HistoryStoreError>)
+        case waiting([CheckedContinuation<Result<IDs, HistoryStoreError>, Never>])
+        case done(Result<IDs, HistoryStoreError>)
     }
 
+    let batch: TelemetryBatch
+    let session: Int64
     private let state = Mutex(State.waiting([]))
 
-    init() {}
-
-    init(_ result: Result<Stored, HistoryStoreError>) {
-        state.withLock { $0 = .done(result) }
+    init(batch: TelemetryBatch, session: Int64) {
+        self.batch = batch
+        self.session = session
+        if batch.isEmpty { state.withLock { $0 = .done(.success(([], []))) } }
     }
 
     /// The batch's records numbered, in its order, once stored; or why none of them was.
     public func stored() async throws(HistoryStoreError) -> Stored {
         let result = await withCheckedContinuation { continuation in
-            let done = state.withLock { state -> Result<Stored, HistoryStoreError>? in
+            let done = state.withLock { state -> Result<IDs, HistoryStoreError>? in
                 switch state {
                 case .waiting(var waiting):
                     waiting.append(continuation)
@@ -35,11 +39,16 @@ public final class TelemetryAppend: Sendable {
             }
             if let done { continuation.resume(returning: done) }
         }
-        return try result.get()
+        // Numbered here, by whoever waits, rather than by the store: its writer goes on to the next transaction.
+        let ids = try result.get()
+        return (
+            zip(ids.logs, batch.logs).map { StoredLogRecord(id: $0, session: session, record: $1) },
+            zip(ids.spans, batch.spans).map { StoredSpan(id: $0, session: session, span: $1) }
+        )
     }
 
-    func finish(_ result: Result<Stored, HistoryStoreError>) {
-        let waiting = state.withLock { state -> [CheckedContinuation<Result<Stored, HistoryStoreError>, Never>] in
+    func finish(_ result: Result<IDs, HistoryStoreError>) {
+        let waiting = state.withLock { state -> [CheckedContinuation<Result<IDs, HistoryStoreError>, Never>] in
             guard case .waiting(let waiting) = state else { return [] }
             state = .done(result)
             return waiting
@@ -56,10 +65,11 @@ public final class TelemetryAppend: Sendable {
 /// writer idle is stored at once, alone. Batches are stored in the order they were enqueued.
 struct TelemetryCommits: Sendable {
     struct Waiting: Sendable {
-        let batch: TelemetryBatch
-        let session: Int64
-        let receivedMilliseconds: Int64
         let append: TelemetryAppend
+        let receivedMilliseconds: Int64
+
+        var batch: TelemetryBatch { append.batch }
+        var session: Int64 { append.session }
     }
 
     /// Records one transaction takes, past its first batch: enough that a commit's cost is shared by thousands of

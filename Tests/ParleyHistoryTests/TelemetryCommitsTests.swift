@@ -8,7 +8,7 @@ import Testing
 struct TelemetryCommitsTests {
     static func waiting(_ records: Int, session: Int64 = 1) -> TelemetryCommits.Waiting {
         TelemetryCommits.Waiting(
-            batch: TelemetryBatch(logs: (0..<records).map { log(Double($0)) }), session: session, receivedMilliseconds: 0, append: TelemetryAppend())
+            append: TelemetryAppend(batch: TelemetryBatch(logs: (0..<records).map { log(Double($0)) }), session: session), receivedMilliseconds: 0)
     }
 
     @Test("the first batch starts storing; those that come meanwhile wait and are taken together, oldest first, up to 4 096 records but at least one")
