@@ -51,6 +51,9 @@ final class Checkpointer: Sendable {
                         let queue = try connection ?? Self.open(path)
                         connection = queue
                         try await queue.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                        // The writer is checkpointing itself, past the upper bound: the copy is being made.
+                        logger.debug("the history's WAL is being checkpointed by the writer", metadata: ["reason": "\(error)"])
                     } catch {
                         // The writer's own checkpoints past the upper bound keep the WAL bounded meanwhile.
                         logger.warning("cannot checkpoint the history's WAL", metadata: ["reason": "\(error)"])
