@@ -1,6 +1,7 @@
 import GRDB
 import GRDBSQLite
 import Logging
+import ParleyBlocking
 import Synchronization
 
 /// Copies the history's WAL back into its database file on a connection of its own, so that the writer does not.
@@ -18,6 +19,8 @@ final class Checkpointer: Sendable {
     /// 16 MiB of 4 KiB pages. Past it the checkpointer has most likely copied all but the newest pages already, so
     /// the writer's own checkpoint is short.
     static let pagesBeforeWriterCheckpoints: Int32 = 4_000
+    /// What ``pagesBeforeWriterCheckpoints`` comes to in the WAL file, which holds each page with a 24-byte header.
+    static let walBytesBeforeWriterCheckpoints = Int64(pagesBeforeWriterCheckpoints) * (4096 + 24)
 
     private enum Request: Sendable {
         case checkpoint
@@ -48,8 +51,13 @@ final class Checkpointer: Sendable {
                 case .checkpoint:
                     asked.flag.store(false, ordering: .sequentiallyConsistent)
                     do {
-                        let queue = try connection ?? Self.open(path)
-                        connection = queue
+                        let queue: DatabaseQueue
+                        if let connection {
+                            queue = connection
+                        } else {
+                            queue = try await BlockingPool.shared.run { try Self.open(path) }
+                            connection = queue
+                        }
                         try await queue.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
                         // The writer is checkpointing itself, past the upper bound: the copy is being made.
@@ -102,6 +110,11 @@ final class Checkpointer: Sendable {
         await withCheckedContinuation { continuation in
             if case .terminated = requests.yield(.caughtUp(continuation)) { continuation.resume() }
         }
+    }
+
+    /// A store dropped without being closed: the task ends with it, and closes its connection.
+    deinit {
+        requests.finish()
     }
 
     /// Stops checkpointing, after the one under way; the last connection's close checkpoints what is left.

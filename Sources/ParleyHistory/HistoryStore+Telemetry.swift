@@ -27,7 +27,9 @@ extension HistoryStore {
         guard !batch.isEmpty else { return append }
         let waiting = TelemetryCommits.Waiting(append: append, receivedMilliseconds: Timestamp(received).milliseconds)
         if telemetryCommits.withLock({ $0.add(waiting) }) {
-            Task { await storeWaitingTelemetry() }
+            // Detached: the loop stores every app's batches, not the work of whichever caller happened to start it.
+            let writer = Task.detached { [self] in await storeWaitingTelemetry() }
+            telemetryWriter.withLock { $0 = writer }
         }
         return append
     }
@@ -41,22 +43,24 @@ extension HistoryStore {
         }
     }
 
-    /// Stores batches in one transaction. A batch whose session is not open is refused alone; a failure of the
-    /// database refuses them all, and stores none.
-    private func store(_ group: [TelemetryCommits.Waiting]) async {
+    /// Stores batches in one transaction. A batch whose session is not open is refused alone. When SQLite refuses a
+    /// batch's rows, nothing of the transaction is kept, and each batch is stored again in a transaction of its own,
+    /// so that only that batch is refused. (A savepoint per batch would keep the others at once, but made SQLite copy
+    /// every page a batch touched to its statement journal: a fifth of the rate.)
+    func store(_ group: [TelemetryCommits.Waiting]) async {
         let limits = self.limits
-        typealias Stored = Result<TelemetryAppend.IDs, HistoryStoreError>
-        let outcome: Result<(ids: [Stored], dropped: Int), HistoryStoreError>
+        typealias Outcome = Result<TelemetryAppend.IDs, HistoryStoreError>
+        let stored: Result<(outcomes: [Outcome], dropped: Int), HistoryStoreError>
         do {
-            outcome = .success(try await write("store log records and spans") { db -> (ids: [Stored], dropped: Int) in
+            stored = .success(try await write("store log records and spans") { db -> (outcomes: [Outcome], dropped: Int) in
                 let encoder = TelemetryRows.encoder()
                 var kept = Kept()
-                var ids: [Stored] = []
+                var outcomes: [Outcome] = []
                 for waiting in group {
                     do {
                         try Self.requireOpenSession(waiting.session, in: db)
                     } catch let refused as HistoryStoreError {
-                        ids.append(.failure(refused))
+                        outcomes.append(.failure(refused))
                         continue
                     }
                     let received = waiting.receivedMilliseconds
@@ -66,19 +70,23 @@ extension HistoryStore {
                         spans: waiting.batch.spans.lazy.map { ($0, received) }, session: waiting.session, encoder: encoder, in: db)
                     kept.log = kept.log ?? logIDs.first
                     kept.span = kept.span ?? spanIDs.first
-                    ids.append(.success((logIDs, spanIDs)))
+                    outcomes.append(.success((logIDs, spanIDs)))
                 }
-                return (ids, try Self.enforce(limits, keeping: kept, in: db))
+                return (outcomes, try Self.enforce(limits, keeping: kept, in: db))
             })
         } catch {
-            outcome = .failure(error)
-        }
-        if case .success(let stored) = outcome, stored.dropped > 0 {
-            logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(stored.dropped)"])
-            await giveBackFreePages()
+            if group.count > 1 {
+                for waiting in group { await store([waiting]) }
+                return
+            }
+            stored = .failure(error)
         }
         for (index, waiting) in group.enumerated() {
-            waiting.append.finish(outcome.flatMap { $0.ids[index] })
+            waiting.append.finish(stored.flatMap { $0.outcomes[index] })
+        }
+        if case .success(let stored) = stored, stored.dropped > 0 {
+            logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(stored.dropped)"])
+            await giveBackFreePages()
         }
     }
 

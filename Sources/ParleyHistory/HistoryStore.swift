@@ -49,6 +49,8 @@ public final class HistoryStore: Sendable {
     let logger: Logger
     private let currentLimits: Mutex<RetentionLimits>
     let telemetryCommits = Mutex(TelemetryCommits())
+    /// The task storing what waits in ``telemetryCommits``, if one was started: ``close()`` waits for it.
+    let telemetryWriter = Mutex<Task<Void, Never>?>(nil)
 
     private init(path: String, pool: DatabasePool, checkpointer: Checkpointer, limits: RetentionLimits, logger: Logger) {
         self.path = path
@@ -77,8 +79,13 @@ public final class HistoryStore: Sendable {
             throw .cannotOpen(path: path, failure: Self.failure(error))
         }
         let store = HistoryStore(path: path, pool: pool, checkpointer: checkpointer, limits: limits, logger: logger)
-        try await store.recover()
-        try await store.setLimits(limits)
+        do {
+            try await store.recover()
+            try await store.setLimits(limits)
+        } catch {
+            try? await store.close()
+            throw error
+        }
         return store
     }
 
@@ -105,6 +112,7 @@ public final class HistoryStore: Sendable {
     /// Closes the database (waiting for reads in progress); the store cannot be used afterwards.
     public func close() async throws(HistoryStoreError) {
         let pool = self.pool
+        await telemetryWriter.withLock { $0 }?.value
         await checkpointer.stop()
         do {
             try await BlockingPool.shared.run { try pool.close() }

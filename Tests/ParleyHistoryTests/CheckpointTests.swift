@@ -34,7 +34,7 @@ struct CheckpointTests {
                 try await Self.fill(8, in: store, session: session.id)
                 largestWAL = max(largestWAL, Self.bytes(store.path + "-wal"))
             }
-            let bound = Int64(Checkpointer.pagesBeforeWriterCheckpoints) * 4096
+            let bound = Checkpointer.walBytesBeforeWriterCheckpoints
             #expect(largestWAL < bound + (2 << 20), "a WAL of \(largestWAL) bytes")
             #expect(Self.bytes(store.path) > 30 << 20, "\(Self.bytes(store.path)) bytes in the database file")
         }

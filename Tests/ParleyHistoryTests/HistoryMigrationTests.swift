@@ -137,6 +137,7 @@ struct HistoryMigrationTests {
                         .map { $0["detail"] as String }.joined(separator: "; ")
                 }
             }
+            #expect(HistorySchema.indexedSeverity == LogSeverity.warning.number)
             #expect(try await plan(.error).contains("logRecord_by_severity"))
             #expect(try await plan(.warning).contains("logRecord_by_severity"))
             #expect(!(try await plan(.info)).contains("logRecord_by_severity"))

@@ -215,7 +215,7 @@ struct HistoryStoreTests {
             let action = String(repeating: "t", count: 8 << 10)
             let state = #"{"blob":"\#(String(repeating: "s", count: 8 << 10))"}"#
             // About 8 MiB in all: four times the limit. Between checkpoints the WAL may grow to the writer's own bound.
-            let walBound = Int64(Checkpointer.pagesBeforeWriterCheckpoints) * 4096
+            let walBound = Checkpointer.walBytesBeforeWriterCheckpoints
             var largest: Int64 = 0
             for _ in 0..<500 {
                 _ = try await store.append(record(action, state), to: session.id)

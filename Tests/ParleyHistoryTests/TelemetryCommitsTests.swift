@@ -61,4 +61,34 @@ struct TelemetryCommitsTests {
             #expect(try await appends[2].stored().logs.map(\.id) == third.logs.map(\.id))
         }
     }
+
+    @Test("in one transaction, a batch whose rows SQLite refuses is refused alone, with SQLite's words; the batches before and after it are stored")
+    func refusedRowsInAGroup() async throws {
+        try await withStore { store, _ in
+            let session = try await store.beginSession(peerID: "a-1", appName: "Listr", kind: .parley)
+            // On the writer's connection only: a record with this message is refused by SQLite itself.
+            try await store.pool.writeWithoutTransaction { db in
+                try db.execute(
+                    sql: "CREATE TEMP TRIGGER poison BEFORE INSERT ON logRecord WHEN NEW.message = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned record'); END")
+            }
+            let group = [
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(1, .info, "before")]), session: session.id),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(2, .info, "kept back"), log(3, .info, "poison")]), session: session.id),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(4, .info, "after")], spans: [span(4)]), session: session.id),
+            ]
+            await store.store(group.map { TelemetryCommits.Waiting(append: $0, receivedMilliseconds: 0) })
+            #expect(try await group[0].stored().logs.map(\.record.message) == ["before"])
+            do throws(HistoryStoreError) {
+                _ = try await group[1].stored()
+                Issue.record("the poisoned batch was stored")
+            } catch {
+                guard case .database(_, let failure) = error else { throw error }
+                #expect(failure.message.contains("poisoned record"))
+            }
+            #expect(try await group[2].stored().spans.count == 1)
+            // Nothing of the refused batch is left, not even its first record; the totals count what was kept.
+            #expect(try await store.logs(LogQuery(session: session.id)).items.map(\.record.message) == ["before", "after"])
+            #expect(try await store.totals().entries == 3)
+        }
+    }
 }
