@@ -91,4 +91,27 @@ struct TelemetryCommitsTests {
             #expect(try await store.totals().entries == 3)
         }
     }
+
+    @Test("batches of two apps stored in one transaction are found by their words, counted in the totals, and their spans summarized by trace")
+    func oneTransactionIndexed() async throws {
+        try await withStore { store, _ in
+            let listr = try await store.beginSession(peerID: "a-1", appName: "Listr", kind: .parley)
+            let server = try await store.beginSession(peerID: "b-2", appName: "Server", kind: .parley)
+            let trace = TraceID.random()
+            let group = [
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(1, .info, "saved the list")], spans: [span(1, trace: trace)]), session: listr.id),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(2, .info, "served the list"), log(3, .info, "cannot reach")]), session: server.id),
+                TelemetryAppend(batch: TelemetryBatch(spans: [span(4, trace: trace), span(5)]), session: server.id),
+            ]
+            await store.store(group.map { TelemetryCommits.Waiting(append: $0, receivedMilliseconds: 0) })
+            for append in group { _ = try await append.stored() }
+            func found(_ text: String) async throws -> [String] { try await store.logs(LogQuery(text: text)).items.map(\.record.message) }
+            #expect(try await found("list") == ["saved the list", "served the list"])
+            #expect(try await found("cannot reach") == ["cannot reach"])
+            #expect(try await store.totals().entries == 6)
+            let traces = try await store.traces(limit: 10)
+            #expect(traces.count == 2)
+            #expect(traces.first { $0.traceID == trace }?.spanCount == 2 && traces.first { $0.traceID == trace }?.sessions == [listr.id, server.id])
+        }
+    }
 }
