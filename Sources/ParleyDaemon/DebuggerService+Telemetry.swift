@@ -36,7 +36,7 @@ extension DebuggerService {
             let append = store.enqueueTelemetry(received.batch, to: session)
             await telemetryLanes.add(peer.connectionID) { [self] in
                 do {
-                    try await stored(received.batch, append, session: session, appName: peer.name, peerID: peer.id.rawValue)
+                    try await stored(append, appName: peer.name, peerID: peer.id.rawValue)
                 } catch {
                     notStored(received, from: peer, error)
                 }
@@ -120,18 +120,18 @@ extension DebuggerService {
     func storeTelemetry(
         _ batch: TelemetryBatch, session: Int64, appName: String, peerID: String, resource: TelemetryAttributes? = nil
     ) async throws(HistoryStoreError) -> TelemetryAppend.Stored {
-        try await stored(batch, store.enqueueTelemetry(batch, to: session), session: session, appName: appName, peerID: peerID, resource: resource)
+        try await stored(store.enqueueTelemetry(batch, to: session), appName: appName, peerID: peerID, resource: resource)
     }
 
-    /// Waits for `batch` to be stored, then does what ``storeTelemetry(_:session:appName:peerID:resource:)`` says
-    /// follows.
+    /// Waits for an enqueued batch to be stored, then does what ``storeTelemetry(_:session:appName:peerID:resource:)``
+    /// says follows.
     @discardableResult
     private func stored(
-        _ batch: TelemetryBatch, _ append: TelemetryAppend, session: Int64, appName: String, peerID: String,
-        resource: TelemetryAttributes? = nil
+        _ append: TelemetryAppend, appName: String, peerID: String, resource: TelemetryAttributes? = nil
     ) async throws(HistoryStoreError) -> TelemetryAppend.Stored {
         let stored = try await append.stored()
-        forwarder?.enqueue(batch, resource: resource ?? Self.resource(appName: appName, peerID: peerID))
+        let session = append.session
+        forwarder?.enqueue(append.batch, resource: resource ?? Self.resource(appName: appName, peerID: peerID))
         telemetryCounts.logsStored.add(stored.logs.count, ordering: .relaxed)
         telemetryCounts.spansStored.add(stored.spans.count, ordering: .relaxed)
         logger.debug("telemetry stored", metadata: ["session": "\(session)", "logs": "\(stored.logs.count)", "spans": "\(stored.spans.count)"])

@@ -23,10 +23,9 @@ extension HistoryStore {
     /// says. A caller that must keep an app's batches in order enqueues them in that order, and may go on decoding
     /// its next batch while this one waits.
     public func enqueueTelemetry(_ batch: TelemetryBatch, to session: Int64, at received: Date = Date()) -> TelemetryAppend {
-        let append = TelemetryAppend(batch: batch, session: session)
+        let append = TelemetryAppend(batch: batch, session: session, receivedMilliseconds: Timestamp(received).milliseconds)
         guard !batch.isEmpty else { return append }
-        let waiting = TelemetryCommits.Waiting(append: append, receivedMilliseconds: Timestamp(received).milliseconds)
-        if telemetryCommits.withLock({ $0.add(waiting) }) {
+        if telemetryCommits.withLock({ $0.add(append) }) {
             // Detached: the loop stores every app's batches, not the work of whichever caller happened to start it.
             let writer = Task.detached { [self] in await storeWaitingTelemetry() }
             telemetryWriter.withLock { $0 = writer }
@@ -47,7 +46,7 @@ extension HistoryStore {
     /// batch's rows, nothing of the transaction is kept, and each batch is stored again in a transaction of its own,
     /// so that only that batch is refused. (A savepoint per batch would keep the others at once, but made SQLite copy
     /// every page a batch touched to its statement journal: a fifth of the rate.)
-    func store(_ group: [TelemetryCommits.Waiting]) async {
+    func store(_ group: [TelemetryAppend]) async {
         let limits = self.limits
         typealias Outcome = Result<TelemetryAppend.IDs, HistoryStoreError>
         let stored: Result<(outcomes: [Outcome], dropped: Int), HistoryStoreError>
@@ -56,18 +55,18 @@ extension HistoryStore {
                 let encoder = TelemetryRows.encoder()
                 var kept = Kept()
                 var outcomes: [Outcome] = []
-                for waiting in group {
+                for append in group {
                     do {
-                        try Self.requireOpenSession(waiting.session, in: db)
+                        try Self.requireOpenSession(append.session, in: db)
                     } catch let refused as HistoryStoreError {
                         outcomes.append(.failure(refused))
                         continue
                     }
-                    let received = waiting.receivedMilliseconds
+                    let received = append.receivedMilliseconds
                     let logIDs = try TelemetryRows.insert(
-                        logs: waiting.batch.logs.lazy.map { ($0, received) }, session: waiting.session, encoder: encoder, in: db)
+                        logs: append.batch.logs.lazy.map { ($0, received) }, session: append.session, encoder: encoder, in: db)
                     let spanIDs = try TelemetryRows.insert(
-                        spans: waiting.batch.spans.lazy.map { ($0, received) }, session: waiting.session, encoder: encoder, in: db)
+                        spans: append.batch.spans.lazy.map { ($0, received) }, session: append.session, encoder: encoder, in: db)
                     kept.log = kept.log ?? logIDs.first
                     kept.span = kept.span ?? spanIDs.first
                     outcomes.append(.success((logIDs, spanIDs)))
@@ -76,13 +75,13 @@ extension HistoryStore {
             })
         } catch {
             if group.count > 1 {
-                for waiting in group { await store([waiting]) }
+                for append in group { await store([append]) }
                 return
             }
             stored = .failure(error)
         }
-        for (index, waiting) in group.enumerated() {
-            waiting.append.finish(stored.flatMap { $0.outcomes[index] })
+        for (index, append) in group.enumerated() {
+            append.finish(stored.flatMap { $0.outcomes[index] })
         }
         if case .success(let stored) = stored, stored.dropped > 0 {
             logger.debug("history retention dropped entries", metadata: ["dropped-entries": "\(stored.dropped)"])

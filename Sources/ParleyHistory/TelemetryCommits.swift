@@ -14,13 +14,17 @@ public final class TelemetryAppend: Sendable {
         case done(Result<IDs, HistoryStoreError>)
     }
 
-    let batch: TelemetryBatch
-    let session: Int64
+    public let batch: TelemetryBatch
+    /// The session the batch is stored in.
+    public let session: Int64
+    /// When parleyd received it, in milliseconds since 1970: each record's `received`, the retention order.
+    let receivedMilliseconds: Int64
     private let state = Mutex(State.waiting([]))
 
-    init(batch: TelemetryBatch, session: Int64) {
+    init(batch: TelemetryBatch, session: Int64, receivedMilliseconds: Int64) {
         self.batch = batch
         self.session = session
+        self.receivedMilliseconds = receivedMilliseconds
         if batch.isEmpty { state.withLock { $0 = .done(.success(([], []))) } }
     }
 
@@ -64,23 +68,15 @@ public final class TelemetryAppend: Sendable {
 /// next transaction, so the busier parleyd is, the fewer commits each record pays for; a batch that arrives with the
 /// writer idle is stored at once, alone. Batches are stored in the order they were enqueued.
 struct TelemetryCommits: Sendable {
-    struct Waiting: Sendable {
-        let append: TelemetryAppend
-        let receivedMilliseconds: Int64
-
-        var batch: TelemetryBatch { append.batch }
-        var session: Int64 { append.session }
-    }
-
     /// Records one transaction takes, past its first batch: enough that a commit's cost is shared by thousands of
     /// rows, few enough that one transaction (and the WAL it grows before a checkpoint) stays short.
     static let recordsPerTransaction = 4096
 
-    private var waiting: [Waiting] = []
+    private var waiting: [TelemetryAppend] = []
     private var storing = false
 
     /// Adds a batch; true when no one is storing, and the caller must start.
-    mutating func add(_ batch: Waiting) -> Bool {
+    mutating func add(_ batch: TelemetryAppend) -> Bool {
         waiting.append(batch)
         guard !storing else { return false }
         storing = true
@@ -89,7 +85,7 @@ struct TelemetryCommits: Sendable {
 
     /// The next transaction's batches, oldest first: at least one, then as many as fit ``recordsPerTransaction``.
     /// Empty when none waits, and then storing has stopped.
-    mutating func next() -> [Waiting] {
+    mutating func next() -> [TelemetryAppend] {
         guard let first = waiting.first else {
             storing = false
             return []

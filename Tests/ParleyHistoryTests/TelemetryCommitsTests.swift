@@ -6,9 +6,8 @@ import Testing
 
 @Suite("History: batches stored several to a transaction")
 struct TelemetryCommitsTests {
-    static func waiting(_ records: Int, session: Int64 = 1) -> TelemetryCommits.Waiting {
-        TelemetryCommits.Waiting(
-            append: TelemetryAppend(batch: TelemetryBatch(logs: (0..<records).map { log(Double($0)) }), session: session), receivedMilliseconds: 0)
+    static func waiting(_ records: Int, session: Int64 = 1) -> TelemetryAppend {
+        TelemetryAppend(batch: TelemetryBatch(logs: (0..<records).map { log(Double($0)) }), session: session, receivedMilliseconds: 0)
     }
 
     @Test("the first batch starts storing; those that come meanwhile wait and are taken together, oldest first, up to 4 096 records but at least one")
@@ -72,11 +71,11 @@ struct TelemetryCommitsTests {
                     sql: "CREATE TEMP TRIGGER poison BEFORE INSERT ON logRecord WHEN NEW.message = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned record'); END")
             }
             let group = [
-                TelemetryAppend(batch: TelemetryBatch(logs: [log(1, .info, "before")]), session: session.id),
-                TelemetryAppend(batch: TelemetryBatch(logs: [log(2, .info, "kept back"), log(3, .info, "poison")]), session: session.id),
-                TelemetryAppend(batch: TelemetryBatch(logs: [log(4, .info, "after")], spans: [span(4)]), session: session.id),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(1, .info, "before")]), session: session.id, receivedMilliseconds: 0),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(2, .info, "kept back"), log(3, .info, "poison")]), session: session.id, receivedMilliseconds: 0),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(4, .info, "after")], spans: [span(4)]), session: session.id, receivedMilliseconds: 0),
             ]
-            await store.store(group.map { TelemetryCommits.Waiting(append: $0, receivedMilliseconds: 0) })
+            await store.store(group)
             #expect(try await group[0].stored().logs.map(\.record.message) == ["before"])
             do throws(HistoryStoreError) {
                 _ = try await group[1].stored()
@@ -99,11 +98,11 @@ struct TelemetryCommitsTests {
             let server = try await store.beginSession(peerID: "b-2", appName: "Server", kind: .parley)
             let trace = TraceID.random()
             let group = [
-                TelemetryAppend(batch: TelemetryBatch(logs: [log(1, .info, "saved the list")], spans: [span(1, trace: trace)]), session: listr.id),
-                TelemetryAppend(batch: TelemetryBatch(logs: [log(2, .info, "served the list"), log(3, .info, "cannot reach")]), session: server.id),
-                TelemetryAppend(batch: TelemetryBatch(spans: [span(4, trace: trace), span(5)]), session: server.id),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(1, .info, "saved the list")], spans: [span(1, trace: trace)]), session: listr.id, receivedMilliseconds: 0),
+                TelemetryAppend(batch: TelemetryBatch(logs: [log(2, .info, "served the list"), log(3, .info, "cannot reach")]), session: server.id, receivedMilliseconds: 0),
+                TelemetryAppend(batch: TelemetryBatch(spans: [span(4, trace: trace), span(5)]), session: server.id, receivedMilliseconds: 0),
             ]
-            await store.store(group.map { TelemetryCommits.Waiting(append: $0, receivedMilliseconds: 0) })
+            await store.store(group)
             for append in group { _ = try await append.stored() }
             func found(_ text: String) async throws -> [String] { try await store.logs(LogQuery(text: text)).items.map(\.record.message) }
             #expect(try await found("list") == ["saved the list", "served the list"])
