@@ -228,6 +228,15 @@ public struct DaemonService: Sendable {
             pid: getpid(), port: port, peerID: transceiver.localPeerID?.description, name: configuration.name,
             controlSocket: configuration.controlSocket, web: webURL, otlp: otlpEndpoint, dataDirectory: configuration.dataDirectory, discovery: discovery
         ).write()
+        let released = StartupCode.release()
+        let kibibytes = { (bytes: Int?) in bytes.map { "\($0 / 1024) KiB" } ?? "?" }
+        logger.debug(
+            "start-up code released",
+            metadata: [
+                "regions": "\(released.regions)", "resident-file-before": "\(kibibytes(released.residentFileBefore))",
+                "resident-file-after": "\(kibibytes(released.residentFileAfter))",
+            ]
+        )
     }
 
     /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.
