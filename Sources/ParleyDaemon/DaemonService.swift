@@ -207,6 +207,16 @@ public struct DaemonService: Sendable {
 
     /// The `parleyd ready` notice for people, then the readiness line on standard output for programs.
     private func announceReady(_ transceiver: Transceiver, webURL: String?, otlpEndpoint: String?) {
+        // Start-up is over: its code goes before the readiness line, after which a supervisor may measure parleyd.
+        let released = StartupCode.release()
+        let kibibytes = { (bytes: Int?) in bytes.map { "\($0 / 1024) KiB" } ?? "?" }
+        logger.debug(
+            "start-up code released",
+            metadata: [
+                "regions": "\(released.regions)", "resident-file-before": "\(kibibytes(released.residentFileBefore))",
+                "resident-file-after": "\(kibibytes(released.residentFileAfter))",
+            ]
+        )
         let port = transceiver.listeningPort ?? configuration.port
         let discovery = "\(transceiver.discoveryStatus)"
         logAuthenticationMode(port: port)
@@ -228,15 +238,6 @@ public struct DaemonService: Sendable {
             pid: getpid(), port: port, peerID: transceiver.localPeerID?.description, name: configuration.name,
             controlSocket: configuration.controlSocket, web: webURL, otlp: otlpEndpoint, dataDirectory: configuration.dataDirectory, discovery: discovery
         ).write()
-        let released = StartupCode.release()
-        let kibibytes = { (bytes: Int?) in bytes.map { "\($0 / 1024) KiB" } ?? "?" }
-        logger.debug(
-            "start-up code released",
-            metadata: [
-                "regions": "\(released.regions)", "resident-file-before": "\(kibibytes(released.residentFileBefore))",
-                "resident-file-after": "\(kibibytes(released.residentFileAfter))",
-            ]
-        )
     }
 
     /// Says at start-up, where an operator looks, whether anyone on the LAN may talk to this node.
