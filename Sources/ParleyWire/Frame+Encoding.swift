@@ -79,8 +79,11 @@ extension Frame {
 }
 
 extension Frame {
-    /// Parses one Parley frame body: exactly the bytes its length announced.
-    public static func parse(body: ByteBuffer) throws(WireError) -> Frame {
+    /// Parses one Parley frame body: exactly the bytes its length announced. A message whose type name has the
+    /// same bytes as `previousTypeName` gets that string rather than a new one: a stream of messages mostly repeats
+    /// one type, and a name longer than 15 bytes (a routed `@target/Type`) would otherwise cost an allocation and
+    /// a UTF-8 check for every message.
+    public static func parse(body: ByteBuffer, previousTypeName: String? = nil) throws(WireError) -> Frame {
         var body = body
         guard let kindByte = body.readInteger(as: UInt8.self) else {
             throw .malformedFrame(kind: .message, reason: "empty body")
@@ -108,8 +111,15 @@ extension Frame {
                 throw .malformedFrame(kind: kind, reason: "type name length \(nameLength) is outside 1...\(FrameLayout.maximumTypeNameLength)")
             }
             guard id != 0 else { throw .malformedFrame(kind: kind, reason: "message id 0 is reserved") }
-            guard let name = body.readString(length: Int(nameLength)) else {
+            guard body.readableBytes >= Int(nameLength) else {
                 throw .malformedFrame(kind: kind, reason: "type name runs past the end of the body")
+            }
+            let name: String
+            if var previous = previousTypeName, Self.bytes(of: body, length: Int(nameLength), equal: &previous) {
+                name = previous
+                body.moveReaderIndex(forwardBy: Int(nameLength))
+            } else {
+                name = body.readString(length: Int(nameLength))!
             }
             let header = MessageHeader(
                 typeName: name,
@@ -135,6 +145,17 @@ extension Frame {
             }
             let text = body.readString(length: body.readableBytes) ?? ""
             return .close(CloseFrame(code: ErrorCode(rawValue: code), message: text))
+        }
+    }
+}
+
+extension Frame {
+    /// Whether the next `length` readable bytes of `buffer` are `string`'s UTF-8 (which is made contiguous if it is
+    /// not: a string decoded from the wire already is).
+    private static func bytes(of buffer: ByteBuffer, length: Int, equal string: inout String) -> Bool {
+        string.withUTF8 { utf8 in
+            utf8.count == length
+                && buffer.withUnsafeReadableBytes { raw in UnsafeRawBufferPointer(rebasing: raw[..<length]).elementsEqual(UnsafeRawBufferPointer(utf8)) }
         }
     }
 }

@@ -6,6 +6,8 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public typealias InboundOut = Frame
 
     public let maximumBodySize: Int
+    /// The type name of the last message decoded, for the next one of the same type to share.
+    private var lastTypeName: String?
 
     public init(maximumBodySize: Int = FrameLayout.defaultMaximumBodySize) {
         self.maximumBodySize = maximumBodySize
@@ -20,7 +22,9 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
         guard buffer.readableBytes >= FrameLayout.prefixSize + length else { return nil }
         buffer.moveReaderIndex(forwardBy: FrameLayout.prefixSize)
         let body = buffer.readSlice(length: length)!
-        return try Frame.parse(body: body)
+        let frame = try Frame.parse(body: body, previousTypeName: lastTypeName)
+        if case .message(let message) = frame { lastTypeName = message.header.typeName }
+        return frame
     }
 
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> Frame? {

@@ -161,6 +161,29 @@ struct FrameCodecTests {
         return batches
     }
 
+    @Test("a message of the same type as the one before shares its type name; another type, even of the same length, gets its own")
+    func typeNameShared() throws {
+        func message(_ typeName: String, _ id: UInt64) -> Frame {
+            .message(MessageFrame(header: MessageHeader(typeName: typeName, id: MessageID(id)), payload: Self.buffer("{}")))
+        }
+        // Longer than 15 bytes: a string of its own in memory, not one stored inline.
+        let names = ["@bench-receiver/listr.Add", "@bench-receiver/listr.Add", "@bench-receiver/listr.Del", "@bench-receiver/listr.Del"]
+        var stream = Self.bytes(names.enumerated().map { message($1, UInt64($0 + 1)) })
+        var decoder = FrameDecoder()
+        var decoded: [String] = []
+        while let frame = try decoder.decode(buffer: &stream) {
+            guard case .message(let decodedMessage) = frame else { Issue.record("not a message: \(frame)"); return }
+            decoded.append(decodedMessage.header.typeName)
+        }
+        #expect(decoded == names)
+        func storage(_ string: String) -> UnsafeRawPointer? {
+            string.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
+        }
+        #expect(storage(decoded[0]) != nil && storage(decoded[0]) == storage(decoded[1]))
+        #expect(storage(decoded[1]) != storage(decoded[2]))
+        #expect(storage(decoded[2]) == storage(decoded[3]))
+    }
+
     @Test("the batching decoder passes on, per read, the frames that read completed, whatever the split")
     func batches() throws {
         let channel = EmbeddedChannel(handler: FrameBatchDecoder())
