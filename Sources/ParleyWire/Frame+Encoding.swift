@@ -154,9 +154,26 @@ extension Frame {
     /// not: a string decoded from the wire already is).
     private static func bytes(of buffer: ByteBuffer, length: Int, equal string: inout String) -> Bool {
         string.withUTF8 { utf8 in
-            utf8.count == length
-                && buffer.withUnsafeReadableBytes { raw in UnsafeRawBufferPointer(rebasing: raw[..<length]).elementsEqual(UnsafeRawBufferPointer(utf8)) }
+            utf8.count == length && buffer.withUnsafeReadableBytes { raw in equal(raw, UnsafeRawBufferPointer(utf8), count: length) }
         }
+    }
+
+    /// Whether the first `count` bytes of `a` and `b` (both at least that long) are equal; eight at a time (a byte
+    /// at a time was half the cost of parsing a message).
+    @inline(__always)
+    private static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, count: Int) -> Bool {
+        var offset = 0
+        while offset + 8 <= count {
+            if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
+                return false
+            }
+            offset += 8
+        }
+        while offset < count {
+            if a[offset] != b[offset] { return false }
+            offset += 1
+        }
+        return true
     }
 }
 

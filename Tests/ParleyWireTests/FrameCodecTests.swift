@@ -167,7 +167,11 @@ struct FrameCodecTests {
             .message(MessageFrame(header: MessageHeader(typeName: typeName, id: MessageID(id)), payload: Self.buffer("{}")))
         }
         // Longer than 15 bytes: a string of its own in memory, not one stored inline.
-        let names = ["@bench-receiver/listr.Add", "@bench-receiver/listr.Add", "@bench-receiver/listr.Del", "@bench-receiver/listr.Del"]
+        // The last differs from the one before in its last byte only (compared after the 8-byte words).
+        let names = [
+            "@bench-receiver/listr.Add", "@bench-receiver/listr.Add", "@bench-receiver/listr.Del", "@bench-receiver/listr.Del",
+            "@bench-receiver/listr.Dem",
+        ]
         var stream = Self.bytes(names.enumerated().map { message($1, UInt64($0 + 1)) })
         var decoder = FrameDecoder()
         var decoded: [String] = []
@@ -182,6 +186,7 @@ struct FrameCodecTests {
         #expect(storage(decoded[0]) != nil && storage(decoded[0]) == storage(decoded[1]))
         #expect(storage(decoded[1]) != storage(decoded[2]))
         #expect(storage(decoded[2]) == storage(decoded[3]))
+        #expect(storage(decoded[3]) != storage(decoded[4]))
     }
 
     @Test("the batching decoder passes on, per read, the frames that read completed, whatever the split")
