@@ -16,6 +16,9 @@ import subprocess
 import sys
 import time
 
+import os
+# The project's own Python package, from this checkout (scripts/require-packages also installs it).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "python"))
 from parley_tools import wire
 
 PAYLOAD = (b'{"id":42,"title":"Buy oat milk and a loaf of sourdough",'

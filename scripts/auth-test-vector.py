@@ -7,6 +7,10 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+import os
+import sys
+# The project's own Python package, from this checkout (scripts/require-packages also installs it).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "python"))
 from parley_tools.wire import frame, hello_body, hkdf_expand
 
 def seq(start):
