@@ -18,6 +18,7 @@ extension Transceiver {
     ) async -> DisconnectReason {
         var endReason = DisconnectReason.peerClosed
         var protocolError: (ErrorCode, String)?
+        var lookup = Router.Lookup()
         do {
             reading: while let frame = try await frames.next() {
                 switch frame {
@@ -31,7 +32,7 @@ extension Transceiver {
                         continue
                     }
                     // Looked up once, here: the dispatch below and the run's messages use the same handler.
-                    let handler = router.handler(for: inbound, from: peer)
+                    let handler = lookup.handler(for: inbound, from: peer, in: router)
                     guard !inbound.expectsReply, let immediately = handler?.immediately else {
                         await deliver(inbound, to: handler, from: peer, on: connection, logger: logger)
                         continue
