@@ -66,26 +66,51 @@ func deliver(url string, payload []byte, n int, subscribers int) float64 {
 	for i := 0; i < subscribers; i++ {
 		conn := connect(url)
 		conns = append(conns, conn)
-		count := 0
-		var sub *nats.Subscription
-		sub, err := conn.Subscribe(subject, func(*nats.Msg) {
-			count++
-			if count == n {
-				done.Done()
-			}
-		})
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "natsbench: subscribe: %v\n", err)
-			os.Exit(1)
-		}
-		// A slow consumer must not lose messages: the count would never be reached.
-		sub.SetPendingLimits(-1, -1)
-		conn.Flush()
+		counting(conn, subject, n, done.Done)
 		ready.Done()
 	}
 	ready.Wait()
 	publisher := connect(url)
+	defer publisher.Close()
 	start := time.Now()
+	publish(publisher, subject, payload, n)
+	done.Wait()
+	elapsed := time.Since(start).Seconds()
+	for _, conn := range conns {
+		conn.Close()
+	}
+	return elapsed
+}
+
+// counting subscribes conn to subject and calls all once n messages have come; subscribed when it returns.
+func counting(conn *nats.Conn, subject string, n int, all func()) {
+	count := 0
+	sub, err := conn.Subscribe(subject, func(*nats.Msg) {
+		count++
+		if count == n {
+			all()
+		}
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "natsbench: subscribe: %v\n", err)
+		os.Exit(1)
+	}
+	// A slow consumer must not lose messages: the count would never be reached.
+	sub.SetPendingLimits(-1, -1)
+	conn.Flush()
+}
+
+// echoing subscribes conn to subject and answers every request with its own payload; subscribed when it returns.
+func echoing(conn *nats.Conn, subject string) {
+	if _, err := conn.Subscribe(subject, func(m *nats.Msg) { m.Respond(m.Data) }); err != nil {
+		fmt.Fprintf(os.Stderr, "natsbench: subscribe: %v\n", err)
+		os.Exit(1)
+	}
+	conn.Flush()
+}
+
+// publish sends payload n times on subject, and returns once the server has them all.
+func publish(publisher *nats.Conn, subject string, payload []byte, n int) {
 	for i := 0; i < n; i++ {
 		if err := publisher.Publish(subject, payload); err != nil {
 			fmt.Fprintf(os.Stderr, "natsbench: publish: %v\n", err)
@@ -93,13 +118,6 @@ func deliver(url string, payload []byte, n int, subscribers int) float64 {
 		}
 	}
 	publisher.Flush()
-	done.Wait()
-	elapsed := time.Since(start).Seconds()
-	publisher.Close()
-	for _, conn := range conns {
-		conn.Close()
-	}
-	return elapsed
 }
 
 // child is a subscriber or responder process: this program run with -subscribe or -respond.
@@ -148,13 +166,7 @@ func deliverToProcesses(url string, payload []byte, n int, subscribers int) floa
 	publisher := connect(url)
 	defer publisher.Close()
 	begun := time.Now().UnixNano()
-	for i := 0; i < n; i++ {
-		if err := publisher.Publish(subject, payload); err != nil {
-			fmt.Fprintf(os.Stderr, "natsbench: publish: %v\n", err)
-			os.Exit(1)
-		}
-	}
-	publisher.Flush()
+	publish(publisher, subject, payload, n)
 	last := begun
 	for _, c := range children {
 		ended, _ := strconv.ParseInt(c.expect("done"), 10, 64)
@@ -170,19 +182,7 @@ func deliverToProcesses(url string, payload []byte, n int, subscribers int) floa
 func subscribe(url string, subject string, n int) {
 	conn := connect(url)
 	done := make(chan int64)
-	count := 0
-	sub, err := conn.Subscribe(subject, func(*nats.Msg) {
-		count++
-		if count == n {
-			done <- time.Now().UnixNano()
-		}
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "natsbench: subscribe: %v\n", err)
-		os.Exit(1)
-	}
-	sub.SetPendingLimits(-1, -1)
-	conn.Flush()
+	counting(conn, subject, n, func() { done <- time.Now().UnixNano() })
 	fmt.Println("ready")
 	fmt.Printf("done %d\n", <-done)
 	io.Copy(io.Discard, os.Stdin)
@@ -192,11 +192,7 @@ func subscribe(url string, subject string, n int) {
 // respond is a responder process: echoes every request on subject until its standard input closes.
 func respond(url string, subject string) {
 	conn := connect(url)
-	if _, err := conn.Subscribe(subject, func(m *nats.Msg) { m.Respond(m.Data) }); err != nil {
-		fmt.Fprintf(os.Stderr, "natsbench: subscribe: %v\n", err)
-		os.Exit(1)
-	}
-	conn.Flush()
+	echoing(conn, subject)
 	fmt.Println("ready")
 	io.Copy(io.Discard, os.Stdin)
 	conn.Close()
@@ -212,11 +208,7 @@ func requestReply(url string, payload []byte, n int, separate bool) (p50, p99 fl
 	} else {
 		responder := connect(url)
 		defer responder.Close()
-		if _, err := responder.Subscribe(subject, func(m *nats.Msg) { m.Respond(m.Data) }); err != nil {
-			fmt.Fprintf(os.Stderr, "natsbench: subscribe: %v\n", err)
-			os.Exit(1)
-		}
-		responder.Flush()
+		echoing(responder, subject)
 	}
 	requester := connect(url)
 	defer requester.Close()

@@ -25,10 +25,11 @@ extension HistoryStore {
     public func enqueueTelemetry(_ batch: TelemetryBatch, to session: Int64, at received: Date = Date()) -> TelemetryAppend {
         let append = TelemetryAppend(batch: batch, session: session, receivedMilliseconds: Timestamp(received).milliseconds)
         guard !batch.isEmpty else { return append }
-        if telemetryCommits.withLock({ $0.add(append) }) {
+        telemetryCommits.withLock { commits in
+            guard commits.add(append) else { return }
             // Detached: the loop stores every app's batches, not the work of whichever caller happened to start it.
-            let writer = Task.detached { [self] in await storeWaitingTelemetry() }
-            telemetryWriter.withLock { $0 = writer }
+            // Kept under the same lock that started it, so that close() never waits for an older one instead.
+            commits.writer = Task.detached { [self] in await storeWaitingTelemetry() }
         }
         return append
     }

@@ -49,8 +49,6 @@ public final class HistoryStore: Sendable {
     let logger: Logger
     private let currentLimits: Mutex<RetentionLimits>
     let telemetryCommits = Mutex(TelemetryCommits())
-    /// The task storing what waits in ``telemetryCommits``, if one was started: ``close()`` waits for it.
-    let telemetryWriter = Mutex<Task<Void, Never>?>(nil)
 
     private init(path: String, pool: DatabasePool, checkpointer: Checkpointer, limits: RetentionLimits, logger: Logger) {
         self.path = path
@@ -112,7 +110,7 @@ public final class HistoryStore: Sendable {
     /// Closes the database (waiting for reads in progress); the store cannot be used afterwards.
     public func close() async throws(HistoryStoreError) {
         let pool = self.pool
-        await telemetryWriter.withLock { $0 }?.value
+        await telemetryCommits.withLock { $0.writer }?.value
         await checkpointer.stop()
         do {
             try await BlockingPool.shared.run { try pool.close() }

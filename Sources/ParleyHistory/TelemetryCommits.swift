@@ -19,13 +19,14 @@ public final class TelemetryAppend: Sendable {
     public let session: Int64
     /// When parleyd received it, in milliseconds since 1970: each record's `received`, the retention order.
     let receivedMilliseconds: Int64
-    private let state = Mutex(State.waiting([]))
+    private let state: Mutex<State>
 
     init(batch: TelemetryBatch, session: Int64, receivedMilliseconds: Int64) {
         self.batch = batch
         self.session = session
         self.receivedMilliseconds = receivedMilliseconds
-        if batch.isEmpty { state.withLock { $0 = .done(.success(([], []))) } }
+        // An empty batch is stored as soon as it exists: nothing of it goes to the writer.
+        state = Mutex(batch.isEmpty ? .done(.success(([], []))) : .waiting([]))
     }
 
     /// The batch's records numbered, in its order, once stored; or why none of them was.
@@ -74,6 +75,8 @@ struct TelemetryCommits: Sendable {
 
     private var waiting: [TelemetryAppend] = []
     private var storing = false
+    /// The task storing what waits, the latest one started: ``HistoryStore/close()`` waits for it.
+    var writer: Task<Void, Never>?
 
     /// Adds a batch; true when no one is storing, and the caller must start.
     mutating func add(_ batch: TelemetryAppend) -> Bool {

@@ -79,11 +79,17 @@ extension Frame {
 }
 
 extension Frame {
-    /// Parses one Parley frame body: exactly the bytes its length announced. A message whose type name has the
-    /// same bytes as `previousTypeName` gets that string rather than a new one: a stream of messages mostly repeats
-    /// one type, and a name longer than 15 bytes (a routed `@target/Type`) would otherwise cost an allocation and
-    /// a UTF-8 check for every message.
-    public static func parse(body: ByteBuffer, previousTypeName: String? = nil) throws(WireError) -> Frame {
+    /// Parses one Parley frame body: exactly the bytes its length announced.
+    public static func parse(body: ByteBuffer) throws(WireError) -> Frame {
+        var none: String?
+        return try parse(body: body, sharingTypeName: &none)
+    }
+
+    /// ``parse(body:)`` for a stream: a message whose type name has the same bytes as `typeName` (the last one the
+    /// stream's messages had) gets that string rather than a new one, and one with another name leaves its own in
+    /// `typeName`. A stream of messages mostly repeats one type, and a name longer than 15 bytes (a routed
+    /// `@target/Type`) would otherwise cost an allocation and a UTF-8 check for every message.
+    public static func parse(body: ByteBuffer, sharingTypeName typeName: inout String?) throws(WireError) -> Frame {
         var body = body
         guard let kindByte = body.readInteger(as: UInt8.self) else {
             throw .malformedFrame(kind: .message, reason: "empty body")
@@ -115,11 +121,12 @@ extension Frame {
                 throw .malformedFrame(kind: kind, reason: "type name runs past the end of the body")
             }
             let name: String
-            if var previous = previousTypeName, Self.bytes(of: body, length: Int(nameLength), equal: &previous) {
+            if var previous = typeName, Self.bytes(of: body, length: Int(nameLength), equal: &previous) {
                 name = previous
                 body.moveReaderIndex(forwardBy: Int(nameLength))
             } else {
                 name = body.readString(length: Int(nameLength))!
+                typeName = name
             }
             let header = MessageHeader(
                 typeName: name,

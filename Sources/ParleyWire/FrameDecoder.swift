@@ -22,9 +22,7 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
         guard buffer.readableBytes >= FrameLayout.prefixSize + length else { return nil }
         buffer.moveReaderIndex(forwardBy: FrameLayout.prefixSize)
         let body = buffer.readSlice(length: length)!
-        let frame = try Frame.parse(body: body, previousTypeName: lastTypeName)
-        if case .message(let message) = frame { lastTypeName = message.header.typeName }
-        return frame
+        return try Frame.parse(body: body, sharingTypeName: &lastTypeName)
     }
 
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> Frame? {

@@ -61,6 +61,23 @@ struct TelemetryCommitsTests {
         }
     }
 
+    @Test("closing the store waits for the batches already enqueued: each is answered, and all are in the history when it opens again")
+    func closeWaitsForTheWriter() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try await HistoryStore.open(directory: directory, limits: .default)
+            let session = try await store.beginSession(peerID: "a-1", appName: "Listr", kind: .parley)
+            // Enough that the writer is still storing them, several transactions' worth, when close() is called.
+            let appends = (0..<40).map { number in
+                store.enqueueTelemetry(TelemetryBatch(logs: (0..<500).map { log(Double(number * 500 + $0)) }), to: session.id)
+            }
+            try await store.close()
+            for append in appends { #expect(try await append.stored().logs.count == 500) }
+            let reopened = try await HistoryStore.open(directory: directory, limits: .default)
+            #expect(try await reopened.logs(LogQuery(session: session.id)).total == 40 * 500)
+            try await reopened.close()
+        }
+    }
+
     @Test("in one transaction, a batch whose rows SQLite refuses is refused alone, with SQLite's words; the batches before and after it are stored")
     func refusedRowsInAGroup() async throws {
         try await withStore { store, _ in
