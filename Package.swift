@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "Parley",
             dependencies: [
-                "ParleyWire", "ParleySecurity", "ParleyDiscovery", "ParleyBlocking", nioCore, nioPosix, nioTransportServices, nioFoundation, logging,
+                "ParleyWire", "ParleyJSON", "ParleySecurity", "ParleyDiscovery", "ParleyBlocking", nioCore, nioPosix, nioTransportServices, nioFoundation, logging,
                 serviceLifecycle, .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // Its nonisolated async functions run on their caller's executor unless marked `@concurrent`: a message's
@@ -262,8 +262,8 @@ let package = Package(
         .executableTarget(
             name: "ParleyBench",
             dependencies: [
-                "Parley", "ParleyControl", "ParleyDebugger", "ParleyOTLP", "ParleyTelemetry", "ParleyWire", "ParleyTestSupport", nioCore, nioPosix,
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "Parley", "ParleyControl", "ParleyDebugger", "ParleyJSON", "ParleyOTLP", "ParleyTelemetry", "ParleyWire", "ParleyTestSupport", nioCore,
+                nioPosix, .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/ParleyBench",
             swiftSettings: strict

@@ -1,0 +1,471 @@
+import Foundation
+import NIOCore
+
+/// Encodes `Encodable` values as JSON straight into a `ByteBuffer`, as they are visited: no tree of values in between,
+/// as Foundation's `JSONEncoder` builds (its dictionaries, their hashing and the dynamic casts of every value were
+/// most of a small message's cost to send, 5 µs for four members).
+///
+/// It writes what a default `JSONEncoder` with `.withoutEscapingSlashes` writes, member for member: the same
+/// numbers (a `Double` as its shortest decimal form, `1.0` as `1`), `Data` as Base64, `URL` as its absolute
+/// string, `Decimal` as a number, a value that encodes nothing as `{}`; members in the order they are encoded.
+///
+/// Streaming needs a value to fill its containers in order: a nested container is finished once its parent is
+/// written to again. A value that goes back to a finished container, asks for a super-encoder, mixes kinds of
+/// container, or writes what JSON cannot hold (a NaN) makes ``encode(_:into:)`` throw
+/// ``JSONStreamEncoderUnsupported`` and leave the buffer as it was: the caller then encodes it with `JSONEncoder`,
+/// which either manages or names the problem.
+public struct JSONStreamEncoder: Sendable {
+    public init() {}
+
+    /// Appends `value`'s JSON to `buffer`. On any error `buffer` is left as it was.
+    public func encode<T: Encodable>(_ value: T, into buffer: inout ByteBuffer) throws {
+        let writer = JSONStreamWriter(buffer: buffer)
+        // The caller's copy would make every write copy the storage first.
+        buffer = ByteBuffer()
+        let start = writer.writerIndex
+        do {
+            try writer.encodeValue(value, path: nil)
+            guard !writer.unsupported, writer.writerIndex > start else { throw JSONStreamEncoderUnsupported() }
+        } catch {
+            writer.truncate(to: start)
+            buffer = writer.take()
+            throw error
+        }
+        buffer = writer.take()
+    }
+}
+
+/// The value was not encoded (see ``JSONStreamEncoder``): its containers were not used in order, or it holds
+/// something JSON cannot.
+public struct JSONStreamEncoderUnsupported: Error, Sendable {}
+
+/// A coding path as a list that shares its beginning: a level deeper costs one small allocation, not a copy.
+private final class StreamPath {
+    let key: any CodingKey
+    let parent: StreamPath?
+
+    init(_ key: any CodingKey, parent: StreamPath?) {
+        self.key = key
+        self.parent = parent
+    }
+
+    static func keys(_ node: StreamPath?) -> [any CodingKey] {
+        var keys: [any CodingKey] = []
+        var node = node
+        while let current = node {
+            keys.append(current.key)
+            node = current.parent
+        }
+        return keys.reversed()
+    }
+}
+
+private struct StreamIndexKey: CodingKey {
+    var intValue: Int?
+    var stringValue: String { "Index \(intValue ?? 0)" }
+    init(intValue: Int) { self.intValue = intValue }
+    init?(stringValue: String) { nil }
+}
+
+/// The output and the containers still open in it, innermost last. A container is named by a number that only
+/// grows, so one further down the stack always has a smaller number than those above it.
+private final class JSONStreamWriter {
+    private struct Open {
+        let id: Int
+        let closer: UInt8
+        var members: Int
+    }
+
+    private struct State {
+        var buffer: ByteBuffer
+        var unsupported = false
+        var open: [Open] = []
+        var lastID = 0
+    }
+
+    /// Behind a pointer rather than in stored properties: the class's `var`s were checked for exclusive access at
+    /// run time on every byte written, 40 % of the encoding. One writer serves one `encode` call on one thread,
+    /// and no access to the state outlives the method that makes it.
+    private let state: UnsafeMutablePointer<State>
+
+    init(buffer: ByteBuffer) {
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(buffer: buffer))
+        state.pointee.open.reserveCapacity(8)
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    var writerIndex: Int { state.pointee.buffer.writerIndex }
+
+    /// Set by what cannot throw (container requests, super-encoders): the value is then refused as a whole.
+    var unsupported: Bool {
+        get { state.pointee.unsupported }
+        set { state.pointee.unsupported = newValue }
+    }
+
+    /// Drops what was written from `index` on.
+    func truncate(to index: Int) {
+        state.pointee.buffer.moveWriterIndex(to: index)
+    }
+
+    func take() -> ByteBuffer {
+        defer { state.pointee.buffer = ByteBuffer() }
+        return state.pointee.buffer
+    }
+
+    /// Opens a container (`{` or `[`) at the current position; its number.
+    func openContainer(_ opener: UInt8, closer: UInt8) -> Int {
+        state.pointee.lastID += 1
+        state.pointee.buffer.writeInteger(opener)
+        state.pointee.open.append(Open(id: state.pointee.lastID, closer: closer, members: 0))
+        return state.pointee.lastID
+    }
+
+    /// Makes `id` the innermost open container, closing those opened inside it since, and writes the separator
+    /// its next member needs. Throws when `id` was closed already: the value went back to it.
+    func beginMember(of id: Int) throws {
+        while let last = state.pointee.open.last, last.id > id {
+            state.pointee.buffer.writeInteger(last.closer)
+            state.pointee.open.removeLast()
+        }
+        guard let last = state.pointee.open.indices.last, state.pointee.open[last].id == id else { throw JSONStreamEncoderUnsupported() }
+        if state.pointee.open[last].members > 0 { state.pointee.buffer.writeInteger(UInt8(ascii: ",")) }
+        state.pointee.open[last].members += 1
+    }
+
+    func beginMember(of id: Int, key: some CodingKey) throws {
+        try beginMember(of: id)
+        writeString(key.stringValue)
+        state.pointee.buffer.writeInteger(UInt8(ascii: ":"))
+    }
+
+    func writeString(_ text: String) {
+        var text = text
+        // Most strings need no escaping: then they go in as one copy.
+        let plain = text.withUTF8 { bytes in
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+            state.pointee.buffer.reserveCapacity(minimumWritableBytes: bytes.count + 2)
+            state.pointee.buffer.writeInteger(UInt8(ascii: "\""))
+            state.pointee.buffer.writeBytes(bytes)
+            state.pointee.buffer.writeInteger(UInt8(ascii: "\""))
+            return true
+        }
+        if !plain {
+            var escaped: [UInt8] = []
+            JSONValue.writeQuoted(text, to: &escaped)
+            state.pointee.buffer.writeBytes(escaped)
+        }
+    }
+
+    func writeLiteral(_ text: StaticString) {
+        state.pointee.buffer.writeStaticString(text)
+    }
+
+    func writeInteger(_ value: some FixedWidthInteger) {
+        var digits = value.description
+        digits.withUTF8 { _ = state.pointee.buffer.writeBytes($0) }
+    }
+
+    /// As `JSONEncoder` writes a floating-point number: its shortest round-tripping form, without a trailing `.0`.
+    func writeFloat(_ value: some BinaryFloatingPoint & LosslessStringConvertible) throws {
+        guard value.isFinite else { throw JSONStreamEncoderUnsupported() }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        text.withUTF8 { _ = state.pointee.buffer.writeBytes($0) }
+    }
+
+    /// Writes any value at the current position (its member's separator and key already written).
+    func encodeValue<T: Encodable>(_ value: T, path: StreamPath?) throws {
+        // The common types first, by their metadata alone: a dynamic cast for each value cost more than writing it.
+        if T.self == String.self { return writeString(value as! String) }
+        if T.self == Int.self { return writeInteger(value as! Int) }
+        if T.self == Bool.self { return writeLiteral((value as! Bool) ? "true" : "false") }
+        if T.self == Double.self { return try writeFloat(value as! Double) }
+        // What JSONEncoder writes otherwise than the type's own encode(to:) does.
+        if T.self == Data.self { return writeString((value as! Data).base64EncodedString()) }
+        if T.self == URL.self { return writeString((value as! URL).absoluteString) }
+        if T.self == Decimal.self {
+            var text = (value as! Decimal).description
+            text.withUTF8 { _ = state.pointee.buffer.writeBytes($0) }
+            return
+        }
+        let depth = state.pointee.open.count
+        let mark = state.pointee.buffer.writerIndex
+        try value.encode(to: JSONStreamValueEncoder(writer: self, path: path))
+        while state.pointee.open.count > depth { state.pointee.buffer.writeInteger(state.pointee.open.removeLast().closer) }
+        // A value that wrote nothing: JSONEncoder writes an empty object for it.
+        if state.pointee.buffer.writerIndex == mark && depth > 0 { writeLiteral("{}") }
+    }
+}
+
+/// The `Encoder` a value's `encode(to:)` gets: one kind of container, asked for as often as the value likes (a
+/// subclass and its superclass share the object).
+private final class JSONStreamValueEncoder: Encoder {
+    private enum Chosen {
+        case none
+        case keyed(Int)
+        case unkeyed(Int)
+        /// Where its one value starts.
+        case single(Int)
+    }
+
+    let writer: JSONStreamWriter
+    let path: StreamPath?
+    private var chosen = Chosen.none
+
+    init(writer: JSONStreamWriter, path: StreamPath?) {
+        self.writer = writer
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] { StreamPath.keys(path) }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        switch chosen {
+        case .none:
+            chosen = .keyed(writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")))
+        case .keyed: break
+        case .unkeyed, .single: writer.unsupported = true
+        }
+        guard case .keyed(let id) = chosen else { return KeyedEncodingContainer(JSONStreamKeyed<Key>(writer: writer, id: 0, path: path)) }
+        return KeyedEncodingContainer(JSONStreamKeyed<Key>(writer: writer, id: id, path: path))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        switch chosen {
+        case .none:
+            chosen = .unkeyed(writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")))
+        case .unkeyed: break
+        case .keyed, .single: writer.unsupported = true
+        }
+        guard case .unkeyed(let id) = chosen else { return JSONStreamUnkeyed(writer: writer, id: 0, path: path) }
+        return JSONStreamUnkeyed(writer: writer, id: id, path: path)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        switch chosen {
+        case .none: chosen = .single(writer.writerIndex)
+        case .single: break
+        case .keyed, .unkeyed: writer.unsupported = true
+        }
+        guard case .single(let start) = chosen else { return JSONStreamSingle(writer: writer, path: path, start: -1) }
+        return JSONStreamSingle(writer: writer, path: path, start: start)
+    }
+}
+
+private struct JSONStreamKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let writer: JSONStreamWriter
+    let id: Int
+    let path: StreamPath?
+
+    var codingPath: [any CodingKey] { StreamPath.keys(path) }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        try writer.beginMember(of: id, key: key)
+        writer.writeLiteral("null")
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        try writer.beginMember(of: id, key: key)
+        writer.writeLiteral(value ? "true" : "false")
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        try writer.beginMember(of: id, key: key)
+        writer.writeString(value)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        try writer.beginMember(of: id, key: key)
+        try writer.writeFloat(value)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        try writer.beginMember(of: id, key: key)
+        try writer.writeFloat(value)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try integer(value, key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try integer(value, key) }
+
+    private func integer(_ value: some FixedWidthInteger, _ key: Key) throws {
+        try writer.beginMember(of: id, key: key)
+        writer.writeInteger(value)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try writer.beginMember(of: id, key: key)
+        try writer.encodeValue(value, path: StreamPath(key, parent: path))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        let nested = (try? writer.beginMember(of: id, key: key)).map { writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")) }
+        if nested == nil { writer.unsupported = true }
+        return KeyedEncodingContainer(JSONStreamKeyed<NestedKey>(writer: writer, id: nested ?? 0, path: StreamPath(key, parent: path)))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let nested = (try? writer.beginMember(of: id, key: key)).map { writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")) }
+        if nested == nil { writer.unsupported = true }
+        return JSONStreamUnkeyed(writer: writer, id: nested ?? 0, path: StreamPath(key, parent: path))
+    }
+
+    mutating func superEncoder() -> any Encoder { refuse() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { refuse() }
+
+    /// A super-encoder's value is written when it is done, which a stream cannot know: the value is refused.
+    private func refuse() -> any Encoder {
+        writer.unsupported = true
+        return JSONStreamValueEncoder(writer: writer, path: path)
+    }
+}
+
+private struct JSONStreamUnkeyed: UnkeyedEncodingContainer {
+    let writer: JSONStreamWriter
+    let id: Int
+    let path: StreamPath?
+    private(set) var count = 0
+
+    init(writer: JSONStreamWriter, id: Int, path: StreamPath?) {
+        self.writer = writer
+        self.id = id
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] { StreamPath.keys(path) }
+
+    private mutating func next() throws {
+        try writer.beginMember(of: id)
+        count += 1
+    }
+
+    mutating func encodeNil() throws {
+        try next()
+        writer.writeLiteral("null")
+    }
+    mutating func encode(_ value: Bool) throws {
+        try next()
+        writer.writeLiteral(value ? "true" : "false")
+    }
+    mutating func encode(_ value: String) throws {
+        try next()
+        writer.writeString(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        try next()
+        try writer.writeFloat(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        try next()
+        try writer.writeFloat(value)
+    }
+    mutating func encode(_ value: Int) throws { try integer(value) }
+    mutating func encode(_ value: Int8) throws { try integer(value) }
+    mutating func encode(_ value: Int16) throws { try integer(value) }
+    mutating func encode(_ value: Int32) throws { try integer(value) }
+    mutating func encode(_ value: Int64) throws { try integer(value) }
+    mutating func encode(_ value: UInt) throws { try integer(value) }
+    mutating func encode(_ value: UInt8) throws { try integer(value) }
+    mutating func encode(_ value: UInt16) throws { try integer(value) }
+    mutating func encode(_ value: UInt32) throws { try integer(value) }
+    mutating func encode(_ value: UInt64) throws { try integer(value) }
+
+    private mutating func integer(_ value: some FixedWidthInteger) throws {
+        try next()
+        writer.writeInteger(value)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let index = count
+        try next()
+        try writer.encodeValue(value, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let index = count
+        let nested = (try? next()).map { writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")) }
+        if nested == nil { writer.unsupported = true }
+        return KeyedEncodingContainer(
+            JSONStreamKeyed<NestedKey>(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path)))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let index = count
+        let nested = (try? next()).map { writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")) }
+        if nested == nil { writer.unsupported = true }
+        return JSONStreamUnkeyed(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        writer.unsupported = true
+        return JSONStreamValueEncoder(writer: writer, path: path)
+    }
+}
+
+/// One value where the encoder stands; a second one is refused (JSONEncoder stops the program for it).
+private struct JSONStreamSingle: SingleValueEncodingContainer {
+    let writer: JSONStreamWriter
+    let path: StreamPath?
+    private let start: Int
+
+    init(writer: JSONStreamWriter, path: StreamPath?, start: Int) {
+        self.writer = writer
+        self.path = path
+        self.start = start
+    }
+
+    var codingPath: [any CodingKey] { StreamPath.keys(path) }
+
+    private func begin() throws {
+        guard writer.writerIndex == start else { throw JSONStreamEncoderUnsupported() }
+    }
+
+    mutating func encodeNil() throws {
+        try begin()
+        writer.writeLiteral("null")
+    }
+    mutating func encode(_ value: Bool) throws {
+        try begin()
+        writer.writeLiteral(value ? "true" : "false")
+    }
+    mutating func encode(_ value: String) throws {
+        try begin()
+        writer.writeString(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        try begin()
+        try writer.writeFloat(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        try begin()
+        try writer.writeFloat(value)
+    }
+    mutating func encode(_ value: Int) throws { try integer(value) }
+    mutating func encode(_ value: Int8) throws { try integer(value) }
+    mutating func encode(_ value: Int16) throws { try integer(value) }
+    mutating func encode(_ value: Int32) throws { try integer(value) }
+    mutating func encode(_ value: Int64) throws { try integer(value) }
+    mutating func encode(_ value: UInt) throws { try integer(value) }
+    mutating func encode(_ value: UInt8) throws { try integer(value) }
+    mutating func encode(_ value: UInt16) throws { try integer(value) }
+    mutating func encode(_ value: UInt32) throws { try integer(value) }
+    mutating func encode(_ value: UInt64) throws { try integer(value) }
+
+    private func integer(_ value: some FixedWidthInteger) throws {
+        try begin()
+        writer.writeInteger(value)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try begin()
+        try writer.encodeValue(value, path: path)
+    }
+}
