@@ -1,22 +1,51 @@
 import GRDB
 import GRDBSQLite
 
-/// One INSERT statement run row after row through SQLite's C API: what stores log records and spans, up to
-/// thousands per transaction.
+/// Rows inserted through SQLite's C API, several to a statement: what stores log records and spans, up to thousands
+/// per transaction.
 ///
 /// GRDB's `execute(arguments:)` wraps each row's values in `DatabaseValue`s, binds them through nested closures and
 /// does its per-statement bookkeeping; for a batch of log records that cost twice what SQLite itself took
-/// (docs/performance.md). Here each value is bound directly, and SQLite copies the text it is given. The statement
-/// is prepared for this inserter alone, so GRDB's cached statements never see bindings it did not make.
+/// (docs/performance.md). Here each value is bound directly, and SQLite copies the text it is given.
+///
+/// And a statement takes up to ``rowsPerStatement`` rows (`VALUES (…), (…), …`): each run of a statement opens a
+/// cursor on the table and on each of its indexes, checks the session's row for the foreign key and reads and
+/// writes `sqlite_sequence` for AUTOINCREMENT, and a row to itself paid all of that. The caller says how many rows
+/// it will bind; the last statement takes what is left.
 struct RowInserter {
-    private let statement: Statement
+    static let rowsPerStatement = 32
+
     private let db: Database
+    private let table: String
+    private let columns: [String]
+    private var statement: Statement
+    /// Rows the current statement takes, and how many of them are bound.
+    private var rowsInStatement: Int
+    private var rowsBound = 0
+    /// Rows still to be bound after the current statement's.
+    private var rowsAfter: Int
     private var column: Int32 = 0
     private var bindFailure: Int32 = SQLITE_OK
+    /// The rowids of the rows stored so far, in the order bound.
+    private(set) var ids: [Int64] = []
 
-    init(_ sql: String, in db: Database) throws {
-        statement = try db.makeStatement(sql: sql)
+    /// An inserter of `rows` rows into `table`, with a value for each of `columns` in each row.
+    init(into table: String, columns: [String], rows: Int, in db: Database) throws {
         self.db = db
+        self.table = table
+        self.columns = columns
+        rowsInStatement = min(rows, Self.rowsPerStatement)
+        rowsAfter = rows - rowsInStatement
+        statement = try Self.statement(table, columns, rows: max(1, rowsInStatement), in: db)
+        ids.reserveCapacity(rows)
+    }
+
+    /// The statement for `rows` rows, prepared once per connection (GRDB's cache). Its bindings are cleared after
+    /// each run, so that nothing else that asks the cache for the same SQL finds values of ours in it.
+    private static func statement(_ table: String, _ columns: [String], rows: Int, in db: Database) throws -> Statement {
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let values = Array(repeating: row, count: rows).joined(separator: ", ")
+        return try db.cachedStatement(sql: "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES \(values)")
     }
 
     private var handle: OpaquePointer { statement.sqliteStatement }
@@ -50,18 +79,29 @@ struct RowInserter {
         next(code)
     }
 
-    /// Stores the row bound since the last call; returns its rowid.
-    mutating func insert() throws -> Int64 {
-        defer {
-            sqlite3_reset(handle)
-            column = 0
-            bindFailure = SQLITE_OK
-        }
+    /// Ends the row bound since the last call; once the statement has all its rows, stores them. Throws if SQLite
+    /// refuses them (then none of the statement's rows is stored; the caller's transaction decides about the rest).
+    mutating func endRow() throws {
+        rowsBound += 1
+        guard rowsBound == rowsInStatement else { return }
         let code = bindFailure == SQLITE_OK ? sqlite3_step(handle) : bindFailure
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        column = 0
+        bindFailure = SQLITE_OK
+        rowsBound = 0
         guard code == SQLITE_DONE else {
             let message = db.sqliteConnection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
         }
-        return db.lastInsertedRowID
+        // One writer, AUTOINCREMENT and no ids given: the statement's rows took consecutive ids, in order, the
+        // last of them the connection's last inserted rowid.
+        let last = db.lastInsertedRowID
+        ids.append(contentsOf: (last - Int64(rowsInStatement) + 1)...last)
+        if rowsAfter > 0, rowsAfter < rowsInStatement {
+            statement = try Self.statement(table, columns, rows: rowsAfter, in: db)
+            rowsInStatement = rowsAfter
+        }
+        rowsAfter -= min(rowsAfter, rowsInStatement)
     }
 }

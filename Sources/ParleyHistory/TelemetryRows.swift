@@ -80,11 +80,10 @@ enum TelemetryRows {
 
     // MARK: - Log records
 
-    static let insertLogSQL = """
-        INSERT INTO logRecord (session, received, time, severity, label, message, metadata, source, file, function, line, traceID, spanID,
-                               droppedMetadata, size)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """
+    static let logRowColumns = [
+        "session", "received", "time", "severity", "label", "message", "metadata", "source", "file", "function", "line", "traceID", "spanID",
+        "droppedMetadata", "size",
+    ]
 
     /// What a log record counts against `historyMaxBytes`: its texts (the message twice: once more in the
     /// full-text index), and its rows in the table, its indexes and the full-text index.
@@ -95,10 +94,11 @@ enum TelemetryRows {
 
     /// Stores log records in `session`, each with when parleyd received it (milliseconds), in order; returns their ids.
     static func insert(
-        logs: some Sequence<(record: LogRecord, received: Int64)>, session: Int64, encoder: JSONEncoder, in db: Database
+        logs: some Collection<(record: LogRecord, received: Int64)>, session: Int64, encoder: JSONEncoder, in db: Database
     ) throws -> [Int64] {
-        var row = try RowInserter(insertLogSQL, in: db)
-        var added = Added()
+        guard !logs.isEmpty else { return [] }
+        var row = try RowInserter(into: "logRecord", columns: logRowColumns, rows: logs.count, in: db)
+        var bytes = 0
         for (record, received) in logs {
             let metadata = json(record.metadata)
             let size = size(of: record, metadata: metadata)
@@ -117,8 +117,10 @@ enum TelemetryRows {
             row.bind(record.spanID?.hex)
             row.bind(record.droppedMetadata)
             row.bind(size)
-            added.row(try row.insert(), size: size)
+            try row.endRow()
+            bytes += size
         }
+        let added = Added(ids: row.ids, bytes: bytes)
         try added.index(table: "logRecord", into: "logText", column: "message", in: db)
         return added.ids
     }
@@ -140,11 +142,10 @@ enum TelemetryRows {
 
     // MARK: - Spans
 
-    static let insertSpanSQL = """
-        INSERT INTO span (session, received, traceID, spanID, parentSpanID, name, kind, start, end, statusCode, statusMessage, attributes,
-                          events, links, droppedAttributes, droppedEvents, droppedLinks, size)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """
+    static let spanRowColumns = [
+        "session", "received", "traceID", "spanID", "parentSpanID", "name", "kind", "start", "end", "statusCode", "statusMessage", "attributes",
+        "events", "links", "droppedAttributes", "droppedEvents", "droppedLinks", "size",
+    ]
 
     /// What a span counts against `historyMaxBytes`, as ``size(of:metadata:)`` counts a log record.
     static func size(of span: SpanRecord, attributes: String, events: String, links: String) -> Int {
@@ -154,10 +155,11 @@ enum TelemetryRows {
 
     /// Stores spans in `session` as ``insert(logs:session:encoder:in:)`` stores log records.
     static func insert(
-        spans: some Sequence<(span: SpanRecord, received: Int64)>, session: Int64, encoder: JSONEncoder, in db: Database
+        spans: some Collection<(span: SpanRecord, received: Int64)>, session: Int64, encoder: JSONEncoder, in db: Database
     ) throws -> [Int64] {
-        var row = try RowInserter(insertSpanSQL, in: db)
-        var added = Added()
+        guard !spans.isEmpty else { return [] }
+        var row = try RowInserter(into: "span", columns: spanRowColumns, rows: spans.count, in: db)
+        var bytes = 0
         for (span, received) in spans {
             let attributes = json(span.attributes)
             let events = try json(span.events, encoder)
@@ -181,8 +183,10 @@ enum TelemetryRows {
             row.bind(span.droppedEvents)
             row.bind(span.droppedLinks)
             row.bind(size)
-            added.row(try row.insert(), size: size)
+            try row.endRow()
+            bytes += size
         }
+        let added = Added(ids: row.ids, bytes: bytes)
         try added.index(table: "span", into: "spanText", column: "name", in: db)
         try added.summarizeTraces(in: db)
         return added.ids
@@ -215,13 +219,8 @@ enum TelemetryRows {
     /// The rows one call stored. Their full-text entries and their share of `totals` are written once for all of
     /// them: per row (as triggers did) the full-text index cost four times the rows themselves.
     private struct Added {
-        var ids: [Int64] = []
-        var bytes = 0
-
-        mutating func row(_ id: Int64, size: Int) {
-            ids.append(id)
-            bytes += size
-        }
+        var ids: [Int64]
+        var bytes: Int
 
         func index(table: String, into index: String, column: String, in db: Database) throws {
             guard let first = ids.first, let last = ids.last else { return }

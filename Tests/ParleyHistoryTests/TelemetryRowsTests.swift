@@ -1,4 +1,5 @@
 import Foundation
+import ParleyDebugger
 import ParleyJSON
 @testable import ParleyHistory
 import ParleyTelemetry
@@ -18,5 +19,34 @@ struct TelemetryRowsTests {
         expected["n"] = .string("nan")
         #expect(TelemetryRows.decode(text, JSONValueDecoder()) == expected)
         #expect(TelemetryRows.json([:]) == "")
+    }
+}
+
+@Suite("History: rows stored several to a statement")
+struct RowInserterTests {
+    @Test("batches of every size around a statement's rows come back whole, in order, numbered consecutively, and found by their words")
+    func batchSizes() async throws {
+        try await withStore { store, _ in
+            let session = try await store.beginSession(peerID: "cccc-3", appName: "Sizes", kind: .parley, at: testTime(0))
+            let perStatement = RowInserter.rowsPerStatement
+            var all: [StoredLogRecord] = []
+            for size in [1, perStatement - 1, perStatement, perStatement + 1, 2 * perStatement + 5] {
+                let records = (0..<size).map { log(Double(all.count + $0), label: "size.\(size)", "record \($0) of batch\(size)") }
+                let spans = (0..<size).map { span(Double($0), name: "op \($0) of \(size)") }
+                let stored = try await store.appendTelemetry(TelemetryBatch(logs: records, spans: spans), to: session.id, at: testTime(1))
+                #expect(stored.logs.map(\.record) == records)
+                #expect(stored.spans.map(\.span) == spans)
+                let ids = stored.logs.map(\.id)
+                #expect(ids == Array(ids[0]...(ids[0] + Int64(size) - 1)), "batch of \(size)")
+                // Read back from the table: each id holds its own record, the last statement's rows included.
+                for item in [stored.logs.first!, stored.logs.last!] { #expect(try await store.logRecord(item.id) == item) }
+                all += stored.logs
+            }
+            #expect(try await store.logs(LogQuery(session: session.id, limit: 1_000)).items == all)
+            let last = try await store.logs(LogQuery(session: session.id, text: "batch\(2 * perStatement + 5)")).items
+            #expect(last.count == 2 * perStatement + 5)
+            let spans = try await store.spans(session: session.id, limit: 1_000).items
+            #expect(spans.count == 1 + (perStatement - 1) + perStatement + (perStatement + 1) + (2 * perStatement + 5))
+        }
     }
 }
