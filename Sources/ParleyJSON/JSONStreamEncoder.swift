@@ -328,7 +328,7 @@ private struct JSONStreamKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 }
 
-private struct JSONStreamUnkeyed: UnkeyedEncodingContainer {
+private struct JSONStreamUnkeyed: UnkeyedEncodingContainer, JSONStreamValues {
     let writer: JSONStreamWriter
     let id: Int
     let path: StreamPath?
@@ -342,29 +342,88 @@ private struct JSONStreamUnkeyed: UnkeyedEncodingContainer {
 
     var codingPath: [any CodingKey] { StreamPath.keys(path) }
 
-    private mutating func next() throws {
+    mutating func beginValue() throws {
         try writer.beginMember(of: id)
         count += 1
     }
 
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let index = count
+        try beginValue()
+        try writer.encodeValue(value, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let index = count
+        let nested = (try? beginValue()).map { writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")) }
+        if nested == nil { writer.unsupported = true }
+        return KeyedEncodingContainer(
+            JSONStreamKeyed<NestedKey>(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path)))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let index = count
+        let nested = (try? beginValue()).map { writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")) }
+        if nested == nil { writer.unsupported = true }
+        return JSONStreamUnkeyed(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        writer.unsupported = true
+        return JSONStreamValueEncoder(writer: writer, path: path)
+    }
+}
+
+/// One value where the encoder stands; a second one is refused (JSONEncoder stops the program for it).
+private struct JSONStreamSingle: SingleValueEncodingContainer, JSONStreamValues {
+    let writer: JSONStreamWriter
+    let path: StreamPath?
+    private let start: Int
+
+    init(writer: JSONStreamWriter, path: StreamPath?, start: Int) {
+        self.writer = writer
+        self.path = path
+        self.start = start
+    }
+
+    var codingPath: [any CodingKey] { StreamPath.keys(path) }
+
+    func beginValue() throws {
+        guard writer.writerIndex == start else { throw JSONStreamEncoderUnsupported() }
+    }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try beginValue()
+        try writer.encodeValue(value, path: path)
+    }
+}
+
+/// The values an unkeyed and a single-value container write the same way, once the container has made room for one
+/// (`beginValue`: the separator, or the check that the single value is still to come).
+private protocol JSONStreamValues {
+    var writer: JSONStreamWriter { get }
+    mutating func beginValue() throws
+}
+
+extension JSONStreamValues {
     mutating func encodeNil() throws {
-        try next()
+        try beginValue()
         writer.writeLiteral("null")
     }
     mutating func encode(_ value: Bool) throws {
-        try next()
+        try beginValue()
         writer.writeLiteral(value ? "true" : "false")
     }
     mutating func encode(_ value: String) throws {
-        try next()
+        try beginValue()
         writer.writeString(value)
     }
     mutating func encode(_ value: Double) throws {
-        try next()
+        try beginValue()
         try writer.writeFloat(value)
     }
     mutating func encode(_ value: Float) throws {
-        try next()
+        try beginValue()
         try writer.writeFloat(value)
     }
     mutating func encode(_ value: Int) throws { try integer(value) }
@@ -379,93 +438,7 @@ private struct JSONStreamUnkeyed: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt64) throws { try integer(value) }
 
     private mutating func integer(_ value: some FixedWidthInteger) throws {
-        try next()
+        try beginValue()
         writer.writeInteger(value)
-    }
-
-    mutating func encode<T: Encodable>(_ value: T) throws {
-        let index = count
-        try next()
-        try writer.encodeValue(value, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
-    }
-
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let index = count
-        let nested = (try? next()).map { writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")) }
-        if nested == nil { writer.unsupported = true }
-        return KeyedEncodingContainer(
-            JSONStreamKeyed<NestedKey>(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path)))
-    }
-
-    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let index = count
-        let nested = (try? next()).map { writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")) }
-        if nested == nil { writer.unsupported = true }
-        return JSONStreamUnkeyed(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
-    }
-
-    mutating func superEncoder() -> any Encoder {
-        writer.unsupported = true
-        return JSONStreamValueEncoder(writer: writer, path: path)
-    }
-}
-
-/// One value where the encoder stands; a second one is refused (JSONEncoder stops the program for it).
-private struct JSONStreamSingle: SingleValueEncodingContainer {
-    let writer: JSONStreamWriter
-    let path: StreamPath?
-    private let start: Int
-
-    init(writer: JSONStreamWriter, path: StreamPath?, start: Int) {
-        self.writer = writer
-        self.path = path
-        self.start = start
-    }
-
-    var codingPath: [any CodingKey] { StreamPath.keys(path) }
-
-    private func begin() throws {
-        guard writer.writerIndex == start else { throw JSONStreamEncoderUnsupported() }
-    }
-
-    mutating func encodeNil() throws {
-        try begin()
-        writer.writeLiteral("null")
-    }
-    mutating func encode(_ value: Bool) throws {
-        try begin()
-        writer.writeLiteral(value ? "true" : "false")
-    }
-    mutating func encode(_ value: String) throws {
-        try begin()
-        writer.writeString(value)
-    }
-    mutating func encode(_ value: Double) throws {
-        try begin()
-        try writer.writeFloat(value)
-    }
-    mutating func encode(_ value: Float) throws {
-        try begin()
-        try writer.writeFloat(value)
-    }
-    mutating func encode(_ value: Int) throws { try integer(value) }
-    mutating func encode(_ value: Int8) throws { try integer(value) }
-    mutating func encode(_ value: Int16) throws { try integer(value) }
-    mutating func encode(_ value: Int32) throws { try integer(value) }
-    mutating func encode(_ value: Int64) throws { try integer(value) }
-    mutating func encode(_ value: UInt) throws { try integer(value) }
-    mutating func encode(_ value: UInt8) throws { try integer(value) }
-    mutating func encode(_ value: UInt16) throws { try integer(value) }
-    mutating func encode(_ value: UInt32) throws { try integer(value) }
-    mutating func encode(_ value: UInt64) throws { try integer(value) }
-
-    private func integer(_ value: some FixedWidthInteger) throws {
-        try begin()
-        writer.writeInteger(value)
-    }
-
-    mutating func encode<T: Encodable>(_ value: T) throws {
-        try begin()
-        try writer.encodeValue(value, path: path)
     }
 }
