@@ -27,7 +27,7 @@ struct RowInserter {
     private var column: Int32 = 0
     private var bindFailure: Int32 = SQLITE_OK
     /// The rowids of the rows stored so far, in the order bound.
-    private(set) var ids: [Int64] = []
+    private var ids: [Int64] = []
 
     /// An inserter of `rows` rows into `table`, with a value for each of `columns` in each row.
     init(into table: String, columns: [String], rows: Int, in db: Database) throws {
@@ -79,10 +79,17 @@ struct RowInserter {
         next(code)
     }
 
+    /// The ids of every row, once all the rows the inserter was made for are stored.
+    func finish() -> [Int64] {
+        assert(rowsBound == 0 && rowsAfter == 0 && column == 0, "RowInserter: fewer rows or values bound than declared")
+        return ids
+    }
+
     /// Ends the row bound since the last call; once the statement has all its rows, stores them. Throws if SQLite
     /// refuses them (then none of the statement's rows is stored; the caller's transaction decides about the rest).
     mutating func endRow() throws {
         rowsBound += 1
+        assert(Int(column) == rowsBound * columns.count, "RowInserter: a row of \(columns.count) values expected")
         guard rowsBound == rowsInStatement else { return }
         let code = bindFailure == SQLITE_OK ? sqlite3_step(handle) : bindFailure
         sqlite3_reset(handle)
@@ -95,7 +102,12 @@ struct RowInserter {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
         }
         // One writer, AUTOINCREMENT and no ids given: the statement's rows took consecutive ids, in order, the
-        // last of them the connection's last inserted rowid.
+        // last of them the connection's last inserted rowid. Checked, so that a conflict clause or a trigger
+        // added one day cannot shift every id handed out.
+        let changed = db.sqliteConnection.map { Int(sqlite3_changes($0)) } ?? 0
+        guard changed == rowsInStatement else {
+            throw DatabaseError(resultCode: .SQLITE_MISMATCH, message: "inserted \(changed) of \(rowsInStatement) rows", sql: statement.sql)
+        }
         let last = db.lastInsertedRowID
         ids.append(contentsOf: (last - Int64(rowsInStatement) + 1)...last)
         if rowsAfter > 0, rowsAfter < rowsInStatement {

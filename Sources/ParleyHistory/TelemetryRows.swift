@@ -120,7 +120,7 @@ enum TelemetryRows {
             try row.endRow()
             bytes += size
         }
-        let added = Added(ids: row.ids, bytes: bytes)
+        let added = Added(ids: row.finish(), bytes: bytes)
         try added.index(table: "logRecord", into: "logText", column: "message", in: db)
         return added.ids
     }
@@ -186,7 +186,7 @@ enum TelemetryRows {
             try row.endRow()
             bytes += size
         }
-        let added = Added(ids: row.ids, bytes: bytes)
+        let added = Added(ids: row.finish(), bytes: bytes)
         try added.index(table: "span", into: "spanText", column: "name", in: db)
         try added.summarizeTraces(in: db)
         return added.ids

@@ -11,7 +11,8 @@ import NIOCore
 ///
 /// Streaming needs a value to fill its containers in order: a nested container is finished once its parent is
 /// written to again. A value that goes back to a finished container, asks for a super-encoder, mixes kinds of
-/// container, or writes what JSON cannot hold (a NaN) makes ``encode(_:into:)`` throw
+/// container, writes a key twice into one object (JSONEncoder keeps the last), writes what JSON cannot hold (a NaN)
+/// or a 128-bit integer, or catches an error and goes on, makes ``encode(_:into:)`` throw
 /// ``JSONStreamEncoderUnsupported`` and leave the buffer as it was: the caller then encodes it with `JSONEncoder`,
 /// which either manages or names the problem.
 public struct JSONStreamEncoder: Sendable {
@@ -74,14 +75,24 @@ private final class JSONStreamWriter {
         let id: Int
         let closer: UInt8
         var members: Int
+        /// Where this container's keys start in `State.keys` (an object's; an array has none).
+        let keysStart: Int
+        /// The keys again, once there are too many to look through one by one.
+        var keySet: Set<String>?
     }
 
     private struct State {
         var buffer: ByteBuffer
         var unsupported = false
         var open: [Open] = []
+        /// The keys written so far into each open object, outermost first: JSONEncoder keeps one member per key
+        /// (the last), which a stream cannot do, so a key written twice refuses the value.
+        var keys: [String] = []
         var lastID = 0
     }
+
+    /// Keys an object looks through one by one for a repeat before it keeps them in a set.
+    private static let keysScanned = 16
 
     /// Behind a pointer rather than in stored properties: the class's `var`s were checked for exclusive access at
     /// run time on every byte written, 40 % of the encoding. One writer serves one `encode` call on one thread,
@@ -101,10 +112,17 @@ private final class JSONStreamWriter {
 
     var writerIndex: Int { state.pointee.buffer.writerIndex }
 
-    /// Set by what cannot throw (container requests, super-encoders): the value is then refused as a whole.
+    /// Set by whatever refuses the value: the value is then refused as a whole, even if its own code catches the
+    /// error and goes on (what was written up to the error is in the buffer).
     var unsupported: Bool {
         get { state.pointee.unsupported }
         set { state.pointee.unsupported = newValue }
+    }
+
+    /// Marks the value refused; the error to throw.
+    func refuse() -> JSONStreamEncoderUnsupported {
+        state.pointee.unsupported = true
+        return JSONStreamEncoderUnsupported()
     }
 
     /// Drops what was written from `index` on.
@@ -121,26 +139,52 @@ private final class JSONStreamWriter {
     func openContainer(_ opener: UInt8, closer: UInt8) -> Int {
         state.pointee.lastID += 1
         state.pointee.buffer.writeInteger(opener)
-        state.pointee.open.append(Open(id: state.pointee.lastID, closer: closer, members: 0))
+        state.pointee.open.append(Open(id: state.pointee.lastID, closer: closer, members: 0, keysStart: state.pointee.keys.count))
         return state.pointee.lastID
+    }
+
+    /// Members written so far into container `id`; 0 once it is closed.
+    func members(of id: Int) -> Int {
+        state.pointee.open.last(where: { $0.id == id })?.members ?? 0
+    }
+
+    private func close() {
+        let closed = state.pointee.open.removeLast()
+        state.pointee.buffer.writeInteger(closed.closer)
+        state.pointee.keys.removeSubrange(closed.keysStart...)
     }
 
     /// Makes `id` the innermost open container, closing those opened inside it since, and writes the separator
     /// its next member needs. Throws when `id` was closed already: the value went back to it.
     func beginMember(of id: Int) throws {
-        while let last = state.pointee.open.last, last.id > id {
-            state.pointee.buffer.writeInteger(last.closer)
-            state.pointee.open.removeLast()
-        }
-        guard let last = state.pointee.open.indices.last, state.pointee.open[last].id == id else { throw JSONStreamEncoderUnsupported() }
+        while let last = state.pointee.open.last, last.id > id { close() }
+        guard let last = state.pointee.open.indices.last, state.pointee.open[last].id == id else { throw refuse() }
         if state.pointee.open[last].members > 0 { state.pointee.buffer.writeInteger(UInt8(ascii: ",")) }
         state.pointee.open[last].members += 1
     }
 
     func beginMember(of id: Int, key: some CodingKey) throws {
         try beginMember(of: id)
-        writeString(key.stringValue)
+        let name = key.stringValue
+        try noteKey(name)
+        writeString(name)
         state.pointee.buffer.writeInteger(UInt8(ascii: ":"))
+    }
+
+    /// Refuses a key the innermost object has already written (compared as Swift compares strings, as the
+    /// dictionary JSONEncoder keeps its members in does).
+    private func noteKey(_ name: String) throws {
+        let object = state.pointee.open.count - 1
+        if state.pointee.open[object].keySet == nil {
+            let start = state.pointee.open[object].keysStart
+            if state.pointee.keys.count - start < Self.keysScanned {
+                for index in start..<state.pointee.keys.count where state.pointee.keys[index] == name { throw refuse() }
+                state.pointee.keys.append(name)
+                return
+            }
+            state.pointee.open[object].keySet = Set(state.pointee.keys[start...])
+        }
+        guard state.pointee.open[object].keySet!.insert(name).inserted else { throw refuse() }
     }
 
     func writeString(_ text: String) {
@@ -172,7 +216,7 @@ private final class JSONStreamWriter {
 
     /// As `JSONEncoder` writes a floating-point number: its shortest round-tripping form, without a trailing `.0`.
     func writeFloat(_ value: some BinaryFloatingPoint & LosslessStringConvertible) throws {
-        guard value.isFinite else { throw JSONStreamEncoderUnsupported() }
+        guard value.isFinite else { throw refuse() }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         text.withUTF8 { _ = state.pointee.buffer.writeBytes($0) }
@@ -189,14 +233,22 @@ private final class JSONStreamWriter {
         if T.self == Data.self { return writeString((value as! Data).base64EncodedString()) }
         if T.self == URL.self { return writeString((value as! URL).absoluteString) }
         if T.self == Decimal.self {
-            var text = (value as! Decimal).description
+            let decimal = value as! Decimal
+            guard !decimal.isNaN else { throw refuse() }
+            var text = decimal.description
             text.withUTF8 { _ = state.pointee.buffer.writeBytes($0) }
             return
         }
         let depth = state.pointee.open.count
         let mark = state.pointee.buffer.writerIndex
-        try value.encode(to: JSONStreamValueEncoder(writer: self, path: path))
-        while state.pointee.open.count > depth { state.pointee.buffer.writeInteger(state.pointee.open.removeLast().closer) }
+        do {
+            try value.encode(to: JSONStreamValueEncoder(writer: self, path: path))
+        } catch {
+            // Its parent may catch this and go on: the output then holds what the value wrote before failing.
+            state.pointee.unsupported = true
+            throw error
+        }
+        while state.pointee.open.count > depth { close() }
         // A value that wrote nothing: JSONEncoder writes an empty object for it.
         if state.pointee.buffer.writerIndex == mark && depth > 0 { writeLiteral("{}") }
     }
@@ -296,6 +348,12 @@ private struct JSONStreamKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try integer(value, key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try integer(value, key) }
 
+    /// JSONEncoder's own handling of 128-bit integers decides: the value is refused here.
+    @available(macOS 15.0, iOS 18.0, *)
+    mutating func encode(_ value: Int128, forKey key: Key) throws { throw writer.refuse() }
+    @available(macOS 15.0, iOS 18.0, *)
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { throw writer.refuse() }
+
     private func integer(_ value: some FixedWidthInteger, _ key: Key) throws {
         try writer.beginMember(of: id, key: key)
         writer.writeInteger(value)
@@ -332,7 +390,6 @@ private struct JSONStreamUnkeyed: UnkeyedEncodingContainer, JSONStreamValues {
     let writer: JSONStreamWriter
     let id: Int
     let path: StreamPath?
-    private(set) var count = 0
 
     init(writer: JSONStreamWriter, id: Int, path: StreamPath?) {
         self.writer = writer
@@ -342,10 +399,18 @@ private struct JSONStreamUnkeyed: UnkeyedEncodingContainer, JSONStreamValues {
 
     var codingPath: [any CodingKey] { StreamPath.keys(path) }
 
+    /// Kept by the writer, not by this copy: an encoder asked twice for its unkeyed container hands out one array.
+    var count: Int { writer.members(of: id) }
+
     mutating func beginValue() throws {
         try writer.beginMember(of: id)
-        count += 1
     }
+
+    /// JSONEncoder's own handling of 128-bit integers decides: the value is refused here.
+    @available(macOS 15.0, iOS 18.0, *)
+    mutating func encode(_ value: Int128) throws { throw writer.refuse() }
+    @available(macOS 15.0, iOS 18.0, *)
+    mutating func encode(_ value: UInt128) throws { throw writer.refuse() }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let index = count
@@ -389,8 +454,14 @@ private struct JSONStreamSingle: SingleValueEncodingContainer, JSONStreamValues 
     var codingPath: [any CodingKey] { StreamPath.keys(path) }
 
     func beginValue() throws {
-        guard writer.writerIndex == start else { throw JSONStreamEncoderUnsupported() }
+        guard writer.writerIndex == start else { throw writer.refuse() }
     }
+
+    /// JSONEncoder's own handling of 128-bit integers decides: the value is refused here.
+    @available(macOS 15.0, iOS 18.0, *)
+    mutating func encode(_ value: Int128) throws { throw writer.refuse() }
+    @available(macOS 15.0, iOS 18.0, *)
+    mutating func encode(_ value: UInt128) throws { throw writer.refuse() }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         try beginValue()

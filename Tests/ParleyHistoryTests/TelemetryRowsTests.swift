@@ -30,7 +30,7 @@ struct RowInserterTests {
             let session = try await store.beginSession(peerID: "cccc-3", appName: "Sizes", kind: .parley, at: testTime(0))
             let perStatement = RowInserter.rowsPerStatement
             var all: [StoredLogRecord] = []
-            for size in [1, perStatement - 1, perStatement, perStatement + 1, 2 * perStatement + 5] {
+            for size in [1, perStatement - 1, perStatement, perStatement + 1, 2 * perStatement, 2 * perStatement + 5] {
                 let records = (0..<size).map { log(Double(all.count + $0), label: "size.\(size)", "record \($0) of batch\(size)") }
                 let spans = (0..<size).map { span(Double($0), name: "op \($0) of \(size)") }
                 let stored = try await store.appendTelemetry(TelemetryBatch(logs: records, spans: spans), to: session.id, at: testTime(1))
@@ -46,7 +46,7 @@ struct RowInserterTests {
             let last = try await store.logs(LogQuery(session: session.id, text: "batch\(2 * perStatement + 5)")).items
             #expect(last.count == 2 * perStatement + 5)
             let spans = try await store.spans(session: session.id, limit: 1_000).items
-            #expect(spans.count == 1 + (perStatement - 1) + perStatement + (perStatement + 1) + (2 * perStatement + 5))
+            #expect(spans.count == 1 + (perStatement - 1) + perStatement + (perStatement + 1) + 2 * perStatement + (2 * perStatement + 5))
         }
     }
 }

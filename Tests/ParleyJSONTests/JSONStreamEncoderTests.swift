@@ -264,6 +264,141 @@ struct JSONStreamEncoderTests {
         expectRefused(["x": Float.infinity])
     }
 
+    final class Overriding: Base {
+        override func encode(to encoder: any Encoder) throws {
+            try super.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode("overridden", forKey: .name)
+        }
+    }
+
+    struct NestedTwice: Encodable {
+        enum Keys: String, CodingKey { case meta, a, b }
+        func encode(to encoder: any Encoder) throws {
+            var top = encoder.container(keyedBy: Keys.self)
+            var first = top.nestedContainer(keyedBy: Keys.self, forKey: .meta)
+            try first.encode(1, forKey: .a)
+            var second = top.nestedContainer(keyedBy: Keys.self, forKey: .meta)
+            try second.encode(2, forKey: .b)
+        }
+    }
+
+    /// Two keys Swift calls equal (é precomposed, and e with a combining accent): one member for JSONEncoder.
+    struct EquivalentKeys: Encodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(1, forKey: Key(stringValue: "\u{E9}"))
+            try container.encode(2, forKey: Key(stringValue: "e\u{301}"))
+        }
+    }
+
+    struct ManyKeys: Encodable {
+        var repeated: String?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: EquivalentKeys.Key.self)
+            for index in 0..<40 { try container.encode(index, forKey: .init(stringValue: "k\(index)")) }
+            if let repeated { try container.encode(-1, forKey: .init(stringValue: repeated)) }
+        }
+    }
+
+    @Test("a key written twice into one object is refused, as JSONEncoder keeps only the last: subclasses, nested containers, equal strings, past the keys looked through one by one")
+    func repeatedKeys() throws {
+        expectRefused(Overriding())
+        expectRefused(NestedTwice())
+        expectRefused(EquivalentKeys())
+        expectRefused(ManyKeys(repeated: "k3"))
+        expectRefused(ManyKeys(repeated: "k39"))
+        try expectSameAsFoundation(ManyKeys(repeated: "k40"))
+        // The same key in different objects is no repeat.
+        try expectSameAsFoundation(["a": ["a": ["a": 1]], "b": ["a": ["a": 2]]])
+    }
+
+    struct CatchesNaN: Encodable {
+        enum Keys: String, CodingKey { case a, b }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try? container.encode(Double.nan, forKey: .a)
+            try container.encode(1, forKey: .b)
+        }
+    }
+
+    struct Failing: Encodable {
+        struct Failure: Error {}
+        enum Keys: String, CodingKey { case a }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(1, forKey: .a)
+            throw Failure()
+        }
+    }
+
+    struct CatchesChild: Encodable {
+        enum Keys: String, CodingKey { case x, b }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try? container.encode(Failing(), forKey: .x)
+            try container.encode(2, forKey: .b)
+        }
+    }
+
+    struct CatchesClosed: Encodable {
+        enum Keys: String, CodingKey { case a, b }
+        func encode(to encoder: any Encoder) throws {
+            var top = encoder.container(keyedBy: Keys.self)
+            var first = top.nestedContainer(keyedBy: Keys.self, forKey: .a)
+            try top.encode(1, forKey: .b)
+            try? first.encode(2, forKey: .a)
+        }
+    }
+
+    @Test("a value that catches a refusal or its child's error and goes on is still refused: what was written before the error is in the output")
+    func caughtErrors() {
+        expectRefused(CatchesNaN())
+        expectRefused(CatchesChild())
+        expectRefused(CatchesClosed())
+        #expect(throws: Failing.Failure.self) { try JSONStreamEncoder().encode(["f": Failing()], into: &Self.scratch) }
+    }
+
+    nonisolated(unsafe) static var scratch = ByteBuffer()
+
+    /// Asks its encoder for the unkeyed container twice, as a flattened child would.
+    struct TwoArrays: Encodable {
+        func encode(to encoder: any Encoder) throws {
+            var first = encoder.unkeyedContainer()
+            try first.encode(Where())
+            var second = encoder.unkeyedContainer()
+            #expect(second.count == 1)
+            try second.encode(Where())
+            try second.encode([Where()])
+            // (A value here would read its path as JSONEncoder's `a`, without the index, where this encoder says
+            // `Index 3.a`: only the paths differ, and only a value that writes its path would show it.)
+            var nested = second.nestedContainer(keyedBy: ManualNesting.Keys.self)
+            try nested.encode(5, forKey: .a)
+        }
+    }
+
+    @Test("an encoder's unkeyed container asked for twice is one array, counted and indexed on from the first")
+    func unkeyedTwice() throws {
+        try expectSameAsFoundation(TwoArrays())
+        let (stream, _, _) = try both(TwoArrays())
+        #expect(stream[1] == .string("Index 1"))
+        #expect(stream[2]?[0] == .string("Index 2.Index 0"))
+        #expect(stream[3]?["a"] == .number(JSONNumber("5")!))
+    }
+
+    @Test("128-bit integers and a NaN Decimal are refused: JSONEncoder decides what becomes of them")
+    func refusedNumbers() {
+        expectRefused(["big": Int128(1) << 100])
+        expectRefused([UInt128.max])
+        expectRefused(["d": Decimal.nan])
+    }
+
     @Test("the buffer it is given keeps its contents and grows; its reader index is not touched")
     func appends() throws {
         var buffer = ByteBuffer(string: "[")
