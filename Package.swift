@@ -364,7 +364,7 @@ let package = Package(
         .testTarget(name: "ParleyCommandLineTests", dependencies: ["ParleyCommandLine"], swiftSettings: strict),
         .testTarget(name: "ParleyControlTests", dependencies: ["ParleyControl", "Parley"], swiftSettings: strict),
         .testTarget(name: "ParleyDrawerTests", dependencies: ["ParleyDrawer"], swiftSettings: strict),
-        .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", nioCore], swiftSettings: strict),
+        .testTarget(name: "ParleyJSONTests", dependencies: ["ParleyJSON", "ParleyTestSupport", nioCore], swiftSettings: strict),
         .testTarget(name: "ParleyDebuggerTests", dependencies: ["ParleyDebugger", "ParleyJSON", nioCore], swiftSettings: strict),
         .testTarget(
             name: "ParleyRemoteDebuggerTests",

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import ParleyJSON
+import ParleyTestSupport
 import Testing
 
 /// Random trees of values, each written through keyed, unkeyed and single-value containers as `encode(to:)`
@@ -19,28 +20,21 @@ struct JSONStreamEncoderRandomTests {
         case data(Data)
         case optional(Int?)
 
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
         func encode(to encoder: any Encoder) throws {
             switch self {
             case .object(let members):
-                var container = encoder.container(keyedBy: Key.self)
+                var container = encoder.container(keyedBy: StringKey.self)
                 for (key, value) in members {
                     // Leaves through the typed overloads, the rest as nested values or nested containers.
                     switch value {
-                    case .string(let text): try container.encode(text, forKey: Key(stringValue: key))
-                    case .int(let number): try container.encode(number, forKey: Key(stringValue: key))
-                    case .null: try container.encodeNil(forKey: Key(stringValue: key))
-                    case .optional(let number): try container.encodeIfPresent(number, forKey: Key(stringValue: key))
+                    case .string(let text): try container.encode(text, forKey: StringKey(stringValue: key))
+                    case .int(let number): try container.encode(number, forKey: StringKey(stringValue: key))
+                    case .null: try container.encodeNil(forKey: StringKey(stringValue: key))
+                    case .optional(let number): try container.encodeIfPresent(number, forKey: StringKey(stringValue: key))
                     case .array(let elements) where elements.count % 2 == 0:
-                        var nested = container.nestedUnkeyedContainer(forKey: Key(stringValue: key))
+                        var nested = container.nestedUnkeyedContainer(forKey: StringKey(stringValue: key))
                         for element in elements { try nested.encode(element) }
-                    default: try container.encode(value, forKey: Key(stringValue: key))
+                    default: try container.encode(value, forKey: StringKey(stringValue: key))
                     }
                 }
             case .array(let elements):
@@ -50,8 +44,8 @@ struct JSONStreamEncoderRandomTests {
                     case .bool(let flag): try container.encode(flag)
                     case .double(let number): try container.encode(number)
                     case .object(let members) where members.count % 2 == 1:
-                        var nested = container.nestedContainer(keyedBy: Key.self)
-                        for (key, value) in members { try nested.encode(value, forKey: Key(stringValue: key)) }
+                        var nested = container.nestedContainer(keyedBy: StringKey.self)
+                        for (key, value) in members { try nested.encode(value, forKey: StringKey(stringValue: key)) }
                     default: try container.encode(element)
                     }
                 }
@@ -71,25 +65,13 @@ struct JSONStreamEncoderRandomTests {
         }
     }
 
-    /// SplitMix64: the same trees on every run.
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let characters: [Character] = ["a", "b", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "é", "😀", "\u{2028}", "ł"]
 
-    static func text(_ random: inout Random) -> String {
+    static func text(_ random: inout SeededGenerator) -> String {
         String((0..<Int.random(in: 0...8, using: &random)).map { _ in characters.randomElement(using: &random)! })
     }
 
-    static func tree(depth: Int, _ random: inout Random) -> Tree {
+    static func tree(depth: Int, _ random: inout SeededGenerator) -> Tree {
         let leaf = depth >= 5 || Int.random(in: 0..<3, using: &random) == 0
         if !leaf {
             let count = Int.random(in: 0...5, using: &random)
@@ -124,7 +106,7 @@ struct JSONStreamEncoderRandomTests {
     func randomTrees() throws {
         let foundation = JSONEncoder()
         foundation.outputFormatting = .withoutEscapingSlashes
-        var random = Random(state: 2026_11_29)
+        var random = SeededGenerator(seed: 2026_11_29)
         var streamedCount = 0
         for index in 0..<2_000 {
             // Wrapped in an object: JSONEncoder refuses a top level that encodes nothing (an absent optional).

@@ -285,23 +285,17 @@ struct JSONStreamEncoderTests {
 
     /// Two keys Swift calls equal (é precomposed, and e with a combining accent): one member for JSONEncoder.
     struct EquivalentKeys: Encodable {
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
         func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(1, forKey: Key(stringValue: "\u{E9}"))
-            try container.encode(2, forKey: Key(stringValue: "e\u{301}"))
+            var container = encoder.container(keyedBy: StringKey.self)
+            try container.encode(1, forKey: StringKey(stringValue: "\u{E9}"))
+            try container.encode(2, forKey: StringKey(stringValue: "e\u{301}"))
         }
     }
 
     struct ManyKeys: Encodable {
         var repeated: String?
         func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: EquivalentKeys.Key.self)
+            var container = encoder.container(keyedBy: StringKey.self)
             for index in 0..<40 { try container.encode(index, forKey: .init(stringValue: "k\(index)")) }
             if let repeated { try container.encode(-1, forKey: .init(stringValue: repeated)) }
         }
@@ -408,4 +402,12 @@ struct JSONStreamEncoderTests {
         buffer.writeString("]")
         #expect(String(buffer: buffer) == #"[1,{"a":"b"}]"#)
     }
+}
+
+/// A key of any name, for objects whose members the test chooses.
+struct StringKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }
