@@ -135,8 +135,25 @@ private final class JSONStreamWriter {
         return state.pointee.buffer
     }
 
-    /// Opens a container (`{` or `[`) at the current position; its number.
-    func openContainer(_ opener: UInt8, closer: UInt8) -> Int {
+    /// Opens an object (`keyed`) or an array at the current position; its number.
+    func openContainer(keyed: Bool) -> Int {
+        openContainer(keyed ? UInt8(ascii: "{") : UInt8(ascii: "["), closer: keyed ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+    }
+
+    /// Opens an object or an array as the next member of a container, once `begin` has written its separator (and
+    /// key); its number. 0, a number no container has, when `begin` refused the value.
+    func openNested(keyed: Bool, after begin: () throws -> Void) -> Int {
+        (try? begin()) == nil ? 0 : openContainer(keyed: keyed)
+    }
+
+    /// An encoder for a super-encoder's value, which is written when it is done, which a stream cannot know: the
+    /// value is refused.
+    func refusedEncoder(path: StreamPath?) -> any Encoder {
+        state.pointee.unsupported = true
+        return JSONStreamValueEncoder(writer: self, path: path)
+    }
+
+    private func openContainer(_ opener: UInt8, closer: UInt8) -> Int {
         state.pointee.lastID += 1
         state.pointee.buffer.writeInteger(opener)
         state.pointee.open.append(Open(id: state.pointee.lastID, closer: closer, members: 0, keysStart: state.pointee.keys.count))
@@ -277,35 +294,34 @@ private final class JSONStreamValueEncoder: Encoder {
     var codingPath: [any CodingKey] { StreamPath.keys(path) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// The container this encoder hands out: the first one asked for. Another kind afterwards refuses the value
+    /// (and gets a container that writes nowhere: number 0, or a single value's start of -1).
+    private func choose(_ make: () -> Chosen) -> Chosen {
+        if case .none = chosen { chosen = make() }
+        return chosen
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        switch chosen {
-        case .none:
-            chosen = .keyed(writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")))
-        case .keyed: break
-        case .unkeyed, .single: writer.unsupported = true
+        guard case .keyed(let id) = choose({ .keyed(writer.openContainer(keyed: true)) }) else {
+            writer.unsupported = true
+            return KeyedEncodingContainer(JSONStreamKeyed<Key>(writer: writer, id: 0, path: path))
         }
-        guard case .keyed(let id) = chosen else { return KeyedEncodingContainer(JSONStreamKeyed<Key>(writer: writer, id: 0, path: path)) }
         return KeyedEncodingContainer(JSONStreamKeyed<Key>(writer: writer, id: id, path: path))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        switch chosen {
-        case .none:
-            chosen = .unkeyed(writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")))
-        case .unkeyed: break
-        case .keyed, .single: writer.unsupported = true
+        guard case .unkeyed(let id) = choose({ .unkeyed(writer.openContainer(keyed: false)) }) else {
+            writer.unsupported = true
+            return JSONStreamUnkeyed(writer: writer, id: 0, path: path)
         }
-        guard case .unkeyed(let id) = chosen else { return JSONStreamUnkeyed(writer: writer, id: 0, path: path) }
         return JSONStreamUnkeyed(writer: writer, id: id, path: path)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        switch chosen {
-        case .none: chosen = .single(writer.writerIndex)
-        case .single: break
-        case .keyed, .unkeyed: writer.unsupported = true
+        guard case .single(let start) = choose({ .single(writer.writerIndex) }) else {
+            writer.unsupported = true
+            return JSONStreamSingle(writer: writer, path: path, start: -1)
         }
-        guard case .single(let start) = chosen else { return JSONStreamSingle(writer: writer, path: path, start: -1) }
         return JSONStreamSingle(writer: writer, path: path, start: start)
     }
 }
@@ -365,25 +381,17 @@ private struct JSONStreamKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let nested = (try? writer.beginMember(of: id, key: key)).map { writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")) }
-        if nested == nil { writer.unsupported = true }
-        return KeyedEncodingContainer(JSONStreamKeyed<NestedKey>(writer: writer, id: nested ?? 0, path: StreamPath(key, parent: path)))
+        let nested = writer.openNested(keyed: true) { try writer.beginMember(of: id, key: key) }
+        return KeyedEncodingContainer(JSONStreamKeyed<NestedKey>(writer: writer, id: nested, path: StreamPath(key, parent: path)))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let nested = (try? writer.beginMember(of: id, key: key)).map { writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")) }
-        if nested == nil { writer.unsupported = true }
-        return JSONStreamUnkeyed(writer: writer, id: nested ?? 0, path: StreamPath(key, parent: path))
+        let nested = writer.openNested(keyed: false) { try writer.beginMember(of: id, key: key) }
+        return JSONStreamUnkeyed(writer: writer, id: nested, path: StreamPath(key, parent: path))
     }
 
-    mutating func superEncoder() -> any Encoder { refuse() }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { refuse() }
-
-    /// A super-encoder's value is written when it is done, which a stream cannot know: the value is refused.
-    private func refuse() -> any Encoder {
-        writer.unsupported = true
-        return JSONStreamValueEncoder(writer: writer, path: path)
-    }
+    mutating func superEncoder() -> any Encoder { writer.refusedEncoder(path: path) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { writer.refusedEncoder(path: path) }
 }
 
 private struct JSONStreamUnkeyed: UnkeyedEncodingContainer, JSONStreamValues {
@@ -420,23 +428,18 @@ private struct JSONStreamUnkeyed: UnkeyedEncodingContainer, JSONStreamValues {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let index = count
-        let nested = (try? beginValue()).map { writer.openContainer(UInt8(ascii: "{"), closer: UInt8(ascii: "}")) }
-        if nested == nil { writer.unsupported = true }
+        let nested = writer.openNested(keyed: true) { try beginValue() }
         return KeyedEncodingContainer(
-            JSONStreamKeyed<NestedKey>(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path)))
+            JSONStreamKeyed<NestedKey>(writer: writer, id: nested, path: StreamPath(StreamIndexKey(intValue: index), parent: path)))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let index = count
-        let nested = (try? beginValue()).map { writer.openContainer(UInt8(ascii: "["), closer: UInt8(ascii: "]")) }
-        if nested == nil { writer.unsupported = true }
-        return JSONStreamUnkeyed(writer: writer, id: nested ?? 0, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
+        let nested = writer.openNested(keyed: false) { try beginValue() }
+        return JSONStreamUnkeyed(writer: writer, id: nested, path: StreamPath(StreamIndexKey(intValue: index), parent: path))
     }
 
-    mutating func superEncoder() -> any Encoder {
-        writer.unsupported = true
-        return JSONStreamValueEncoder(writer: writer, path: path)
-    }
+    mutating func superEncoder() -> any Encoder { writer.refusedEncoder(path: path) }
 }
 
 /// One value where the encoder stands; a second one is refused (JSONEncoder stops the program for it).

@@ -185,8 +185,8 @@ enum PayloadCoding {
     private static let streamEncoder = JSONStreamEncoder()
 
     /// JSON as `JSONEncoder` writes it, written by ``JSONStreamEncoder`` (2.5 µs where `JSONEncoder` takes 5 for
-    /// the benchmark's four-member message: docs/performance.md) unless the value uses its containers out of order or holds what JSON cannot; then by `JSONEncoder`, which
-    /// also names the problem of a value that cannot be encoded at all.
+    /// the benchmark's four-member message: docs/performance.md), and by `JSONEncoder` for a value that refuses,
+    /// which also names the problem of a value that cannot be encoded at all.
     static func encode<T: Encodable>(_ value: T, allocator: ByteBufferAllocator) throws -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 256)
         if (try? streamEncoder.encode(value, into: &buffer)) != nil { return buffer }

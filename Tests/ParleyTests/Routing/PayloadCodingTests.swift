@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Synchronization
 import Testing
 
 @testable import Parley
@@ -55,6 +56,27 @@ struct PayloadCodingTests {
         let encoded = try payload(value)
         #expect(encoded as NSDictionary == (try foundation(value)) as NSDictionary)
         #expect((encoded["super"] as? [String: Any])?["name"] as? String == "base")
+    }
+
+    /// Counts how often it is encoded: once by the stream, and once more by JSONEncoder after a refusal.
+    struct Counted: Encodable {
+        static let encodings = Atomic<Int>(0)
+        enum Keys: String, CodingKey { case a }
+        var refused: Bool
+        func encode(to encoder: any Encoder) throws {
+            Self.encodings.add(1, ordering: .relaxed)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(1, forKey: .a)
+            if refused { _ = container.superEncoder() }
+        }
+    }
+
+    @Test("the streaming encoder writes what it can, with no second encoding; JSONEncoder runs only after a refusal")
+    func encodedOnce() throws {
+        _ = try PayloadCoding.encode(Counted(refused: false), allocator: ByteBufferAllocator())
+        #expect(Counted.encodings.load(ordering: .relaxed) == 1)
+        _ = try PayloadCoding.encode(Counted(refused: true), allocator: ByteBufferAllocator())
+        #expect(Counted.encodings.load(ordering: .relaxed) == 3)
     }
 
     @Test("a value neither can encode fails with the type's name and JSONEncoder's reason")
